@@ -1,0 +1,111 @@
+"""Kiln's options, named as in heat.conf wherever Heat has the same knob.
+
+An operator's existing heat.conf keeps working for the options Kiln shares with Heat;
+Kiln-only knobs live in the ``[kiln_engine]`` group so they can never collide with a
+future Heat option. The template layer never reads this module: callers pass it
+the limits it needs, which keeps it pure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from oslo_config import cfg
+
+CONF = cfg.ConfigOpts()
+
+default_opts = [
+    cfg.StrOpt("state_path", default="~/.local/state/kiln",
+               help="Directory for the SQLite database and other state."),
+    cfg.BoolOpt("debug", default=False, help="Log at DEBUG level."),
+    cfg.StrOpt("log_file", help="Write logs to this file instead of stderr."),
+    cfg.BoolOpt("log_json", default=True, help="Structured (JSON lines) logs."),
+    cfg.IntOpt("max_resources_per_stack", default=1000,
+               help="Maximum resources in a stack, counted over its whole nested tree; "
+                    "-1 means unlimited."),
+    cfg.IntOpt("max_stacks_per_tenant", default=512,
+               help="Maximum stacks one project may own, nested stacks included."),
+    cfg.IntOpt("max_template_size", default=524288, help="Maximum raw template size in bytes."),
+    cfg.IntOpt("max_nested_stack_depth", default=5, help="Maximum depth of nested stacks."),
+    cfg.IntOpt("max_events_per_stack", default=1000,
+               help="Events kept per stack; the oldest are purged beyond this."),
+    cfg.IntOpt("event_purge_batch_size", default=200,
+               help="How many events to purge at once when the limit is exceeded."),
+    cfg.IntOpt("max_json_body_size", default=1048576, help="Maximum JSON request body in bytes."),
+    cfg.IntOpt("stack_action_timeout", default=3600,
+               help="Default timeout in seconds for a stack action."),
+    cfg.IntOpt("max_snapshots_per_stack", default=32, help="Maximum snapshots per stack."),
+    cfg.IntOpt("action_retry_limit", default=5,
+               help="Times to retry a resource action that failed with a retryable error."),
+    cfg.IntOpt("max_server_name_length", default=53),
+    cfg.StrOpt("auth_encryption_key", secret=True,
+               default="notgood but just long enough i t",
+               help="Key used to encrypt secrets (hidden parameters, credentials) at rest."),
+    cfg.BoolOpt("encrypt_parameters_and_properties", default=True,
+                help="Encrypt hidden parameters at rest."),
+    cfg.ListOpt("plugin_dirs", default=[],
+                help="Directories scanned for resource plugin modules."),
+    cfg.StrOpt("region_name_for_services", default="RegionOne",
+               help="Region reported by AWS::Region and Fn::GetAZs."),
+    cfg.StrOpt("heat_metadata_server_url", help="URL agents use for metadata."),
+    cfg.StrOpt("heat_waitcondition_server_url", help="URL for wait condition signals."),
+    cfg.ListOpt("template_url_allowed_schemes", default=["http", "https"],
+                help="Schemes a template_url may use."),
+    cfg.IntOpt("template_url_timeout", default=10, help="Seconds to fetch a template_url."),
+    cfg.IntOpt("periodic_interval", default=60,
+               help="Seconds between engine housekeeping runs."),
+    cfg.StrOpt("host", default="kiln", help="Name of this host, as reported by services."),
+]
+
+database_opts = [
+    cfg.StrOpt("connection", secret=True,
+               help="SQLAlchemy URL. Default: SQLite file kiln.sqlite under state_path."),
+    cfg.IntOpt("max_pool_size", default=5),
+    cfg.IntOpt("max_overflow", default=50),
+    cfg.IntOpt("pool_timeout", default=30),
+]
+
+heat_api_opts = [
+    cfg.HostAddressOpt("bind_host", default="127.0.0.1", help="Address the native API binds."),
+    cfg.PortOpt("bind_port", default=8004, help="Port of the native API."),
+    cfg.IntOpt("workers", default=1, help="API worker processes."),
+]
+
+heat_api_cfn_opts = [
+    cfg.HostAddressOpt("bind_host", default="127.0.0.1"),
+    cfg.PortOpt("bind_port", default=8000),
+]
+
+yaql_opts = [
+    cfg.IntOpt("limit_iterators", default=200,
+               help="Maximum elements a yaql collection may produce."),
+    cfg.IntOpt("memory_quota", default=10000,
+               help="Maximum memory (bytes) a yaql expression may use."),
+]
+
+engine_opts = [
+    cfg.IntOpt("max_concurrency", default=1000,
+               help="Resource actions running at once in one engine, across all stacks."),
+    cfg.FloatOpt("poll_initial_delay", default=0.01,
+                 help="First delay before re-checking an unfinished resource action."),
+    cfg.FloatOpt("poll_max_delay", default=2.0,
+                 help="Largest delay between checks of an unfinished resource action."),
+    cfg.FloatOpt("heartbeat_interval", default=5.0,
+                 help="Seconds between engine liveness heartbeats."),
+    cfg.FloatOpt("engine_dead_after", default=20.0,
+                 help="An engine silent for this long is dead; its work is taken over."),
+]
+
+CONF.register_opts(default_opts)
+CONF.register_opts(database_opts, group="database")
+CONF.register_opts(heat_api_opts, group="heat_api")
+CONF.register_opts(heat_api_cfn_opts, group="heat_api_cfn")
+CONF.register_opts(yaql_opts, group="yaql")
+CONF.register_opts(engine_opts, group="kiln_engine")
+
+
+def load(args: Sequence[str] = (), config_files: Sequence[str] = ()) -> cfg.ConfigOpts:
+    """Parse options; an unknown option in a config file is a startup error (see cli)."""
+    CONF(list(args), project="kiln", default_config_files=list(config_files),
+         validate_default_values=True)
+    return CONF

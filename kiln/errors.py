@@ -1,0 +1,190 @@
+"""Kiln's one exception family.
+
+Every error a client can cause is a :class:`KilnError`. The API turns any of them into
+Heat's fault body without knowing the concrete class: ``heat_type`` is the ``error.type``
+field Heat's clients match on, ``http_status`` the status code Heat answers with. Anything
+that is *not* a KilnError reaching the API is a bug in Kiln, and is reported as a 500
+without a traceback.
+
+Tree::
+
+    KilnError                         500  HeatException
+    ├── InvalidInput                  400  (abstract: bad request)
+    │   ├── StackValidationFailed     400
+    │   ├── InvalidTemplateVersion    400
+    │   ├── InvalidTemplateSection    400
+    │   ├── InvalidTemplateReference  400
+    │   ├── InvalidTemplateAttribute  400
+    │   ├── UnknownUserParameter      400
+    │   ├── UserParameterMissing      400
+    │   ├── ImmutableParameterModified 400
+    │   ├── ResourceTypeNotFound      400
+    │   ├── InvalidResourceType       400
+    │   ├── InvalidBreakPointHook     400
+    │   ├── InvalidMerge              400
+    │   ├── ResourceActionNotSupported 400
+    │   ├── NotSupported              400
+    │   ├── RequestLimitExceeded      400
+    │   ├── StackResourceLimitExceeded 400
+    │   └── HTTPBadRequest            400  (wire-level problems: bad JSON, bad filter)
+    ├── Forbidden                     403
+    ├── EntityNotFound                404
+    │   └── ResourceNotAvailable      404
+    ├── NotAcceptable                 406
+    ├── Conflict                      409  (abstract)
+    │   ├── ActionInProgress          409
+    │   ├── StackExists               409
+    │   └── ConcurrentTransaction     409
+    └── RequestEntityTooLarge         413
+
+Template errors (``kiln.template.errors``) subclass these, adding the path to the place
+in the template.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+PathElement = str | int
+
+
+def format_path(path: Sequence[PathElement]) -> str:
+    """Render a path the way Heat does in its messages: ``resources.server.properties``."""
+    out: list[str] = []
+    for element in path:
+        if isinstance(element, int):
+            out.append(f"[{element}]" if out else str(element))
+        else:
+            out.append(element)
+    return ".".join(out).replace(".[", "[")
+
+
+class KilnError(Exception):
+    """Base of every error Kiln reports to a client."""
+
+    http_status: ClassVar[int] = 500
+    #: Heat's ``error.type``; defaults to the class name, which matches Heat's exception name.
+    heat_type: ClassVar[str | None] = None
+
+    def __init__(self, message: str = "", *, path: Sequence[PathElement] = ()) -> None:
+        self.message = message
+        self.path: tuple[PathElement, ...] = tuple(path)
+        super().__init__(self.message)
+
+    @property
+    def error_type(self) -> str:
+        return self.heat_type or type(self).__name__
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class InvalidInput(KilnError):
+    http_status = 400
+
+
+class StackValidationFailed(InvalidInput):
+    pass
+
+
+class InvalidTemplateVersion(InvalidInput):
+    pass
+
+
+class InvalidTemplateSection(InvalidInput):
+    pass
+
+
+class InvalidTemplateReference(InvalidInput):
+    pass
+
+
+class InvalidTemplateAttribute(InvalidInput):
+    pass
+
+
+class UnknownUserParameter(InvalidInput):
+    pass
+
+
+class UserParameterMissing(InvalidInput):
+    pass
+
+
+class ImmutableParameterModified(InvalidInput):
+    pass
+
+
+class ResourceTypeNotFound(InvalidInput):
+    pass
+
+
+class InvalidResourceType(InvalidInput):
+    pass
+
+
+class InvalidBreakPointHook(InvalidInput):
+    pass
+
+
+class InvalidMerge(InvalidInput):
+    pass
+
+
+class ResourceActionNotSupported(InvalidInput):
+    pass
+
+
+class NotSupported(InvalidInput):
+    pass
+
+
+class RequestLimitExceeded(InvalidInput):
+    pass
+
+
+class StackResourceLimitExceeded(InvalidInput):
+    pass
+
+
+class HTTPBadRequest(InvalidInput):
+    pass
+
+
+class Forbidden(KilnError):
+    http_status = 403
+
+
+class EntityNotFound(KilnError):
+    http_status = 404
+
+
+class ResourceNotAvailable(EntityNotFound):
+    pass
+
+
+class NotAcceptable(KilnError):
+    http_status = 406
+    heat_type = "HTTPNotAcceptable"
+
+
+class Conflict(KilnError):
+    http_status = 409
+
+
+class ActionInProgress(Conflict):
+    pass
+
+
+class StackExists(Conflict):
+    pass
+
+
+class ConcurrentTransaction(Conflict):
+    pass
+
+
+class RequestEntityTooLarge(KilnError):
+    http_status = 413
+    heat_type = "HTTPRequestEntityTooLarge"
