@@ -1,0 +1,251 @@
+"""The node base every intrinsic function (HOT and CFN) is built on.
+
+A template is parsed once into a tree in which every ``{fn_name: args}`` mapping whose
+key the template version knows becomes a :class:`Function` node; everything else stays
+plain ``dict``/``list``/scalar data. The tree is immutable after parsing and shared by
+every stack that uses the template, so a node never stores per-stack state: what it
+needs at resolution time comes from the :class:`ResolveContext` it is given.
+
+How to add a function
+---------------------
+1. Subclass :class:`Function` (one small module per group: ``kiln/template/hot/...`` or
+   ``kiln/template/cfn/...``).
+2. Override :meth:`Function.validate` to check the *shape* of ``self.args`` (raise with
+   :meth:`Function.error`, which attaches ``self.path``). Call ``super().validate(ctx)``
+   only if you want nothing else; nested nodes are validated by the tree walker, not by
+   you.
+3. Override :meth:`Function.result`: resolve arguments with ``ctx.resolve(arg)`` (never
+   look inside nested nodes yourself) and return plain data.
+4. If the node refers to resources, set ``touches_resources = True`` on the class (so its
+   value is never memoised) and override :meth:`Function.dependencies` to yield the
+   names it refers to; nothing else in the tree needs to know.
+5. Register it in a version table (see :mod:`kiln.template.versions`):
+   ``version("heat_template_version", "2016-10-14").add_functions({"yaql": Yaql})``.
+   Newer versions inherit it; a version that drops it maps the name to :class:`Removed`.
+
+Arguments are already parsed when a node is constructed (the parser builds the tree
+bottom-up without recursion), so ``self.args`` may contain nested nodes. Constructors
+never raise: all argument checking is in ``validate`` so one bad function can be
+reported with its path instead of aborting the parse.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+
+from kiln.errors import PathElement
+from kiln.template.errors import StackValidationFailed, TemplateError
+
+if TYPE_CHECKING:
+    from kiln.template.definitions import ResourceResolver, StackIdentity
+    from kiln.template.versions import TemplateVersion
+
+Path = tuple[PathElement, ...]
+
+
+class _Omitted:
+    """The value of an ``if`` branch that asks for the key/item to be left out."""
+
+    _instance: ClassVar[_Omitted | None] = None
+
+    def __new__(cls) -> _Omitted:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "OMITTED"
+
+    def __bool__(self) -> bool:
+        return False
+
+
+#: Returned by a function to ask the enclosing map/list to drop this entry (Heat 2021-04-16
+#: ``if`` with a null branch). Containers remove it while resolving.
+OMITTED: Any = _Omitted()
+
+
+class ResolveContext(Protocol):
+    """What a node may ask of the stack it is being resolved for."""
+
+    @property
+    def version(self) -> TemplateVersion: ...
+
+    @property
+    def resolver(self) -> ResourceResolver: ...
+
+    @property
+    def identity(self) -> StackIdentity: ...
+
+    @property
+    def files(self) -> Mapping[str, str]: ...
+
+    @property
+    def mappings(self) -> Mapping[str, Any]: ...
+
+    @property
+    def yaql_limits(self) -> tuple[int, int]:
+        """(limit_iterators, memory_quota)."""
+        ...
+
+    def resolve(self, node: Any) -> Any:
+        """Resolve nested data or nodes to plain data (memoised where allowed)."""
+        ...
+
+    def parameter(self, name: str) -> Any:
+        """The typed value of a template or pseudo parameter; KeyError if unknown."""
+        ...
+
+    def condition(self, name: str) -> bool:
+        """The value of a named condition; raises a template error if undefined."""
+        ...
+
+    def resource_enabled(self, name: str) -> bool:
+        """False for a resource whose condition is false (it does not exist)."""
+        ...
+
+
+class ValidateContext(Protocol):
+    """What static (stack-independent) validation may ask of the template."""
+
+    @property
+    def version(self) -> TemplateVersion: ...
+
+    @property
+    def resource_names(self) -> Sequence[str]: ...
+
+    @property
+    def parameter_names(self) -> Sequence[str]: ...
+
+    @property
+    def condition_names(self) -> Sequence[str]: ...
+
+    @property
+    def mappings(self) -> Mapping[str, Any]: ...
+
+
+class Function:
+    """One intrinsic function call in a parsed template.
+
+    ``fn_name`` is the key as written (``get_attr``, ``Fn::GetAtt``); ``args`` its parsed
+    value; ``path`` where it sits in the template (``("resources", "a", "properties",
+    "x")``) so its errors name the place.
+    """
+
+    __slots__ = ("args", "fn_name", "path", "touches")
+
+    #: True if resolving this node itself reads resource state (get_resource, get_attr,
+    #: Ref to a resource, ...). A node touches resources if it or any child does; such
+    #: nodes are re-resolved every time, all others are memoised per BoundTemplate.
+    touches_resources: ClassVar[bool] = False
+
+    def __init__(self, fn_name: str, args: Any, path: Path = ()) -> None:
+        self.fn_name = fn_name
+        self.args = args
+        self.path = path
+        self.touches: bool = self.touches_resources or any(
+            n.touches for n in direct_children(args)
+        )
+
+    # -- the contract -------------------------------------------------------------------
+
+    def validate(self, ctx: ValidateContext) -> None:
+        """Check the shape of the arguments; nested nodes are validated separately."""
+
+    def result(self, ctx: ResolveContext) -> Any:
+        """The resolved value (plain data) for the stack behind ``ctx``."""
+        return {self.fn_name: ctx.resolve(self.args)}
+
+    def dependencies(self) -> Iterator[str]:
+        """Names of resources this node itself refers to (not its children)."""
+        return iter(())
+
+    # -- helpers ------------------------------------------------------------------------
+
+    def error(self, message: str, cls: type[TemplateError] = StackValidationFailed,
+              ) -> TemplateError:
+        """An error at this node's path, for ``raise self.error(...)``."""
+        return cls(message, path=self.path)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.fn_name!r}, {self.args!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return (type(other) is type(self)
+                and self.fn_name == other.fn_name
+                and self.args == other.args)
+
+    def __hash__(self) -> int:
+        return hash((type(self), self.fn_name))
+
+
+class Removed(Function):
+    """A function an older version had and this version dropped: always an error."""
+
+    __slots__ = ()
+
+    def validate(self, ctx: ValidateContext) -> None:
+        from kiln.template.errors import InvalidTemplateVersion
+
+        raise InvalidTemplateVersion(
+            "The template version is invalid: The function "
+            f"{self.fn_name} is not supported in this version of HOT.",
+            path=self.path)
+
+    def result(self, ctx: ResolveContext) -> Any:
+        self.validate(ctx)  # type: ignore[arg-type]
+        return None
+
+
+class Invalid(Function):
+    """A function that exists in the version but may not appear where it was used
+    (e.g. ``get_resource`` inside the ``conditions`` section)."""
+
+    __slots__ = ()
+
+    def validate(self, ctx: ValidateContext) -> None:
+        raise self.error(f'The function "{self.fn_name}" is invalid in this context')
+
+    def result(self, ctx: ResolveContext) -> Any:
+        raise self.error(f'The function "{self.fn_name}" is invalid in this context')
+
+
+def direct_children(data: Any) -> Iterator[Function]:
+    """The function nodes directly inside ``data`` (a node's args), not below them."""
+    stack: list[Any] = [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, Function):
+            yield item
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+
+
+def iter_nodes(data: Any) -> Iterator[Function]:
+    """Every function node in ``data``, at any depth, without recursion (parents first)."""
+    stack: list[Any] = [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, Function):
+            yield item
+            stack.append(item.args)
+        elif isinstance(item, dict):
+            stack.extend(reversed(list(item.values())))
+        elif isinstance(item, list | tuple):
+            stack.extend(reversed(item))
+
+
+def dependencies(data: Any) -> set[str]:
+    """All resource names referred to anywhere in ``data``."""
+    out: set[str] = set()
+    for node in iter_nodes(data):
+        out.update(node.dependencies())
+    return out
+
+
+def touches_resources(data: Any) -> bool:
+    """True if resolving ``data`` reads resource state (so it must not be memoised)."""
+    return any(n.touches for n in direct_children(data))
