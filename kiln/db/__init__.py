@@ -1,1 +1,141 @@
+"""Kiln's persistence layer: SQLAlchemy models, repositories, migrations, async facade.
 
+How callers use it
+------------------
+Repository functions are plain synchronous functions whose first argument is a SQLAlchemy
+``Session``; they never commit (the caller's unit of work does) and they return frozen
+records from :mod:`kiln.db.records`, never ORM objects. The asyncio engine reaches them
+through :class:`kiln.db.facade.Database`::
+
+    db = await open_database(url)                  # creates the schema on an empty DB
+    stack = await db.run(stacks.get_stack, stack_id)            # read, thread pool
+    await db.write(resources.update_resource, rid, {"status": "COMPLETE"})
+    await db.write(events.add_events, [NewEvent(...)])          # batched with others
+    await db.close()
+
+``db.write(fn, *args, **kwargs)`` queues ``fn(session, *args, **kwargs)`` to one writer
+thread, which runs everything queued meanwhile in ONE transaction and resolves each future
+once it is committed (a failing function is retried alone so it cannot sink its batch;
+write functions must therefore touch nothing but the session). ``db.write`` returns an
+``asyncio.Future`` immediately, so several writes can be queued before awaiting any.
+``db.run`` runs a function in its own short transaction on a reader thread (commits too,
+so small independent writes that need no batching may use it).
+
+Public API (import from the submodules; everything is re-exported here too)
+---------------------------------------------------------------------------
+engine / setup (``kiln.db.engine``, ``kiln.db.migrate``, ``kiln.db.facade``)::
+
+    default_url(state_path: str | None = None) -> str   # sqlite file <state_path>/kiln.sqlite
+    make_engine(url: str, *, pool_size: int = 5, max_overflow: int = 50) -> sa.Engine
+        # SQLite: WAL, foreign_keys=ON, busy_timeout; psycopg / PyMySQL for the servers
+    migrate.upgrade(url: str, revision: str = "head") -> None   # `kiln db upgrade`
+    migrate.ensure_schema(engine: sa.Engine) -> None  # empty DB: create_all + stamp (fast)
+    async open_database(url: str | None = None, *, create: bool = True) -> Database
+    class Database:
+        engine: sa.Engine
+        async run(fn: Callable[Concatenate[Session, P], T], *a: P.args, **kw: P.kwargs) -> T
+        write(fn: Callable[Concatenate[Session, P], T], *a, **kw) -> asyncio.Future[T]
+        async close() -> None
+        def session() -> ContextManager[Session]   # sync, one transaction (tests, CLI)
+
+stacks (``kiln.db.stacks``)::
+
+    create_raw_template(s, template: Mapping, environment: Mapping, files: Mapping,
+                        hidden_params: Sequence[str] = ()) -> int
+    get_raw_template(s, template_id: int) -> RawTemplateRecord        # raises EntityNotFound
+    delete_raw_template(s, template_id: int) -> None
+    create_stack(s, new: NewStack) -> StackRecord    # raises StackExists (same name+project)
+    get_stack(s, stack_id: str, *, project_id: str | None = None,
+              show_deleted: bool = False) -> StackRecord | None
+    get_stack_by_name(s, project_id: str, name: str, *,
+                      show_deleted: bool = False) -> StackRecord | None
+    find_stack(s, project_id: str, name_or_id: str) -> StackRecord | None
+    list_stacks(s, q: StackQuery) -> list[StackRecord]
+    count_stacks(s, q: StackQuery) -> int          # same filters, no limit/marker
+    count_project_stacks(s, project_id: str) -> int   # live stacks incl. nested (quota)
+    list_child_stacks(s, owner_id: str) -> list[StackRecord]
+    list_tree_stacks(s, root_stack_id: str) -> list[StackRecord]   # root + all nested
+    update_stack(s, stack_id: str, values: StackValues, *,
+                 expected_traversal: str | None = None,
+                 engine_id: str | None = None) -> bool   # False if the condition failed
+    set_stack_tags(s, stack_id: str, tags: Sequence[str]) -> None
+    soft_delete_stack(s, stack_id: str) -> None  # deleted_at=now, DELETE_COMPLETE,
+                                                 # resources and lock removed
+locks and engines (``kiln.db.locks``)::
+
+    acquire_stack_lock(s, stack_id: str, engine_id: str) -> LockResult
+    release_stack_lock(s, stack_id: str, engine_id: str) -> bool
+    steal_stack_lock(s, stack_id: str, old_engine_id: str, new_engine_id: str) -> bool
+    register_engine(s, engine_id: str, *, host: str, hostname: str, binary: str = "kiln-engine",
+                    topic: str = "engine", report_interval: int = 5) -> ServiceRecord
+    heartbeat(s, engine_id: str) -> None
+    unregister_engine(s, engine_id: str) -> None      # soft delete on clean shutdown
+    list_services(s) -> list[ServiceRecord]
+    dead_engines(s, dead_after: float) -> list[str]   # heartbeat older than dead_after s
+    stacks_held_by_dead_engines(s, dead_after: float) -> list[StackRecord]
+        # locked by an engine that is dead or not registered at all (recovery sweep)
+
+resources (``kiln.db.resources``)::
+
+    create_resources(s, rows: Sequence[NewResource]) -> list[ResourceRecord]
+    get_resource(s, resource_id: int) -> ResourceRecord | None
+    get_resource_by_name(s, stack_id: str, name: str) -> ResourceRecord | None
+        # the current row of that name (not replaced), newest first
+    list_resources(s, stack_id: str) -> list[ResourceRecord]          # all rows, by id
+    list_tree_resources(s, root_stack_id: str) -> list[ResourceRecord]
+    find_resources_by_physical_id(s, physical_resource_id: str) -> list[ResourceRecord]
+    count_tree_resources(s, root_stack_id: str) -> int
+    update_resource(s, resource_id: int, values: ResourceValues, *,
+                    expected_engine: str | None = ...) -> bool
+    update_resources(s, updates: Sequence[tuple[int, ResourceValues]]) -> None   # bulk
+    delete_resource(s, resource_id: int) -> None      # hard delete; ids are never reused
+    set_resource_data(s, resource_id: int, key: str, value: str, *, redact: bool = False)
+    get_resource_data(s, resource_id: int) -> dict[str, str]          # decrypted
+    delete_resource_data(s, resource_id: int, key: str) -> bool
+
+events (``kiln.db.events``)::
+
+    add_events(s, rows: Sequence[NewEvent], *, max_events_per_stack: int = 0,
+               purge_batch_size: int = 200) -> list[str]     # uuids; purges oldest beyond max
+    list_events(s, q: EventQuery) -> list[EventRecord]
+    count_events(s, stack_id: str) -> int
+    get_event(s, stack_id: str, event_uuid: str) -> EventRecord | None
+    purge_events(s, stack_id: str, keep: int, batch_size: int) -> int
+
+snapshots (``kiln.db.snapshots``)::
+
+    create_snapshot(s, stack_id: str, project_id: str, name: str | None, *,
+                    action: str = "SNAPSHOT", status: str = "IN_PROGRESS",
+                    data: Any = None) -> SnapshotRecord
+    get_snapshot(s, snapshot_id: str) -> SnapshotRecord | None
+    list_snapshots(s, stack_id: str) -> list[SnapshotRecord]          # oldest first
+    count_snapshots(s, stack_id: str) -> int
+    update_snapshot(s, snapshot_id: str, values: SnapshotValues) -> bool
+    delete_snapshot(s, snapshot_id: str) -> bool
+
+software (``kiln.db.software``)::
+
+    create_software_config(s, project_id: str, *, name: str | None, group: str | None,
+                           config: Any, id: str | None = None) -> SoftwareConfigRecord
+    get_software_config(s, config_id: str) -> SoftwareConfigRecord | None
+    list_software_configs(s, project_id: str | None, *, limit: int | None = None,
+                          marker: str | None = None) -> list[SoftwareConfigRecord]
+    delete_software_config(s, config_id: str) -> bool   # raises Conflict if deployed
+    create_software_deployment(s, project_id: str, *, config_id: str, server_id: str,
+                               action: str, status: str, status_reason: str = "",
+                               input_values: Any = None, output_values: Any = None,
+                               stack_user_project_id: str | None = None,
+                               id: str | None = None) -> SoftwareDeploymentRecord
+    get_software_deployment(s, deployment_id: str) -> SoftwareDeploymentRecord | None
+    list_software_deployments(s, project_id: str | None, *,
+                              server_id: str | None = None) -> list[SoftwareDeploymentRecord]
+    update_software_deployment(s, deployment_id: str,
+                               values: SoftwareDeploymentValues) -> SoftwareDeploymentRecord | None
+    delete_software_deployment(s, deployment_id: str) -> bool
+
+Secrets (``kiln.db.crypt``): hidden parameter values and ``redact`` resource data are
+Fernet-encrypted with a key derived from ``CONF.auth_encryption_key``; records always carry
+plaintext.
+"""
+
+from __future__ import annotations

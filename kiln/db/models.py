@@ -1,0 +1,247 @@
+"""Kiln's tables.
+
+One table per thing Heat persists, with the columns Heat's APIs expose, plus the
+columns Kiln's engine needs to resume work after a crash (the progress token of a running
+resource step, the engine holding a stack's lock and since when). Relationships are
+deliberately absent: repositories issue explicit queries and return plain records, so no
+object ever lazy-loads on a thread that does not own its session.
+
+Integer ids use AUTOINCREMENT on SQLite so a deleted resource's or event's id is never
+handed out again (Heat's API exposes them; reuse would make a stale id point at a new row).
+Timestamps are naive UTC with microseconds on every backend (MySQL's plain DATETIME would
+drop them and break "newest first" ordering of events created in the same second).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import mysql
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+#: Naive UTC timestamp with microseconds on MySQL/MariaDB too.
+Timestamp = sa.DateTime().with_variant(mysql.DATETIME(fsp=6), "mysql", "mariadb")
+#: JSON document; LONGTEXT-backed on MariaDB, native elsewhere.
+Json = sa.JSON().with_variant(mysql.JSON(), "mysql", "mariadb")
+#: Long free text (status reasons, secret values).
+LongText = sa.Text().with_variant(mysql.LONGTEXT(), "mysql", "mariadb")
+
+NAMING = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+def utcnow() -> dt.datetime:
+    """Naive UTC now, the form every timestamp column stores."""
+    return dt.datetime.now(dt.UTC).replace(tzinfo=None)
+
+
+class Base(DeclarativeBase):
+    metadata = sa.MetaData(naming_convention=NAMING)
+    type_annotation_map = {dt.datetime: Timestamp, dict[str, Any]: Json}
+
+
+_TABLE_ARGS: dict[str, Any] = {"mysql_engine": "InnoDB", "mysql_charset": "utf8mb4",
+                               "sqlite_autoincrement": True}
+
+
+class RawTemplate(Base):
+    """A template as the user sent it, with its environment and files.
+
+    Separate from the stack so an update can keep the previous one for rollback.
+    The environment's hidden parameter values are encrypted (see ``crypt``).
+    """
+
+    __tablename__ = "raw_template"
+    __table_args__ = (_TABLE_ARGS,)
+    id: Mapped[int] = mapped_column(sa.Integer, primary_key=True, autoincrement=True)
+    template: Mapped[Any] = mapped_column(Json, nullable=False)
+    environment: Mapped[Any] = mapped_column(Json, nullable=False)
+    files: Mapped[Any] = mapped_column(Json, nullable=False)
+    created_at: Mapped[dt.datetime] = mapped_column(Timestamp, default=utcnow)
+
+
+class Stack(Base):
+    __tablename__ = "stack"
+    __table_args__ = (
+        sa.Index("ix_stack_project_name", "project_id", "name"),
+        sa.Index("ix_stack_owner_id", "owner_id"),
+        sa.Index("ix_stack_root_stack_id", "root_stack_id"),
+        sa.Index("ix_stack_engine_id", "engine_id"),
+        _TABLE_ARGS,
+    )
+    id: Mapped[str] = mapped_column(sa.String(36), primary_key=True)
+    name: Mapped[str] = mapped_column(sa.String(255), nullable=False)
+    project_id: Mapped[str] = mapped_column(sa.String(256), nullable=False)
+    user_id: Mapped[str | None] = mapped_column(sa.String(64))
+    username: Mapped[str | None] = mapped_column(sa.String(256))
+    owner_id: Mapped[str | None] = mapped_column(sa.String(36))
+    root_stack_id: Mapped[str] = mapped_column(sa.String(36), nullable=False)
+    nested_depth: Mapped[int] = mapped_column(sa.Integer, nullable=False, default=0)
+    parent_resource_name: Mapped[str | None] = mapped_column(sa.String(255))
+    action: Mapped[str] = mapped_column(sa.String(255), nullable=False)
+    status: Mapped[str] = mapped_column(sa.String(255), nullable=False)
+    status_reason: Mapped[str] = mapped_column(LongText, nullable=False, default="")
+    raw_template_id: Mapped[int] = mapped_column(
+        sa.ForeignKey("raw_template.id"), nullable=False)
+    prev_raw_template_id: Mapped[int | None] = mapped_column(sa.ForeignKey("raw_template.id"))
+    timeout: Mapped[int | None] = mapped_column(sa.Integer)
+    disable_rollback: Mapped[bool] = mapped_column(sa.Boolean, nullable=False, default=True)
+    stack_user_project_id: Mapped[str | None] = mapped_column(sa.String(64))
+    current_traversal: Mapped[str | None] = mapped_column(sa.String(36))
+    outputs: Mapped[Any | None] = mapped_column(Json)
+    #: Engine holding the stack lock (None = unlocked) and since when.
+    engine_id: Mapped[str | None] = mapped_column(sa.String(36))
+    lock_time: Mapped[dt.datetime | None] = mapped_column(Timestamp)
+    created_at: Mapped[dt.datetime] = mapped_column(Timestamp, nullable=False, default=utcnow)
+    updated_at: Mapped[dt.datetime | None] = mapped_column(Timestamp)
+    deleted_at: Mapped[dt.datetime | None] = mapped_column(Timestamp)
+
+
+class StackTag(Base):
+    __tablename__ = "stack_tag"
+    __table_args__ = (sa.Index("ix_stack_tag_stack_id_tag", "stack_id", "tag"), _TABLE_ARGS)
+    id: Mapped[int] = mapped_column(sa.Integer, primary_key=True, autoincrement=True)
+    stack_id: Mapped[str] = mapped_column(
+        sa.ForeignKey("stack.id", ondelete="CASCADE"), nullable=False)
+    tag: Mapped[str] = mapped_column(sa.String(80), nullable=False)
+    #: Declaration order, so tags come back as the user gave them.
+    position: Mapped[int] = mapped_column(sa.Integer, nullable=False, default=0)
+
+
+class Resource(Base):
+    __tablename__ = "resource"
+    __table_args__ = (
+        sa.Index("ix_resource_stack_id_name", "stack_id", "name"),
+        sa.Index("ix_resource_root_stack_id", "root_stack_id"),
+        sa.Index("ix_resource_physical_resource_id", "physical_resource_id"),
+        _TABLE_ARGS,
+    )
+    id: Mapped[int] = mapped_column(sa.Integer, primary_key=True, autoincrement=True)
+    uuid: Mapped[str] = mapped_column(sa.String(36), nullable=False, unique=True)
+    stack_id: Mapped[str] = mapped_column(
+        sa.ForeignKey("stack.id", ondelete="CASCADE"), nullable=False)
+    root_stack_id: Mapped[str] = mapped_column(sa.String(36), nullable=False)
+    name: Mapped[str] = mapped_column(sa.String(255), nullable=False)
+    type: Mapped[str] = mapped_column(sa.String(255), nullable=False)
+    physical_resource_id: Mapped[str | None] = mapped_column(sa.String(255))
+    action: Mapped[str] = mapped_column(sa.String(255), nullable=False)
+    status: Mapped[str] = mapped_column(sa.String(255), nullable=False)
+    status_reason: Mapped[str] = mapped_column(LongText, nullable=False, default="")
+    properties_data: Mapped[Any | None] = mapped_column(Json)
+    attributes: Mapped[Any | None] = mapped_column(Json)
+    rsrc_metadata: Mapped[Any | None] = mapped_column(Json)
+    #: Token returned by handle_<action>, persisted before check_<action>_complete runs.
+    progress: Mapped[Any | None] = mapped_column(Json)
+    progress_action: Mapped[str | None] = mapped_column(sa.String(255))
+    replaces: Mapped[int | None] = mapped_column(sa.Integer)
+    replaced_by: Mapped[int | None] = mapped_column(sa.Integer)
+    requires: Mapped[Any | None] = mapped_column(Json)
+    needed_by: Mapped[Any | None] = mapped_column(Json)
+    traversal_id: Mapped[str | None] = mapped_column(sa.String(36))
+    engine_id: Mapped[str | None] = mapped_column(sa.String(36))
+    created_at: Mapped[dt.datetime] = mapped_column(Timestamp, nullable=False, default=utcnow)
+    updated_at: Mapped[dt.datetime | None] = mapped_column(Timestamp)
+
+
+class ResourceData(Base):
+    """Plugin-private key/value pairs; ``redact`` values are stored encrypted."""
+
+    __tablename__ = "resource_data"
+    __table_args__ = (sa.UniqueConstraint("resource_id", "key"), _TABLE_ARGS)
+    id: Mapped[int] = mapped_column(sa.Integer, primary_key=True, autoincrement=True)
+    resource_id: Mapped[int] = mapped_column(
+        sa.ForeignKey("resource.id", ondelete="CASCADE"), nullable=False)
+    key: Mapped[str] = mapped_column(sa.String(255), nullable=False)
+    value: Mapped[str] = mapped_column(LongText, nullable=False)
+    redact: Mapped[bool] = mapped_column(sa.Boolean, nullable=False, default=False)
+
+
+class Event(Base):
+    __tablename__ = "event"
+    __table_args__ = (sa.Index("ix_event_stack_id_id", "stack_id", "id"), _TABLE_ARGS)
+    id: Mapped[int] = mapped_column(sa.Integer, primary_key=True, autoincrement=True)
+    uuid: Mapped[str] = mapped_column(sa.String(36), nullable=False, unique=True)
+    stack_id: Mapped[str] = mapped_column(
+        sa.ForeignKey("stack.id", ondelete="CASCADE"), nullable=False)
+    resource_name: Mapped[str] = mapped_column(sa.String(255), nullable=False)
+    physical_resource_id: Mapped[str | None] = mapped_column(sa.String(255))
+    resource_type: Mapped[str] = mapped_column(sa.String(255), nullable=False)
+    resource_action: Mapped[str] = mapped_column(sa.String(255), nullable=False)
+    resource_status: Mapped[str] = mapped_column(sa.String(255), nullable=False)
+    resource_status_reason: Mapped[str] = mapped_column(LongText, nullable=False, default="")
+    resource_properties: Mapped[Any | None] = mapped_column(Json)
+    created_at: Mapped[dt.datetime] = mapped_column(Timestamp, nullable=False, default=utcnow)
+
+
+class Snapshot(Base):
+    __tablename__ = "snapshot"
+    __table_args__ = (sa.Index("ix_snapshot_stack_id", "stack_id"), _TABLE_ARGS)
+    id: Mapped[str] = mapped_column(sa.String(36), primary_key=True)
+    stack_id: Mapped[str] = mapped_column(
+        sa.ForeignKey("stack.id", ondelete="CASCADE"), nullable=False)
+    project_id: Mapped[str] = mapped_column(sa.String(256), nullable=False)
+    name: Mapped[str | None] = mapped_column(sa.String(255))
+    data: Mapped[Any | None] = mapped_column(Json)
+    action: Mapped[str] = mapped_column(sa.String(255), nullable=False)
+    status: Mapped[str] = mapped_column(sa.String(255), nullable=False)
+    status_reason: Mapped[str] = mapped_column(LongText, nullable=False, default="")
+    created_at: Mapped[dt.datetime] = mapped_column(Timestamp, nullable=False, default=utcnow)
+    updated_at: Mapped[dt.datetime | None] = mapped_column(Timestamp)
+
+
+class SoftwareConfig(Base):
+    __tablename__ = "software_config"
+    __table_args__ = (sa.Index("ix_software_config_project_id", "project_id"), _TABLE_ARGS)
+    id: Mapped[str] = mapped_column(sa.String(36), primary_key=True)
+    project_id: Mapped[str] = mapped_column(sa.String(256), nullable=False)
+    name: Mapped[str | None] = mapped_column(sa.String(255))
+    group: Mapped[str | None] = mapped_column(sa.String(255))
+    #: {"config", "inputs", "outputs", "options"} as Heat keeps it.
+    config: Mapped[Any | None] = mapped_column(Json)
+    created_at: Mapped[dt.datetime] = mapped_column(Timestamp, nullable=False, default=utcnow)
+    updated_at: Mapped[dt.datetime | None] = mapped_column(Timestamp)
+
+
+class SoftwareDeployment(Base):
+    __tablename__ = "software_deployment"
+    __table_args__ = (
+        sa.Index("ix_software_deployment_server_id", "server_id"),
+        sa.Index("ix_software_deployment_project_id", "project_id"),
+        _TABLE_ARGS,
+    )
+    id: Mapped[str] = mapped_column(sa.String(36), primary_key=True)
+    project_id: Mapped[str] = mapped_column(sa.String(256), nullable=False)
+    config_id: Mapped[str] = mapped_column(
+        sa.ForeignKey("software_config.id"), nullable=False)
+    server_id: Mapped[str] = mapped_column(sa.String(36), nullable=False)
+    input_values: Mapped[Any | None] = mapped_column(Json)
+    output_values: Mapped[Any | None] = mapped_column(Json)
+    stack_user_project_id: Mapped[str | None] = mapped_column(sa.String(64))
+    action: Mapped[str] = mapped_column(sa.String(255), nullable=False)
+    status: Mapped[str] = mapped_column(sa.String(255), nullable=False)
+    status_reason: Mapped[str] = mapped_column(LongText, nullable=False, default="")
+    created_at: Mapped[dt.datetime] = mapped_column(Timestamp, nullable=False, default=utcnow)
+    updated_at: Mapped[dt.datetime | None] = mapped_column(Timestamp)
+
+
+class Service(Base):
+    """One running engine; ``updated_at`` is its heartbeat."""
+
+    __tablename__ = "service"
+    __table_args__ = (sa.UniqueConstraint("engine_id"), _TABLE_ARGS)
+    id: Mapped[str] = mapped_column(sa.String(36), primary_key=True)
+    engine_id: Mapped[str] = mapped_column(sa.String(36), nullable=False)
+    host: Mapped[str] = mapped_column(sa.String(255), nullable=False)
+    hostname: Mapped[str] = mapped_column(sa.String(255), nullable=False)
+    binary: Mapped[str] = mapped_column(sa.String(255), nullable=False)
+    topic: Mapped[str] = mapped_column(sa.String(255), nullable=False)
+    report_interval: Mapped[int] = mapped_column(sa.Integer, nullable=False)
+    created_at: Mapped[dt.datetime] = mapped_column(Timestamp, nullable=False, default=utcnow)
+    updated_at: Mapped[dt.datetime] = mapped_column(Timestamp, nullable=False, default=utcnow)
+    deleted_at: Mapped[dt.datetime | None] = mapped_column(Timestamp)
