@@ -1,0 +1,372 @@
+"""The plugin contract: what a resource type declares and the lifecycle hooks it implements.
+
+This module is deliberately small. A plugin is *definition* (the class-level schemas, see
+:mod:`kiln.resources.schema`) plus *execution* (the async ``handle_*`` /
+``check_*_complete`` pairs). Persistence, locking, events and scheduling are the engine's;
+talking to outside systems goes through adapters on the :class:`ResourceRuntime`.
+
+Two-step lifecycle: ``handle_<action>()`` starts the work and returns a JSON-able token;
+the engine persists the token, then calls ``check_<action>_complete(token)`` until it
+returns True. Because the token (plus :attr:`Resource.resource_id` and
+:attr:`Resource.data`) is everything a plugin may rely on between the two calls, any
+engine can resume an action after a crash. :meth:`Resource.poll_delay` lets a plugin that
+knows when it will be done (a timer, a deadline) tell the scheduler how long to sleep
+instead of being polled.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal, Protocol
+
+from kiln.errors import (
+    InvalidTemplateAttribute,
+    KilnError,
+    NotSupported,
+    ResourceActionNotSupported,
+    StackValidationFailed,
+)
+from kiln.resources.schema import (
+    SHOW_ATTRIBUTE,
+    Attribute,
+    Properties,
+    Property,
+    SupportStatus,
+    property_error,
+)
+from kiln.template.definitions import ResourceDefinition
+
+__all__ = [
+    "ACTIONS",
+    "Attribute",
+    "Properties",
+    "Property",
+    "Resource",
+    "ResourceFailure",
+    "ResourceRuntime",
+    "ResourceState",
+    "SoftwareConfigStore",
+    "SupportStatus",
+    "Token",
+]
+
+#: Whatever handle_* returns; must survive ``json.dumps``/``json.loads`` unchanged.
+Token = Any
+
+ACTIONS = ("CREATE", "UPDATE", "DELETE", "SUSPEND", "RESUME", "CHECK", "SNAPSHOT",
+           "RESTORE", "ADOPT")
+
+SignalKind = Literal["heat", "cfn_waitcondition", "cfn_signal"]
+
+
+class ResourceFailure(KilnError):
+    """A resource action failed; the engine marks the resource ``<ACTION>_FAILED``.
+
+    ``exc_type`` is the name Heat shows before the message in the status reason
+    (``"WaitConditionTimeout: resources.wc: 0 of 1 received"``).
+    """
+
+    def __init__(self, message: str, *, exc_type: str = "Error") -> None:
+        super().__init__(message)
+        self.exc_type = exc_type
+
+    def status_reason(self, resource_name: str) -> str:
+        """Heat's status reason for this failure of resource *resource_name*."""
+        return f"{self.exc_type}: resources.{resource_name}: {self.message}"
+
+
+@dataclass
+class ResourceState:
+    """What the engine persists for one resource and hands back on the next action."""
+
+    resource_id: str | None = None
+    #: plugin-private key/value data (Heat's resource_data); strings only.
+    data: dict[str, str] = field(default_factory=dict)
+    #: the resource's metadata as the API and agents see it (Heat's rsrc_metadata).
+    metadata: dict[str, Any] = field(default_factory=dict)
+    action: str = "INIT"
+    status: str = "COMPLETE"
+    status_reason: str = ""
+    #: the resolved property values the last completed action was run with; delete,
+    #: suspend etc. use them so a resource can be acted on without its template.
+    properties_data: dict[str, Any] | None = None
+
+
+class SoftwareConfigStore(Protocol):
+    """The engine's software_config table, as the software-config plugins see it.
+
+    ``create`` stores an immutable config and returns Heat's software-config dict
+    (``id``, ``name``, ``group``, ``config``, ``inputs``, ``outputs``, ``options``,
+    ``creation_time``); ``get`` returns the same dict or raises EntityNotFound;
+    ``delete`` removes it (a missing id is not an error).
+    """
+
+    async def create(self, *, name: str, group: str, config: Any,
+                     inputs: Sequence[Mapping[str, Any]],
+                     outputs: Sequence[Mapping[str, Any]],
+                     options: Mapping[str, Any]) -> dict[str, Any]: ...
+
+    async def get(self, config_id: str) -> dict[str, Any]: ...
+
+    async def delete(self, config_id: str) -> None: ...
+
+
+class ResourceRuntime(Protocol):
+    """Everything a plugin may reach outside itself; the engine implements it.
+
+    Plugins never import the engine or the database; tests pass an in-memory runtime.
+    """
+
+    @property
+    def stack_id(self) -> str: ...
+
+    @property
+    def stack_name(self) -> str: ...
+
+    @property
+    def project_id(self) -> str: ...
+
+    #: kiln.conf.CONF (or a test double with the same attributes)
+    @property
+    def conf(self) -> Any: ...
+
+    #: child-stack operations in the same engine (kiln.resources.nested.NestedStackOps)
+    @property
+    def nested(self) -> Any: ...
+
+    @property
+    def software_configs(self) -> SoftwareConfigStore: ...
+
+    def resolve(self, node: Any) -> Any:
+        """Resolve an unresolved template tree (functions) in this stack's template."""
+
+    def now(self) -> float:
+        """Wall-clock seconds since the epoch; deadlines in tokens are in this clock."""
+
+    def resource(self, name: str) -> Resource | None:
+        """Another resource of the same stack, by its template name."""
+
+    def resource_by_refid(self, refid: str) -> Resource | None:
+        """The resource of this stack whose :meth:`Resource.reference_id` is *refid*."""
+
+    def signal_url(self, resource_name: str, kind: SignalKind) -> str:
+        """URL an agent uses to signal *resource_name*: the native API's
+        ``.../resources/{name}/signal`` (``heat``), or the CFN API's pre-signed
+        ``/v1/waitcondition/{arn}`` (``cfn_waitcondition``) / ``/v1/signal/{arn}``."""
+
+
+class Resource:
+    """Base of every resource plugin.
+
+    Subclasses declare ``type_name``, ``properties_schema``, ``attributes_schema`` and
+    ``support_status``, and override the lifecycle hooks they need. The defaults make a
+    resource that exists only in Kiln's database (like OS::Heat::None).
+    """
+
+    type_name: ClassVar[str] = ""
+    properties_schema: ClassVar[Mapping[str, Property]] = {}
+    attributes_schema: ClassVar[Mapping[str, Attribute]] = {}
+    support_status: ClassVar[SupportStatus] = SupportStatus()
+    #: shown by ``resource_types?with_description=true``
+    description: ClassVar[str] = ""
+
+    def __init__(self, name: str, definition: ResourceDefinition, runtime: ResourceRuntime,
+                 state: ResourceState | None = None) -> None:
+        self.name = name
+        self.definition = definition
+        self.runtime = runtime
+        self.state = state if state is not None else ResourceState()
+        self._properties: Properties | None = None
+
+    # -- definition -------------------------------------------------------------------
+    @classmethod
+    def make_properties(cls, resource_name: str, resolved: Any) -> Properties:
+        """Validate resolved property values; errors carry Heat's ``Property error`` text."""
+        try:
+            return Properties(cls.properties_schema, resolved)
+        except StackValidationFailed as exc:
+            raise property_error(exc, resource_name) from None
+
+    @property
+    def properties(self) -> Properties:
+        """The current definition's properties, resolved once then kept."""
+        if self._properties is None:
+            self._properties = self.make_properties(
+                self.name, self.runtime.resolve(self.definition.properties))
+        return self._properties
+
+    @properties.setter
+    def properties(self, value: Properties) -> None:
+        self._properties = value
+
+    def validate(self) -> None:
+        """Plugin-specific checks beyond the schema; raise StackValidationFailed."""
+
+    @classmethod
+    def supports(cls, action: str) -> bool:
+        """Whether the plugin implements *action* itself (Heat reports CHECK as
+        "not supported" for plugins that do not)."""
+        hook = "handle_" + action.lower()
+        return getattr(cls, hook, None) is not getattr(Resource, hook, None)
+
+    # -- persisted state ----------------------------------------------------------------
+    @property
+    def resource_id(self) -> str | None:
+        return self.state.resource_id
+
+    @resource_id.setter
+    def resource_id(self, value: str | None) -> None:
+        self.state.resource_id = value
+
+    @property
+    def data(self) -> dict[str, str]:
+        return self.state.data
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        return self.state.metadata
+
+    @metadata.setter
+    def metadata(self, value: dict[str, Any]) -> None:
+        self.state.metadata = value
+
+    # -- lifecycle (override what applies) -----------------------------------------------
+    async def handle_create(self) -> Token:
+        return None
+
+    async def check_create_complete(self, token: Token) -> bool:
+        return True
+
+    async def handle_update(self, new_definition: ResourceDefinition,
+                            new_properties: Properties, prop_diff: Mapping[str, Any]) -> Token:
+        """Apply an in-place update; afterwards the engine adopts the new definition."""
+        return None
+
+    async def check_update_complete(self, token: Token) -> bool:
+        return True
+
+    async def handle_delete(self) -> Token:
+        return None
+
+    async def check_delete_complete(self, token: Token) -> bool:
+        return True
+
+    async def handle_suspend(self) -> Token:
+        return None
+
+    async def check_suspend_complete(self, token: Token) -> bool:
+        return True
+
+    async def handle_resume(self) -> Token:
+        return None
+
+    async def check_resume_complete(self, token: Token) -> bool:
+        return True
+
+    async def handle_check(self) -> Token:
+        return None
+
+    async def check_check_complete(self, token: Token) -> bool:
+        return True
+
+    async def handle_snapshot(self) -> Token:
+        return None
+
+    async def check_snapshot_complete(self, token: Token) -> bool:
+        return True
+
+    async def handle_restore(self, snapshot_data: Mapping[str, Any]) -> Token:
+        return None
+
+    async def check_restore_complete(self, token: Token) -> bool:
+        return True
+
+    async def handle_abandon(self) -> dict[str, Any]:
+        """Extra data for the abandon body (Heat's ``resource_data``)."""
+        return dict(self.data)
+
+    async def handle_adopt(self, resource_data: Mapping[str, Any]) -> Token:
+        """Take over an existing physical resource from an abandoned stack's data."""
+        self.resource_id = resource_data.get("resource_id")
+        extra = resource_data.get("resource_data") or {}
+        self.data.update({str(k): str(v) for k, v in extra.items()})
+        return None
+
+    async def check_adopt_complete(self, token: Token) -> bool:
+        return True
+
+    async def handle_signal(self, details: Any) -> None:
+        raise ResourceActionNotSupported("signal is not supported for resource.")
+
+    def poll_delay(self, token: Token) -> float | None:
+        """Seconds the scheduler should wait before the next check, if the plugin knows."""
+        return None
+
+    # -- update planning ---------------------------------------------------------------
+    def diff_properties(self, old: Properties, new: Properties) -> dict[str, Any]:
+        """Changed properties (new values), after refusing changes to immutable ones."""
+        changed = {k: new[k] for k in new if old.get(k) != new.get(k)}
+        frozen = sorted(k for k in changed if self.properties_schema[k].immutable)
+        if frozen:
+            raise NotSupported(
+                f"Update to properties {', '.join(frozen)} of {self.name} "
+                f"({self.type_name}) is not supported.")
+        return changed
+
+    def needs_replace(self, prop_diff: Mapping[str, Any]) -> bool:
+        """Whether applying *prop_diff* needs a new physical resource."""
+        return any(not self.properties_schema[k].update_allowed for k in prop_diff)
+
+    # -- references and attributes ----------------------------------------------------
+    def reference_id(self) -> str:
+        """What get_resource / Ref return."""
+        return self.resource_id if self.resource_id is not None else self.name
+
+    @classmethod
+    def attribute_names(cls) -> list[str]:
+        return [*cls.attributes_schema, "show"]
+
+    def get_attribute(self, name: str, *path: Any) -> Any:
+        """An attribute value, walked down *path*; unknown names are template errors."""
+        if name == "show":
+            value = self.show()
+        elif name in self.attributes_schema:
+            value = self.resolve_attribute(name)
+        else:
+            raise InvalidTemplateAttribute(
+                f"The Referenced Attribute ({self.name} {name}) is incorrect.")
+        return select_path(value, path)
+
+    def all_attributes(self) -> dict[str, Any]:
+        """``get_attr: [name]`` with no attribute: every declared attribute but ``show``."""
+        return {name: self.resolve_attribute(name) for name in self.attributes_schema}
+
+    def resolve_attribute(self, name: str) -> Any:
+        """The plugin's value for declared attribute *name* (None if not yet known)."""
+        return None
+
+    def show(self) -> Any:
+        """The ``show`` attribute: the physical resource's details, if it has any."""
+        return None
+
+    @classmethod
+    def full_attributes_schema(cls) -> dict[str, Attribute]:
+        return {**cls.attributes_schema, "show": SHOW_ATTRIBUTE}
+
+
+def select_path(value: Any, path: Sequence[Any]) -> Any:
+    """Walk *path* into nested maps/lists; a missing step gives None, as in Heat."""
+
+    def step(collection: Any, key: Any) -> Any:
+        if isinstance(collection, Mapping):
+            return collection[key]
+        if isinstance(collection, Sequence) and not isinstance(collection, str):
+            return collection[int(key)] if isinstance(key, int) else collection[key]
+        raise TypeError("Can't traverse attribute path")
+
+    try:
+        return functools.reduce(step, path, value)
+    except (KeyError, IndexError, TypeError, ValueError):
+        return None

@@ -1,0 +1,296 @@
+"""Declarations a plugin makes about its properties and attributes.
+
+One declaration serves three purposes: validating a template's property values, typing
+them for the plugin, and producing the ``resource_types`` API bodies. Keeping all three on
+the same objects is what stops the documentation and the behaviour from drifting apart.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from kiln.errors import PathElement, StackValidationFailed
+from kiln.template.constraints import Constraint, check_applicable
+
+PropertyType = Literal["string", "integer", "number", "boolean", "list", "map"]
+AttributeType = Literal["string", "integer", "number", "boolean", "list", "map"]
+
+SUPPORT_STATUSES = ("UNKNOWN", "SUPPORTED", "DEPRECATED", "UNSUPPORTED", "HIDDEN")
+
+
+@dataclass(frozen=True)
+class SupportStatus:
+    """Whether a type or property is supported, deprecated, hidden ... since a version."""
+
+    status: str = "SUPPORTED"
+    message: str | None = None
+    version: str | None = None
+    previous_status: SupportStatus | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "status": self.status,
+            "message": self.message,
+            "version": self.version,
+            "previous_status": (
+                self.previous_status.to_dict() if self.previous_status is not None else None
+            ),
+        }
+
+
+@dataclass(frozen=True)
+class Property:
+    """The schema of one property (or of one item of a list/map property)."""
+
+    type: PropertyType
+    description: str | None = None
+    default: Any = None
+    required: bool = False
+    constraints: Sequence[Constraint] = ()
+    update_allowed: bool = False
+    immutable: bool = False
+    #: for a map: the schema of each known key; for a list: ``{"*": item_schema}`` or
+    #: the item schema itself (normalised by :attr:`item_schema`).
+    schema: Mapping[str, Property] | Property | None = None
+    support_status: SupportStatus = field(default_factory=SupportStatus)
+    implemented: bool = True
+
+    def __post_init__(self) -> None:
+        if self.update_allowed and self.immutable:
+            raise ValueError("Options update_allowed and immutable cannot both be True")
+        check_applicable(self.constraints, self.type, self.type)
+
+    @property
+    def item_schema(self) -> Property | None:
+        """The schema every list item must satisfy, if the list declares one."""
+        if isinstance(self.schema, Property):
+            return self.schema
+        if isinstance(self.schema, Mapping) and "*" in self.schema:
+            return self.schema["*"]
+        return None
+
+    @property
+    def key_schemas(self) -> Mapping[str, Property] | None:
+        """The schema of each known key of a map, if the map declares them."""
+        if self.type == "map" and isinstance(self.schema, Mapping):
+            return self.schema
+        return None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The schema as Heat's ``resource_types/{type}`` body shows it."""
+        out: dict[str, Any] = {"type": self.type}
+        if self.description is not None:
+            out["description"] = self.description
+        if self.default is not None:
+            out["default"] = self.default
+        if self.type == "list" and self.item_schema is not None:
+            out["schema"] = {"*": self.item_schema.to_dict()}
+        elif self.key_schemas is not None:
+            out["schema"] = {k: v.to_dict() for k, v in self.key_schemas.items()}
+        out["required"] = self.required
+        if self.constraints:
+            out["constraints"] = [c.to_dict() for c in self.constraints]
+        out["update_allowed"] = self.update_allowed
+        out["immutable"] = self.immutable
+        return out
+
+    def coerce(self, value: Any, path: tuple[PathElement, ...]) -> Any:
+        """Turn a resolved template value into this property's Python type.
+
+        ``None`` means "not given" and yields the default (or the type's empty value).
+        Raises StackValidationFailed with the path of the offending element.
+        """
+        if value is None:
+            value = self.default
+        converter = _CONVERTERS[self.type]
+        try:
+            result = converter(self, value, path)
+        except (TypeError, ValueError) as exc:
+            raise StackValidationFailed(str(exc), path=path) from None
+        for constraint in self.constraints:
+            try:
+                constraint.validate(result, value_type=self.type, type_name=self.type)
+            except ValueError as exc:
+                raise StackValidationFailed(str(exc), path=path) from None
+        return result
+
+
+def _to_string(prop: Property, value: Any, path: tuple[PathElement, ...]) -> Any:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool | int):
+        return str(value).lower() if isinstance(value, bool) else str(value)
+    if isinstance(value, float):
+        return str(value)
+    raise ValueError(f"Value must be a string; got {_py_repr(value)}")
+
+
+def _to_integer(prop: Property, value: Any, path: tuple[PathElement, ...]) -> Any:
+    if value is None:
+        return 0
+    if isinstance(value, bool):
+        raise TypeError(f"Value '{_py_str(value)}' is not an integer")
+    if isinstance(value, int):
+        return value
+    try:
+        return int(value)
+    except (ValueError, TypeError):
+        raise TypeError(f"Value '{_py_str(value)}' is not an integer") from None
+
+
+def _to_number(prop: Property, value: Any, path: tuple[PathElement, ...]) -> Any:
+    if value is None:
+        return 0
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        try:
+            return int(value)
+        except ValueError:
+            pass
+        try:
+            number = float(value)
+        except ValueError:
+            raise ValueError(f"could not convert string to float: '{value}'") from None
+        if math.isnan(number) or math.isinf(number):
+            raise ValueError(f"could not convert string to float: '{value}'")
+        return number
+    raise TypeError(f"Value '{_py_str(value)}' is not a number")
+
+
+def _to_boolean(prop: Property, value: Any, path: tuple[PathElement, ...]) -> Any:
+    if value is None:
+        return False
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        lowered = value.lower()
+        if lowered not in ("true", "false"):
+            raise ValueError(f'"{lowered}" is not a valid boolean')
+        return lowered == "true"
+    raise TypeError(f'"{_py_str(value)}" is not a valid boolean')
+
+
+def _to_list(prop: Property, value: Any, path: tuple[PathElement, ...]) -> Any:
+    if value is None:
+        return []
+    if isinstance(value, str) or not isinstance(value, Sequence):
+        raise TypeError(f'"{_py_repr(value)}" is not a list')
+    item = prop.item_schema
+    if item is None:
+        return list(value)
+    return [item.coerce(v, (*path, i)) for i, v in enumerate(value)]
+
+
+def _to_map(prop: Property, value: Any, path: tuple[PathElement, ...]) -> Any:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise TypeError(f'"{_py_str(value)}" is not a map')
+    keys = prop.key_schemas
+    if keys is None:
+        return dict(value)
+    return Properties(keys, value, path=path).as_dict()
+
+
+_CONVERTERS = {
+    "string": _to_string,
+    "integer": _to_integer,
+    "number": _to_number,
+    "boolean": _to_boolean,
+    "list": _to_list,
+    "map": _to_map,
+}
+
+
+def _py_str(value: Any) -> str:
+    """Render a value as Python's str() would, which is what Heat's messages show."""
+    return str(value)
+
+
+def _py_repr(value: Any) -> str:
+    return repr(value)
+
+
+@dataclass(frozen=True)
+class Attribute:
+    """The schema of one attribute a resource offers to get_attr / Fn::GetAtt."""
+
+    description: str | None = None
+    type: AttributeType | None = None
+    support_status: SupportStatus = field(default_factory=SupportStatus)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.description is not None:
+            out["description"] = self.description
+        if self.type is not None:
+            out["type"] = self.type
+        return out
+
+
+#: Every resource offers ``show``; the base answers it, plugins never declare it.
+SHOW_ATTRIBUTE = Attribute("Detailed information about resource.", "map")
+
+
+class Properties(Mapping[str, Any]):
+    """A resource's property values, validated and typed, defaults applied.
+
+    Construction validates everything at once, so a plugin never meets a half-checked
+    value; the error carries the path below ``properties``, which the caller prefixes
+    with ``resources.<name>.properties``.
+    """
+
+    def __init__(self, schema: Mapping[str, Property], data: Mapping[str, Any] | None,
+                 *, path: tuple[PathElement, ...] = ()) -> None:
+        self.schema = schema
+        data = {} if data is None else data
+        if not isinstance(data, Mapping):
+            raise StackValidationFailed(f'"{data}" is not a map', path=path)
+        for key in data:
+            if key not in schema:
+                raise StackValidationFailed(f"Unknown Property {key}", path=path)
+        values: dict[str, Any] = {}
+        for key, prop in schema.items():
+            given = data.get(key)
+            if given is None and prop.default is None:
+                if prop.required:
+                    raise StackValidationFailed(f"Property {key} not assigned", path=path)
+                values[key] = None
+                continue
+            if not prop.implemented and key in data:
+                raise StackValidationFailed(f"Property {key} not implemented yet", path=path)
+            values[key] = prop.coerce(given, (*path, key))
+        self._values = values
+        #: the keys the template gave a non-null value for
+        self.user_keys = frozenset(k for k, v in data.items() if v is not None)
+
+    def __getitem__(self, key: str) -> Any:
+        return self._values[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self._values)
+
+    def __repr__(self) -> str:
+        return f"Properties({self._values!r})"
+
+
+def property_error(exc: StackValidationFailed, resource_name: str) -> StackValidationFailed:
+    """Re-raise a properties validation error with Heat's prefix and full path."""
+    path: tuple[PathElement, ...] = ("resources", resource_name, "properties", *exc.path)
+    from kiln.errors import format_path
+
+    err = StackValidationFailed(f"Property error: {format_path(path)}: {exc.message}",
+                                path=path)
+    return err
