@@ -1,0 +1,187 @@
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kiln.graph import Graph, walk
+
+from .test_graph import dags
+
+
+def run(coro):  # type: ignore[no-untyped-def]
+    return asyncio.run(coro)
+
+
+@settings(max_examples=50, deadline=None)
+@given(dags(), st.integers(min_value=1, max_value=5))
+def test_every_node_starts_only_after_all_it_requires(
+        dag: tuple[list[str], dict[str, set[str]]], width: int) -> None:
+    nodes, deps = dag
+    graph = Graph.from_edges(nodes, deps)
+
+    async def main() -> tuple[list[str], list[str]]:
+        started: list[str] = []
+        finished: list[str] = []
+
+        async def visit(node: str) -> None:
+            for req in deps[node]:
+                assert req in finished, f"{node} started before {req} finished"
+            started.append(node)
+            await asyncio.sleep(0)
+            finished.append(node)
+
+        result = await walk(graph, visit, limit=asyncio.Semaphore(width))
+        assert result.ok
+        assert sorted(result.succeeded) == sorted(nodes)
+        return started, finished
+
+    started, _ = run(main())
+    assert sorted(started) == sorted(nodes)
+
+
+@settings(max_examples=30, deadline=None)
+@given(dags())
+def test_reverse_walk_deletes_requirers_first(dag: tuple[list[str], dict[str, set[str]]]) -> None:
+    nodes, deps = dag
+    graph = Graph.from_edges(nodes, deps)
+
+    async def main() -> None:
+        gone: set[str] = set()
+
+        async def delete(node: str) -> None:
+            for other, reqs in deps.items():
+                if node in reqs:
+                    assert other in gone, f"{node} deleted while {other} still needs it"
+            await asyncio.sleep(0)
+            gone.add(node)
+
+        result = await walk(graph.reversed(), delete)
+        assert result.ok and gone == set(nodes)
+
+    run(main())
+
+
+async def test_node_starts_as_soon_as_its_last_requirement_completes() -> None:
+    # c needs only a; b is slow. c must not wait for b.
+    graph = Graph.from_edges(["a", "b", "c"], {"c": ["a"]})
+    b_release = asyncio.Event()
+    c_done = asyncio.Event()
+
+    async def visit(node: str) -> None:
+        if node == "b":
+            await b_release.wait()
+        if node == "c":
+            c_done.set()
+
+    task = asyncio.ensure_future(walk(graph, visit))
+    await c_done.wait()
+    assert not task.done()
+    b_release.set()
+    result = await task
+    assert sorted(result.succeeded) == ["a", "b", "c"]
+
+
+async def test_semaphore_bounds_parallelism() -> None:
+    graph = Graph.from_edges([str(i) for i in range(20)], {})
+    running = 0
+    peak = 0
+
+    async def visit(node: str) -> None:
+        nonlocal running, peak
+        running += 1
+        peak = max(peak, running)
+        for _ in range(3):
+            await asyncio.sleep(0)
+        running -= 1
+
+    result = await walk(graph, visit, limit=asyncio.Semaphore(3))
+    assert result.ok
+    assert peak == 3
+
+
+async def test_failure_skips_downstream_and_is_reported_once() -> None:
+    graph = Graph.from_edges(["a", "b", "c", "d", "e"],
+                             {"b": ["a"], "c": ["b"], "d": ["b", "c"]})
+    visited: list[str] = []
+
+    async def visit(node: str) -> None:
+        visited.append(node)
+        if node == "b":
+            raise RuntimeError("boom")
+
+    result = await walk(graph, visit)
+    assert list(result.failed) == ["b"]
+    assert str(result.failed["b"]) == "boom"
+    assert sorted(result.skipped) == ["c", "d"]
+    assert sorted(result.succeeded) == ["a", "e"]
+    assert "c" not in visited and "d" not in visited
+    assert not result.ok
+
+
+async def test_fail_fast_starts_nothing_after_a_failure() -> None:
+    graph = Graph.from_edges(["a", "b", "c"], {"c": ["b"]})
+    release = asyncio.Event()
+    b_started = asyncio.Event()
+
+    async def visit(node: str) -> None:
+        if node == "a":
+            await b_started.wait()
+            release.set()  # b resumes only after a has failed
+            raise RuntimeError("boom")
+        if node == "b":
+            b_started.set()
+            await release.wait()
+
+    result = await walk(graph, visit, fail_fast=True)
+    assert list(result.failed) == ["a"]
+    assert result.succeeded == ["b"]  # running nodes finish
+    assert result.skipped == ["c"]
+
+
+async def test_cancel_event_stops_new_starts_and_lets_running_finish() -> None:
+    graph = Graph.from_edges(["a", "b", "c"], {"b": ["a"], "c": ["b"]})
+    cancel = asyncio.Event()
+    a_started = asyncio.Event()
+    release = asyncio.Event()
+
+    async def visit(node: str) -> None:
+        if node == "a":
+            a_started.set()
+            await release.wait()
+
+    task = asyncio.ensure_future(walk(graph, visit, cancel=cancel))
+    await a_started.wait()
+    cancel.set()
+    release.set()
+    result = await task
+    assert result.succeeded == ["a"]
+    assert result.cancelled == ["b", "c"]
+
+
+async def test_cancelling_the_walk_cancels_running_visits() -> None:
+    graph = Graph.from_edges(["a"], {})
+    started = asyncio.Event()
+    was_cancelled = asyncio.Event()
+
+    async def visit(node: str) -> None:
+        started.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            was_cancelled.set()
+            raise
+
+    task = asyncio.ensure_future(walk(graph, visit))
+    await started.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert was_cancelled.is_set()
+
+
+async def test_empty_graph_walks_at_once() -> None:
+    result = await walk(Graph.from_edges([], {}), lambda n: asyncio.sleep(0))
+    assert result.ok and result.succeeded == []
