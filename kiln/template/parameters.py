@@ -1,0 +1,509 @@
+"""Template parameters: declaration, typed values, and where each value comes from.
+
+Two steps, kept apart because they happen at different times:
+
+* :func:`parse_parameters_section` reads a template's ``parameters`` (HOT) or
+  ``Parameters`` (CFN) section into :class:`ParameterSchema` objects, once per template.
+  Which keys and constraint kinds are allowed depends on the family and, for HOT, on the
+  version (``modulo`` from 2017-02-24, ``tags`` from 2018-03-02). Errors carry the path
+  ``("parameters", <name>)``.
+* :func:`bind_parameters` gives one stack its values: the caller's parameters (which Heat
+  merges over the environment's ``parameters``), then the environment's
+  ``parameter_defaults``, then the template default. It adds the pseudo parameters
+  (``OS::stack_id``... for HOT, ``AWS::StackId``... for CFN) and, unless told not to,
+  validates everything with Heat's messages (``Parameter 'x' is invalid: ...``,
+  ``The Parameter (x) was not provided.``, ``The Parameter (x) was not defined in
+  template.``).
+
+Types are coerced as Heat coerces them: ``number`` gives an int when the text is
+integral and a float otherwise; ``boolean`` accepts oslo's true/false spellings;
+``comma_delimited_list`` splits a string on commas (``""`` is the empty list) and turns
+list items to strings; ``json`` parses a string and passes maps/lists through.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+from urllib.parse import quote
+
+from kiln import errors as _e
+from kiln.template import constraints as c
+from kiln.template.definitions import StackIdentity
+
+Family = Literal["hot", "cfn"]
+
+#: HOT type name -> abstract value type used by the constraints
+HOT_TYPES = {"string": "string", "number": "number", "comma_delimited_list": "list",
+             "json": "map", "boolean": "boolean"}
+CFN_TYPES = {"String": "string", "Number": "number", "CommaDelimitedList": "list",
+             "Json": "map", "Boolean": "boolean"}
+
+_HOT_KEYS = ("type", "description", "default", "schema", "constraints", "hidden", "label",
+             "immutable")
+_CFN_KEYS = ("Type", "Default", "NoEcho", "AllowedValues", "AllowedPattern", "MaxLength",
+             "MinLength", "MaxValue", "MinValue", "Description", "ConstraintDescription",
+             "Label")
+_CONSTRAINT_KEYS = ("description", "length", "range", "modulo", "allowed_values",
+                    "allowed_pattern", "custom_constraint")
+
+HOT_PSEUDO = ("OS::stack_id", "OS::stack_name", "OS::region", "OS::project_id")
+CFN_PSEUDO = ("AWS::StackId", "AWS::StackName", "AWS::Region")
+#: Heat answers AWS::Region with this fixed value (its pseudo parameter's default)
+CFN_REGION = "ap-southeast-1"
+_CFN_REGIONS = ("us-east-1", "us-west-1", "us-west-2", "sa-east-1", "eu-west-1",
+                "ap-southeast-1", "ap-northeast-1")
+
+
+class UnknownUserParameter(_e.UnknownUserParameter):
+    pass
+
+
+class UserParameterMissing(_e.UserParameterMissing):
+    pass
+
+
+class ParameterInvalid(_e.StackValidationFailed):
+    """A value that breaks its parameter's type or constraints."""
+
+    heat_type = "StackValidationFailed"
+
+
+class ImmutableParameterModified(_e.ImmutableParameterModified):
+    pass
+
+
+# -- schema ------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ParameterSchema:
+    """One declared parameter. ``type`` is as written; ``value_type`` the abstract one."""
+
+    name: str
+    type: str
+    value_type: str
+    family: Family = "hot"
+    description: str | None = None
+    default: Any = None
+    hidden: bool = False
+    label: str | None = None
+    immutable: bool = False
+    tags: tuple[Any, ...] | None = None
+    constraints: tuple[c.Constraint, ...] = ()
+    #: CFN ConstraintDescription (also kept on each constraint as its description)
+    constraint_description: str | None = None
+    raw: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def required(self) -> bool:
+        return self.default is None
+
+    def with_default(self, default: Any) -> ParameterSchema:
+        return _replace(self, default=default)
+
+    def check_schema(self) -> None:
+        """Heat's schema check: constraints fit the type, the default satisfies them."""
+        c.check_applicable(self.constraints, self.value_type, self.type)
+        if self.default is None:
+            return
+        default = self.default
+        if self.value_type == "list":
+            if isinstance(default, list):
+                default = [str(x) for x in default]
+            elif isinstance(default, str):
+                default = default.split(",")
+            else:
+                raise c.InvalidSchemaError(
+                    "Default must be a comma-delimited list string: "
+                    f"'{type(default).__name__}' object has no attribute 'split'")
+        try:
+            c.validate_all(self.constraints, default, value_type=self.value_type,
+                           type_name=self.type, skip_custom=True)
+        except (ValueError, TypeError) as exc:
+            raise c.InvalidSchemaError(f"Invalid default {self.default} ({exc})") from None
+
+    def check_value(self, value: Any, context: Any = None) -> None:
+        """Validate a supplied value (raises ValueError/TypeError with Heat's text)."""
+        vt = self.value_type
+        if vt == "number":
+            c.str_to_num(value)
+            checked = value
+        elif vt == "boolean":
+            c.str_to_bool(value)
+            checked = value
+        elif vt == "list":
+            checked = parse_list(value)
+        elif vt == "map":
+            checked = parse_json(value)
+        else:
+            checked = value if isinstance(value, str) else _as_text(value)
+        c.validate_all(self.constraints, checked, value_type=vt, type_name=self.type,
+                       context=context)
+
+    def coerce(self, value: Any) -> Any:
+        """The typed value Heat hands to functions for a valid raw value."""
+        vt = self.value_type
+        if vt == "number":
+            return c.str_to_num(value)
+        if vt == "boolean":
+            return c.str_to_bool(str(value) if not isinstance(value, bool) else value)
+        if vt == "list":
+            return parse_list(value)
+        if vt == "map":
+            return parse_json(value)
+        return _as_text(value)
+
+
+def _replace(schema: ParameterSchema, **changes: Any) -> ParameterSchema:
+    from dataclasses import replace
+
+    return replace(schema, **changes)
+
+
+def _as_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return str(value)
+
+
+def parse_list(value: Any) -> list[str]:
+    """comma_delimited_list: a list's items as text, or a string split on commas."""
+    if isinstance(value, list):
+        return [str(x) for x in value]
+    if not isinstance(value, str):
+        raise ValueError("Value must be a comma-delimited list string: "
+                         f"'{type(value).__name__}' object has no attribute 'split'")
+    return [] if value == "" else value.split(",")
+
+
+def parse_json(value: Any) -> Any:
+    """json: text parsed; maps and lists kept (round-tripped, as Heat does)."""
+    try:
+        text = value if isinstance(value, str) else json.dumps(value)
+        if text:
+            return json.loads(text)
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"Value must be valid JSON: {exc}") from None
+    return value
+
+
+# -- parsing a section -------------------------------------------------------------------
+
+def _check_dict(data: Any, allowed: tuple[str, ...], entity: str) -> Mapping[str, Any]:
+    if not isinstance(data, dict):
+        raise c.InvalidSchemaError(f"Invalid {entity}, expected a mapping")
+    for key in data:
+        if key not in allowed:
+            raise c.InvalidSchemaError(f"Invalid key '{key}' for {entity}")
+    return data
+
+
+def _num(data: Mapping[str, Any], key: str) -> Any:
+    value = data.get(key)
+    return None if value is None else c.str_to_num(value)
+
+
+def _hot_constraint(cdef: Mapping[str, Any], with_modulo: bool) -> c.Constraint:
+    desc = cdef.get("description")
+    if with_modulo and "modulo" in cdef:
+        body = _check_dict(cdef["modulo"], ("step", "offset"), "modulo constraint")
+        return c.Modulo(_num(body, "step"), _num(body, "offset"), description=desc)
+    if "range" in cdef:
+        body = _check_dict(cdef["range"], ("min", "max"), "range constraint")
+        return c.Range(_num(body, "min"), _num(body, "max"), description=desc)
+    if "length" in cdef:
+        body = _check_dict(cdef["length"], ("min", "max"), "length constraint")
+        return c.Length(_num(body, "min"), _num(body, "max"), description=desc)
+    if "allowed_values" in cdef:
+        return c.AllowedValues.of(cdef["allowed_values"], desc)
+    if "allowed_pattern" in cdef:
+        return c.AllowedPattern.of(cdef["allowed_pattern"], desc)
+    if "custom_constraint" in cdef:
+        return c.CustomConstraint(name=cdef["custom_constraint"], description=desc)
+    raise c.InvalidSchemaError("No constraint expressed")
+
+
+def _hot_schema(name: str, data: Any, version: str) -> ParameterSchema:
+    with_tags = version >= "2018-03-02"
+    keys = _HOT_KEYS + (("tags",) if with_tags else ())
+    data = _check_dict(data, keys, f"parameter ({name})")
+    if "type" not in data:
+        raise c.InvalidSchemaError(f"Missing parameter type for parameter: {name}")
+    tags_key = "tags" if with_tags else "Tags"
+    if not isinstance(data.get(tags_key, []), list):
+        raise c.InvalidSchemaError(f"Tags property should be a list for parameter: {name}")
+    ptype = data["type"]
+    if not isinstance(ptype, str) or ptype not in HOT_TYPES:
+        raise c.InvalidSchemaError(f"Invalid type ({ptype})")
+    found: list[c.Constraint] = []
+    raw_constraints = data.get("constraints")
+    if raw_constraints is not None:
+        if not isinstance(raw_constraints, list):
+            raise c.InvalidSchemaError(
+                f"Invalid parameter constraints for parameter {name}, expected a list")
+        for cdef in raw_constraints:
+            _check_dict(cdef, _CONSTRAINT_KEYS, "parameter constraints")
+            found.append(_hot_constraint(cdef, version >= "2017-02-24"))
+    tags = data.get("tags") if with_tags else None
+    return ParameterSchema(
+        name=name, type=ptype, value_type=HOT_TYPES[ptype], family="hot",
+        description=data.get("description"), default=data.get("default"),
+        hidden=bool(data.get("hidden", False)), label=data.get("label"),
+        immutable=bool(data.get("immutable", False)),
+        tags=tuple(tags) if tags is not None else None,
+        constraints=tuple(found), raw=data)
+
+
+def _cfn_schema(name: str, data: Any) -> ParameterSchema:
+    data = _check_dict(data, _CFN_KEYS, f"parameter ({name})")
+    if "Type" not in data:
+        raise c.InvalidSchemaError(f"Missing parameter type for parameter: {name}")
+    desc = data.get("ConstraintDescription")
+    found: list[c.Constraint] = []
+    if "MinValue" in data or "MaxValue" in data:
+        found.append(c.Range(_num(data, "MinValue"), _num(data, "MaxValue"),
+                             description=desc))
+    if "MinLength" in data or "MaxLength" in data:
+        found.append(c.Length(_num(data, "MinLength"), _num(data, "MaxLength"),
+                              description=desc))
+    if "AllowedValues" in data:
+        found.append(c.AllowedValues.of(data["AllowedValues"], desc))
+    if "AllowedPattern" in data:
+        found.append(c.AllowedPattern.of(data["AllowedPattern"], desc))
+    ptype = data["Type"]
+    if not isinstance(ptype, str) or ptype not in CFN_TYPES:
+        raise c.InvalidSchemaError(f"Invalid type ({ptype})")
+    return ParameterSchema(
+        name=name, type=ptype, value_type=CFN_TYPES[ptype], family="cfn",
+        description=data.get("Description"), default=data.get("Default"),
+        hidden=str(data.get("NoEcho", "false")).lower() == "true",
+        label=data.get("Label"), constraints=tuple(found),
+        constraint_description=desc, raw=data)
+
+
+def parse_parameter(name: str, data: Any, family: Family,
+                    version: str | None = None) -> ParameterSchema:
+    """One declaration; errors carry the path ``parameters.<name>``."""
+    try:
+        if family == "cfn":
+            return _cfn_schema(name, data)
+        return _hot_schema(name, data, version or "9999")
+    except c.InvalidSchemaError as exc:
+        raise c.InvalidSchemaError(exc.message, path=("parameters", name)) from None
+
+
+def parse_parameters_section(section: Any, family: Family,
+                             version: str | None = None) -> dict[str, ParameterSchema]:
+    """All declarations of a section, in declaration order.
+
+    ``version`` is the HOT date (``"2018-08-31"``); None means the newest rules.
+    """
+    if not section:
+        return {}
+    if not isinstance(section, Mapping):
+        raise c.InvalidSchemaError(
+            "Invalid parameters section, expected a mapping",
+            path=("parameters" if family == "hot" else "Parameters",))
+    return {str(name): parse_parameter(str(name), data, family, version)
+            for name, data in section.items()}
+
+
+# -- binding values ----------------------------------------------------------------------
+
+class EnvironmentParams(Protocol):
+    """The part of an Environment that parameter binding reads."""
+
+    @property
+    def parameters(self) -> Mapping[str, Any]: ...
+
+    @property
+    def parameter_defaults(self) -> Mapping[str, Any]: ...
+
+
+def stack_arn(identity: StackIdentity) -> str:
+    """The ARN Heat uses for AWS::StackId."""
+    return (f"arn:openstack:heat::{quote(identity.project_id, '')}:stacks/"
+            f"{quote(identity.stack_name, '')}/{quote(identity.stack_id, '')}")
+
+
+def _pseudo_schemas(identity: StackIdentity | None,
+                    family: Family) -> list[ParameterSchema]:
+    def s(name: str, default: Any, desc: str | None,
+          constraints: tuple[c.Constraint, ...] = ()) -> ParameterSchema:
+        return ParameterSchema(name=name, type="String", value_type="string",
+                               family=family, description=desc, default=default,
+                               constraints=constraints)
+
+    stack_name = identity.stack_name if identity else ""
+    if family == "cfn":
+        out = [s("AWS::StackId", stack_arn(identity) if identity else "None", "Stack ID")]
+        if stack_name:
+            out.append(s("AWS::StackName", stack_name, "Stack Name"))
+            out.append(s("AWS::Region", CFN_REGION, None,
+                         (c.AllowedValues(_CFN_REGIONS),)))
+        return out
+    out = [s("OS::stack_id", str(identity.stack_id) if identity else "", "Stack ID"),
+           s("OS::project_id", str(identity.project_id) if identity else "", "Project ID")]
+    if stack_name:
+        out.append(s("OS::stack_name", stack_name, "Stack Name"))
+    return out
+
+
+class ParameterValues(Mapping[str, Any]):
+    """One stack's parameters: typed values by name, pseudo parameters included.
+
+    Indexing gives the typed value (raising :class:`UserParameterMissing` for a
+    parameter that has none); ``hidden`` names the parameters to mask in output.
+    """
+
+    def __init__(self, schemas: Mapping[str, ParameterSchema],
+                 user_values: Mapping[str, Any], user_defaults: Mapping[str, Any],
+                 pseudo: list[ParameterSchema]) -> None:
+        self._schemas: dict[str, ParameterSchema] = {p.name: p for p in pseudo}
+        self._schemas.update(schemas)
+        self.pseudo = frozenset(p.name for p in pseudo) - set(schemas)
+        self.template_names = tuple(schemas)
+        self._user = {k: v for k, v in user_values.items() if v is not None}
+        self._defaults = {k: v for k, v in user_defaults.items()
+                          if k in self._schemas and v is not None}
+        self._typed: dict[str, Any] = {}
+        self.hidden = frozenset(n for n, s in self._schemas.items() if s.hidden)
+
+    # Mapping
+    def __getitem__(self, name: str) -> Any:
+        try:
+            return self._typed[name]
+        except KeyError:
+            pass
+        schema = self._schemas[name]
+        raw = self.raw(name)
+        if raw is None:
+            raise UserParameterMissing(f"The Parameter ({name}) was not provided.",
+                                       path=("parameters", name))
+        value = self._typed[name] = schema.coerce(raw)
+        return value
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._schemas)
+
+    def __len__(self) -> int:
+        return len(self._schemas)
+
+    # extras
+    @property
+    def schemas(self) -> Mapping[str, ParameterSchema]:
+        return self._schemas
+
+    @property
+    def user_values(self) -> Mapping[str, Any]:
+        """Values the caller/environment supplied (what Heat stores as env parameters)."""
+        return dict(self._user)
+
+    def raw(self, name: str) -> Any:
+        """The untyped value in force: user value, else parameter_default, else default."""
+        if name in self._user:
+            return self._user[name]
+        if name in self._defaults:
+            return self._defaults[name]
+        return self._schemas[name].default
+
+    def source(self, name: str) -> str:
+        if name in self.pseudo:
+            return "pseudo"
+        if name in self._user:
+            return "user"
+        if name in self._defaults:
+            return "parameter_defaults"
+        return "default" if self._schemas[name].default is not None else "missing"
+
+    def has_value(self, name: str) -> bool:
+        return self.raw(name) is not None
+
+    def display(self, name: str) -> str:
+        """Heat's text form of a value (``******`` for hidden ones)."""
+        value = self[name]
+        if name in self.hidden:
+            return "******"
+        vt = self._schemas[name].value_type
+        if vt == "list":
+            return ",".join(value)
+        if vt == "map":
+            return json.dumps(value)
+        return str(value)
+
+    def display_map(self) -> dict[str, str]:
+        """What stack show lists under ``parameters``: every parameter with a value."""
+        return {n: self.display(n) for n in self._schemas if self.has_value(n)}
+
+    def validate(self, *, validate_values: bool = True, context: Any = None) -> None:
+        """Heat's order: every declared schema, then (optionally) every value."""
+        for name, schema in self._schemas.items():
+            try:
+                schema.check_schema()
+                if not validate_values:
+                    continue
+                raw = self.raw(name)
+                if raw is None:
+                    raise UserParameterMissing(
+                        f"The Parameter ({name}) was not provided.",
+                        path=("parameters", name))
+                schema.check_value(raw, context)
+            except c.InvalidSchemaError as exc:
+                raise c.InvalidSchemaError(f"Parameter '{name}' is invalid: {exc.message}",
+                                           path=("parameters", name)) from None
+            except (ValueError, TypeError) as exc:
+                raise ParameterInvalid(f"Parameter '{name}' is invalid: {exc}",
+                                       path=("parameters", name)) from None
+
+
+def bind_parameters(schemas: Mapping[str, ParameterSchema],
+                    user_params: Mapping[str, Any] | None,
+                    environment: EnvironmentParams | None,
+                    identity: StackIdentity | None, *, family: Family = "hot",
+                    validate: bool = True, context: Any = None) -> ParameterValues:
+    """A stack's parameter values, in Heat's precedence.
+
+    Caller parameters are laid over the environment's ``parameters`` (as Heat's API
+    does); any name the template does not declare is :class:`UnknownUserParameter`.
+    ``parameter_defaults`` for undeclared names are ignored. With ``validate=False``
+    only the schemas are checked (what POST /validate does without values).
+    """
+    values: dict[str, Any] = {}
+    defaults: Mapping[str, Any] = {}
+    if environment is not None:
+        values.update(environment.parameters or {})
+        defaults = environment.parameter_defaults or {}
+    values.update(user_params or {})
+    for name in values:
+        if name not in schemas:
+            raise UnknownUserParameter(
+                f"The Parameter ({name}) was not defined in template.",
+                path=("parameters", name))
+    bound = ParameterValues(schemas, values, defaults, _pseudo_schemas(identity, family))
+    bound.validate(validate_values=validate, context=context)
+    return bound
+
+
+def immutable_modified(old: ParameterValues, new: ParameterValues,
+                       input_params: Mapping[str, Any]) -> list[str]:
+    """Names of immutable parameters whose value an update would change (Heat's rule:
+    only parameters present in both templates count)."""
+    changed = []
+    for name in new.template_names:
+        if name not in old.template_names or not new.schemas[name].immutable:
+            continue
+        new_value = input_params[name] if name in input_params else new[name]
+        if old[name] != new_value:
+            changed.append(name)
+    return changed
+
+
+def check_immutable(old: ParameterValues, new: ParameterValues,
+                    input_params: Mapping[str, Any]) -> None:
+    changed = immutable_modified(old, new, input_params)
+    if changed:
+        raise ImmutableParameterModified(
+            "The following parameters are immutable and may not be updated: "
+            + ", ".join(changed))
