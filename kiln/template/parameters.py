@@ -234,9 +234,6 @@ def _hot_schema(name: str, data: Any, version: str) -> ParameterSchema:
     tags_key = "tags" if with_tags else "Tags"
     if not isinstance(data.get(tags_key, []), list):
         raise c.InvalidSchemaError(f"Tags property should be a list for parameter: {name}")
-    ptype = data["type"]
-    if not isinstance(ptype, str) or ptype not in HOT_TYPES:
-        raise c.InvalidSchemaError(f"Invalid type ({ptype})")
     found: list[c.Constraint] = []
     raw_constraints = data.get("constraints")
     if raw_constraints is not None:
@@ -246,6 +243,9 @@ def _hot_schema(name: str, data: Any, version: str) -> ParameterSchema:
         for cdef in raw_constraints:
             _check_dict(cdef, _CONSTRAINT_KEYS, "parameter constraints")
             found.append(_hot_constraint(cdef, version >= "2017-02-24"))
+    ptype = data["type"]
+    if not isinstance(ptype, str) or ptype not in HOT_TYPES:
+        raise c.InvalidSchemaError(f"Invalid type ({ptype})")
     tags = data.get("tags") if with_tags else None
     return ParameterSchema(
         name=name, type=ptype, value_type=HOT_TYPES[ptype], family="hot",

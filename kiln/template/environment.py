@@ -1,0 +1,478 @@
+"""Stack environments: the user's parameters, defaults and resource registry.
+
+An environment reaches Heat in up to three pieces, and the way they combine is part of
+the wire contract that python-heatclient relies on:
+
+* ``environment`` — one mapping (or YAML text) in the request body;
+* ``parameters`` — the caller's ``-P`` values, laid over ``environment.parameters``;
+* ``environment_files`` — names of entries in ``files``. When present, Heat *ignores*
+  the ``environment`` body (the client also sends a client-side merge of the same
+  files there, for old servers) and merges the files in order on top of the caller's
+  parameters: later files override earlier ones, ``parameter_merge_strategies``
+  decide per parameter (``overwrite``/``merge``/``deep_merge``), names the template
+  does not declare are dropped once something is already there, and the other
+  sections merge one level deep (so a later ``resource_registry.resources`` replaces
+  an earlier one wholesale). :func:`build_environment` does exactly that.
+
+The resource registry maps type names to other type names (``OS::Thing: OS::Heat::
+None``), ``*`` globs (``OS::Net::*: OS::Neutron::*``), provider templates (a value or
+key ending in ``.yaml``/``.template``, served from ``files``), per-resource overrides
+under ``resources: {name: {Type: ...}}`` and breakpoint ``hooks`` (``resources:
+{name-glob: {hooks: [pre-create, ...]}}``). Only user mappings live here; the engine
+resolves what is left against the plugin registry.
+"""
+
+from __future__ import annotations
+
+import copy
+import fnmatch
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import yaml
+
+from kiln import errors as _e
+from kiln.template.constraints import str_to_num
+from kiln.template.parameters import ParameterSchema
+
+SECTIONS = ("parameters", "resource_registry", "parameter_defaults",
+            "encrypted_param_names", "event_sinks", "parameter_merge_strategies")
+HOOK_TYPES = ("pre-create", "pre-update", "pre-delete", "post-create", "post-update",
+              "post-delete")
+RESTRICTED_ACTIONS = ("update", "replace")
+TEMPLATE_SUFFIXES = (".yaml", ".template")
+MERGE_STRATEGIES = ("overwrite", "merge", "deep_merge")
+_MAX_ALIAS_DEPTH = 64
+
+_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class EnvironmentFormatError(_e.HTTPBadRequest):
+    """An environment that is not a valid mapping of known sections."""
+
+    heat_type = "HTTPBadRequest"
+
+
+class InvalidBreakPointHook(_e.InvalidBreakPointHook):
+    pass
+
+
+class InvalidRestrictedAction(_e.InvalidInput):
+    heat_type = "InvalidRestrictedAction"
+
+
+class InvalidMergeStrategyForParam(_e.InvalidMerge):
+    heat_type = "InvalidMergeStrategyForParam"
+
+
+class ConflictingMergeStrategyForParam(_e.InvalidMerge):
+    heat_type = "ConflictingMergeStrategyForParam"
+
+
+# -- parsing -----------------------------------------------------------------------------
+
+def _yaml_load(text: str) -> Any:
+    try:
+        return yaml.load(text, Loader=_LOADER)
+    except yaml.YAMLError:
+        # the pure-Python loader words the error with a snippet, as Heat shows it
+        try:
+            return yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise ValueError(str(exc)) from None
+
+
+def _check_sections(env: Mapping[str, Any]) -> dict[str, Any]:
+    for name in env:
+        if name not in SECTIONS:
+            raise ValueError(f'environment has wrong section "{name}"')
+        if env[name] is None:
+            raise ValueError(f'environment has empty section "{name}"')
+    return dict(env)
+
+
+def parse_environment(data: Mapping[str, Any] | str | bytes | None) -> dict[str, Any]:
+    """A request's environment as a dict of known sections (Heat's checks and wording)."""
+    try:
+        if data is None:
+            return {}
+        if isinstance(data, Mapping):
+            return _check_sections(data)
+        text = data.decode() if isinstance(data, bytes) else data
+        env = _yaml_load(text)
+        if env is None:
+            env = {}
+        if not isinstance(env, dict):
+            raise ValueError("The environment is not a valid YAML mapping data type.")
+        return _check_sections(env)
+    except ValueError as exc:
+        raise EnvironmentFormatError(f"Environment not in valid format: {exc}") from None
+
+
+# -- resource registry -------------------------------------------------------------------
+
+def _check_hooks(value: Any) -> None:
+    ok = False
+    if isinstance(value, str):
+        ok = value in HOOK_TYPES
+    elif isinstance(value, Sequence):
+        ok = all(h in HOOK_TYPES for h in value)
+    if not ok:
+        raise InvalidBreakPointHook(
+            f'Invalid hook type "{value}" for resource breakpoint, acceptable hook '
+            f"types are: {HOOK_TYPES}")
+
+
+def _check_restricted(value: Any) -> None:
+    ok = False
+    if isinstance(value, str):
+        ok = value in RESTRICTED_ACTIONS
+    elif isinstance(value, Sequence):
+        ok = all(a in RESTRICTED_ACTIONS for a in value)
+    if not ok:
+        raise InvalidRestrictedAction(
+            f'Invalid restricted_action type "{value}" for resource, acceptable '
+            f"restricted_action types are: {RESTRICTED_ACTIONS}")
+
+
+def _as_set(value: Any) -> set[str]:
+    if isinstance(value, str):
+        return {value}
+    if isinstance(value, Sequence):
+        return set(value)
+    return set()
+
+
+class ResourceRegistry:
+    """The user's type mappings, per-resource overrides and hooks."""
+
+    def __init__(self, data: Mapping[str, Any] | None = None) -> None:
+        self._reg: dict[str, Any] = {"resources": {}}
+        if data:
+            self.load(data)
+
+    def load(self, data: Mapping[str, Any]) -> None:
+        """Layer another registry snippet on top (``null`` removes an entry)."""
+        self._load([], data)
+
+    def _load(self, path: list[str], data: Mapping[str, Any]) -> None:
+        for key, value in data.items():
+            key = str(key)
+            if value is None:
+                self._remove([*path, key])
+            elif key == "hooks":
+                _check_hooks(value)
+                self._place([*path, key], value)
+            elif key == "restricted_actions":
+                _check_restricted(value)
+                self._place([*path, key], value)
+            elif isinstance(value, dict):
+                self._load([*path, key], value)
+            else:
+                if key.endswith(TEMPLATE_SUFFIXES):
+                    value = key
+                self._place([*path, key], value)
+
+    def _level(self, path: list[str]) -> dict[str, Any]:
+        level = self._reg
+        for key in path:
+            nxt = level.get(key)
+            if not isinstance(nxt, dict):
+                nxt = level[key] = {}
+            level = nxt
+        return level
+
+    def _place(self, path: list[str], value: Any) -> None:
+        self._level(path[:-1])[path[-1]] = value
+
+    def _remove(self, path: list[str]) -> None:
+        level = self._level(path[:-1])
+        name = path[-1]
+        if name.endswith("*"):
+            for key in [k for k, v in level.items()
+                        if not isinstance(v, dict) and k.startswith(name[:-1])]:
+                del level[key]
+        else:
+            level.pop(name, None)
+
+    # -- lookups -------------------------------------------------------------------------
+
+    def _candidates(self, type_name: str, resource_name: str | None,
+                    ) -> list[tuple[tuple[str, ...], str, Any]]:
+        """(path, key, value) of every user entry that applies, best first (Heat's order:
+        longer paths, i.e. per-resource overrides, before top-level ones; then by path)."""
+        found: list[tuple[tuple[str, ...], str, Any]] = []
+        if resource_name:
+            impl = self._reg["resources"].get(resource_name)
+            if isinstance(impl, dict) and type_name in impl and \
+                    not isinstance(impl[type_name], dict):
+                found.append((("resources", resource_name, type_name), type_name,
+                              impl[type_name]))
+        own = self._reg.get(type_name)
+        if own is not None and not isinstance(own, dict):
+            found.append(((type_name,), type_name, own))
+        for key, value in self._reg.items():
+            if key.endswith("*") and isinstance(value, str) and \
+                    type_name != value and type_name.startswith(key[:-1]):
+                found.append(((key,), key, value))
+        found.sort(key=lambda item: (-len(item[0]), item[0]))
+        return found
+
+    def resolve(self, type_name: str, resource_name: str | None = None) -> str:
+        """The type (or provider template file name) ``type_name`` finally maps to."""
+        current = type_name
+        for _ in range(_MAX_ALIAS_DEPTH):
+            if current.endswith(TEMPLATE_SUFFIXES):
+                return current
+            candidates = self._candidates(current, resource_name)
+            if not candidates:
+                return current
+            _path, key, value = candidates[0]
+            if not isinstance(value, str):
+                return current
+            if value.endswith(TEMPLATE_SUFFIXES):
+                return value
+            if key.endswith("*"):
+                value = value[:-1] + current[len(key) - 1:] if value.endswith("*") else value
+            if value == current:
+                return current
+            current = value
+        raise _e.StackValidationFailed(
+            f"Resource type {type_name} is mapped in a loop in resource_registry")
+
+    @staticmethod
+    def is_template(resolved: str) -> bool:
+        return resolved.endswith(TEMPLATE_SUFFIXES)
+
+    def _resource_entries(self, resource_name: str) -> list[Mapping[str, Any]]:
+        return [entry for pattern, entry in self._reg["resources"].items()
+                if isinstance(entry, dict) and fnmatch.fnmatchcase(resource_name, pattern)]
+
+    def hooks_for(self, resource_name: str) -> frozenset[str]:
+        """Breakpoints set on this resource (glob patterns match the name)."""
+        hooks: set[str] = set()
+        for entry in self._resource_entries(resource_name):
+            hooks |= _as_set(entry.get("hooks"))
+        return frozenset(hooks & set(HOOK_TYPES))
+
+    def matches_hook(self, resource_name: str, hook: str) -> bool:
+        return hook in self.hooks_for(resource_name)
+
+    def restricted_actions_for(self, resource_name: str) -> frozenset[str]:
+        actions: set[str] = set()
+        for entry in self._resource_entries(resource_name):
+            actions |= _as_set(entry.get("restricted_actions"))
+        return frozenset(actions)
+
+    def child(self, resource_name: str) -> ResourceRegistry:
+        """The registry a nested stack of ``resource_name`` sees: every mapping, but
+        under ``resources`` only what the parent's entries for that name held."""
+        out = ResourceRegistry()
+        out._reg = copy.deepcopy(self._reg)
+        merged: dict[str, Any] = {}
+        for pattern, entry in self._reg["resources"].items():
+            if isinstance(entry, dict) and fnmatch.fnmatchcase(resource_name, pattern):
+                merged.update(copy.deepcopy(entry))
+        exact = self._reg["resources"].get(resource_name)
+        if isinstance(exact, dict):
+            merged.update(copy.deepcopy(exact))
+        out._reg["resources"] = merged
+        return out
+
+    def clear_hook(self, resource_name: str, hook: str) -> None:  # pragma: no cover
+        """Kept for symmetry; Heat clears hooks through signals, not the registry."""
+
+    def as_dict(self) -> dict[str, Any]:
+        return copy.deepcopy(self._reg)
+
+
+# -- environment -------------------------------------------------------------------------
+
+class Environment:
+    """One stack's environment."""
+
+    def __init__(self, env: Mapping[str, Any] | None = None) -> None:
+        env = env or {}
+        self.parameters: dict[str, Any] = dict(env.get("parameters") or {})
+        self.parameter_defaults: dict[str, Any] = dict(env.get("parameter_defaults") or {})
+        self.encrypted_param_names: list[str] = list(env.get("encrypted_param_names") or [])
+        self.event_sinks: list[Any] = list(env.get("event_sinks") or [])
+        self.registry = ResourceRegistry(env.get("resource_registry") or {})
+
+    def load(self, snippet: Mapping[str, Any]) -> None:
+        """Layer another environment on top (Heat's Environment.load)."""
+        self.registry.load(snippet.get("resource_registry") or {})
+        self.parameters.update(snippet.get("parameters") or {})
+        self.parameter_defaults.update(snippet.get("parameter_defaults") or {})
+        self.event_sinks.extend(snippet.get("event_sinks") or [])
+
+    def to_dict(self) -> dict[str, Any]:
+        """What GET .../environment and POST /validate's ``Environment`` show."""
+        return {"resource_registry": self.registry.as_dict(),
+                "parameters": copy.deepcopy(self.parameters),
+                "parameter_defaults": copy.deepcopy(self.parameter_defaults),
+                "event_sinks": copy.deepcopy(self.event_sinks)}
+
+    def env_as_dict(self) -> dict[str, Any]:
+        """Everything, for storage (adds ``encrypted_param_names``)."""
+        out = self.to_dict()
+        out["encrypted_param_names"] = list(self.encrypted_param_names)
+        return out
+
+    def child(self, child_params: Mapping[str, Any] | None = None,
+              resource_name: str | None = None) -> Environment:
+        """The environment of a nested stack (Heat's get_child_environment): the
+        parent's registry and parameter_defaults, and the child's own parameters."""
+        base = self.to_dict()
+        base["parameters"] = {}
+        flat = child_params is not None and not any(s in child_params for s in SECTIONS)
+        if flat and child_params is not None:
+            base["parameters"] = dict(child_params)
+        env = Environment()
+        env.load(base)
+        if not flat and child_params is not None:
+            env.load(child_params)
+        if resource_name:
+            env.registry = env.registry.child(resource_name)
+        return env
+
+
+# -- merging several environment files (Heat's environment_util) ------------------------
+
+def _merge_list(old: Any, new: Any) -> Any:
+    if not old:
+        return new
+    if isinstance(new, list):
+        return list(old) + new if isinstance(old, list) else new
+    return ",".join([str(old), str(new)])
+
+
+def _merge_map(old: Any, new: Mapping[str, Any], deep: bool = False) -> Any:
+    if not old:
+        return new
+    if not isinstance(old, dict):
+        return new
+    for key, value in new.items():
+        if value is None:
+            continue
+        if not deep:
+            old[key] = value
+        elif isinstance(value, Mapping):
+            old[key] = _merge_map(old.get(key), value, True) if old.get(key) else value
+        elif isinstance(value, Sequence) and not isinstance(value, str):
+            old[key] = _merge_list(old.get(key), value) if old.get(key) else value
+        elif isinstance(value, str):
+            old[key] = str(old.get(key, "")) + value
+        else:
+            old[key] = value
+    return old
+
+
+def _parse_for_merge(value: Any, schema: ParameterSchema) -> Any:
+    try:
+        if schema.value_type == "map":
+            text = value if isinstance(value, str) else json.dumps(value)
+            if text:
+                return json.loads(text)
+        elif not isinstance(value, Sequence) and schema.value_type != "number":
+            raise ValueError()
+    except (ValueError, TypeError) as exc:
+        raise _e.StackValidationFailed(f"Invalid parameter in environment {exc}.") from None
+    return value
+
+
+def _merge_parameters(old: dict[str, Any], new: Mapping[str, Any],
+                      schemas: Mapping[str, ParameterSchema],
+                      strategies: Mapping[str, Any], chosen: dict[str, str],
+                      env_file: str) -> dict[str, Any]:
+    for key, value in new.items():
+        if key not in schemas or value is None:
+            continue
+        default = strategies.get("default", "overwrite")
+        strategy = strategies.get(key, chosen.get(key, default))
+        if strategy not in MERGE_STRATEGIES:
+            strategy = default
+        if key not in chosen:
+            chosen[key] = strategy
+        elif strategy != chosen[key]:
+            raise ConflictingMergeStrategyForParam(
+                f"Conflicting merge strategy '{strategy}' for parameter '{key}' in file "
+                f"'{env_file}'.")
+    if not old:
+        return dict(new)
+    for key, value in new.items():
+        if key not in schemas or value is None:
+            continue
+        strategy = chosen[key]
+        if strategy == "overwrite":
+            old[key] = value
+            continue
+        schema = schemas[key]
+        parsed = _parse_for_merge(value, schema)
+        vt = schema.value_type
+        if vt == "map":
+            old[key] = _merge_map(old.get(key, {}), parsed, strategy == "deep_merge")
+        elif vt == "list":
+            old[key] = _merge_list(old.get(key), parsed)
+        elif vt == "string":
+            old[key] = str(old.get(key, "")) + str(parsed)
+        elif vt == "number":
+            old[key] = str_to_num(old.get(key, 0)) + str_to_num(parsed)
+        else:
+            raise InvalidMergeStrategyForParam(
+                f"Invalid merge strategy 'merge' for parameter '{key}'.")
+    return old
+
+
+def merge_environment_files(base: dict[str, Any], environment_files: Sequence[str],
+                            files: Mapping[str, str],
+                            schemas: Mapping[str, ParameterSchema]) -> dict[str, Any]:
+    """Merge the named files, in order, into ``base`` (a parsed environment)."""
+    chosen: dict[str, str] = {}
+    for name in environment_files:
+        if name not in files:
+            raise EnvironmentFormatError(
+                f"Environment not in valid format: environment file {name} is not in files")
+        parsed = parse_environment(files[name])
+        strategies = parsed.pop("parameter_merge_strategies", {}) or {}
+        for section, value in parsed.items():
+            if not value:
+                continue
+            if section in ("parameters", "parameter_defaults"):
+                base[section] = _merge_parameters(base.get(section) or {}, value, schemas,
+                                                  strategies, chosen, name)
+            elif section in ("event_sinks", "encrypted_param_names"):
+                base[section] = list(base.get(section) or []) + list(value)
+            else:
+                base[section] = _merge_map(base.get(section), value)
+    return base
+
+
+def build_environment(environment: Mapping[str, Any] | str | None = None, *,
+                      environment_files: Sequence[str] | None = (),
+                      files: Mapping[str, str] | None = None,
+                      user_params: Mapping[str, Any] | None = None,
+                      param_schemas: Mapping[str, ParameterSchema] | None = None,
+                      ) -> Environment:
+    """The environment Heat builds for a create/update/validate request.
+
+    ``user_params`` are the request's ``parameters``; ``param_schemas`` the template's
+    (and its provider templates') declarations, which the merge of
+    ``environment_files`` needs to decide what to keep and how to merge.
+    """
+    env: dict[str, Any] = {}
+    if environment is not None and not environment_files:
+        env = parse_environment(environment)
+    env.setdefault("parameters", {})
+    env["parameters"] = dict(env["parameters"])
+    env["parameters"].update(user_params or {})
+    for section in ("resource_registry", "parameter_defaults"):
+        env.setdefault(section, {})
+    for section in ("encrypted_param_names", "event_sinks"):
+        env.setdefault(section, [])
+    env.pop("parameter_merge_strategies", None)
+    if environment_files:
+        env = merge_environment_files(env, environment_files, files or {},
+                                      param_schemas or {})
+    return Environment(env)
