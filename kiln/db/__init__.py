@@ -139,3 +139,58 @@ plaintext.
 """
 
 from __future__ import annotations
+
+from kiln.db import events, locks, resources, snapshots, software, stacks
+from kiln.db.engine import default_url, make_engine
+from kiln.db.facade import Database, open_database
+from kiln.db.records import (
+    EventQuery,
+    EventRecord,
+    LockResult,
+    NewEvent,
+    NewResource,
+    NewStack,
+    RawTemplateRecord,
+    ResourceRecord,
+    ResourceValues,
+    ServiceRecord,
+    SnapshotRecord,
+    SnapshotValues,
+    SoftwareConfigRecord,
+    SoftwareDeploymentRecord,
+    SoftwareDeploymentValues,
+    StackQuery,
+    StackRecord,
+    StackValues,
+)
+
+__all__ = [
+    "Database",
+    "EventQuery",
+    "EventRecord",
+    "LockResult",
+    "NewEvent",
+    "NewResource",
+    "NewStack",
+    "RawTemplateRecord",
+    "ResourceRecord",
+    "ResourceValues",
+    "ServiceRecord",
+    "SnapshotRecord",
+    "SnapshotValues",
+    "SoftwareConfigRecord",
+    "SoftwareDeploymentRecord",
+    "SoftwareDeploymentValues",
+    "StackQuery",
+    "StackRecord",
+    "StackValues",
+    "default_url",
+    "events",
+    "locks",
+    "make_engine",
+    "open_database",
+    "resources",
+    "snapshots",
+    "software",
+    "stacks",
+]

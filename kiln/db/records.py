@@ -240,8 +240,7 @@ class EventQuery:
     filters: Mapping[str, Any] = field(default_factory=dict)
     limit: int | None = None
     marker: str | None = None              # an event uuid
-    #: Heat's names: created_at, resource_type, resource_action, resource_status,
-    #: resource_name (unknown keys are ignored, as Heat does).
+    #: Heat's names: event_time, resource_type (others are ignored, as Heat does).
     sort_keys: Sequence[str] = ()
     sort_dir: SortDir | None = None
 

@@ -1,0 +1,69 @@
+"""Encryption of secrets at rest.
+
+Hidden template parameters and resource data a plugin marks ``redact`` are stored as
+Fernet tokens (AES-128-CBC + HMAC-SHA256, from ``cryptography``). The Fernet key is
+derived with HKDF-SHA256 from ``CONF.auth_encryption_key``, so an operator's existing
+key of any length works and the raw option value never touches the data.
+
+A stored secret is the string ``"fernet1:" + token``; the prefix names the method so a
+future key-rotation scheme can tell old values from new ones.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import json
+from typing import Any
+
+from cryptography.fernet import Fernet, InvalidToken
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
+from kiln.conf import CONF
+
+PREFIX = "fernet1:"
+
+
+class DecryptionFailed(Exception):
+    """A stored secret could not be decrypted (wrong auth_encryption_key?)."""
+
+
+@functools.lru_cache(maxsize=4)
+def _fernet(key: str) -> Fernet:
+    derived = HKDF(algorithm=hashes.SHA256(), length=32, salt=b"kiln-secrets-v1",
+                   info=b"kiln auth_encryption_key").derive(key.encode())
+    return Fernet(base64.urlsafe_b64encode(derived))
+
+
+def _current() -> Fernet:
+    return _fernet(str(CONF.auth_encryption_key))
+
+
+def is_encrypted(stored: Any) -> bool:
+    return isinstance(stored, str) and stored.startswith(PREFIX)
+
+
+def encrypt(plaintext: str) -> str:
+    return PREFIX + _current().encrypt(plaintext.encode()).decode("ascii")
+
+
+def decrypt(stored: str) -> str:
+    if not is_encrypted(stored):
+        return stored
+    try:
+        return _current().decrypt(stored[len(PREFIX):].encode("ascii")).decode()
+    except InvalidToken as exc:
+        raise DecryptionFailed("cannot decrypt a stored secret with the configured "
+                               "auth_encryption_key") from exc
+
+
+def encrypt_value(value: Any) -> str:
+    """Encrypt any JSON-able value (parameter values may be lists, maps, numbers)."""
+    return encrypt(json.dumps(value))
+
+
+def decrypt_value(stored: Any) -> Any:
+    if not is_encrypted(stored):
+        return stored
+    return json.loads(decrypt(stored))

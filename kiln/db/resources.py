@@ -1,0 +1,168 @@
+"""Resources and their private data.
+
+Several rows may share a name in one stack while an update replaces a resource (the old
+row's ``replaced_by`` points at the new one); ``get_resource_by_name`` returns the current
+one. Ids come from an AUTOINCREMENT sequence and are never reused.
+"""
+
+from __future__ import annotations
+
+import uuid as uuidlib
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.orm import Session
+from sqlalchemy.orm.util import identity_key
+
+from kiln.db import crypt
+from kiln.db.models import Resource, ResourceData, utcnow
+from kiln.db.records import NewResource, ResourceRecord, ResourceValues
+
+_FIELDS = [c.key for c in Resource.__table__.columns if c.key != "rsrc_metadata"]
+
+
+def _values(values: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(values)
+    if "metadata" in out:
+        out["rsrc_metadata"] = out.pop("metadata")
+    out.setdefault("updated_at", utcnow())
+    return out
+
+
+def _record(row: Resource, data: Mapping[str, str]) -> ResourceRecord:
+    fields = {k: getattr(row, k) for k in _FIELDS}
+    return ResourceRecord(**fields, metadata=row.rsrc_metadata, data=dict(data))
+
+
+def _records(s: Session, rows: Iterable[Resource]) -> list[ResourceRecord]:
+    rows = list(rows)
+    data = _data_of(s, [r.id for r in rows])
+    return [_record(r, data.get(r.id, {})) for r in rows]
+
+
+def _data_of(s: Session, resource_ids: Sequence[int]) -> dict[int, dict[str, str]]:
+    out: dict[int, dict[str, str]] = defaultdict(dict)
+    for i in range(0, len(resource_ids), 500):
+        chunk = resource_ids[i:i + 500]
+        rows = s.execute(sa.select(ResourceData.resource_id, ResourceData.key,
+                                   ResourceData.value, ResourceData.redact)
+                         .where(ResourceData.resource_id.in_(chunk)))
+        for rid, key, value, redact in rows:
+            out[rid][key] = crypt.decrypt(value) if redact else value
+    return out
+
+
+def create_resources(s: Session, rows: Sequence[NewResource]) -> list[ResourceRecord]:
+    now = utcnow()
+    objs = [Resource(uuid=r.uuid or str(uuidlib.uuid4()), stack_id=r.stack_id,
+                     root_stack_id=r.root_stack_id, name=r.name, type=r.type,
+                     physical_resource_id=r.physical_resource_id, action=r.action,
+                     status=r.status, status_reason=r.status_reason,
+                     properties_data=r.properties_data, rsrc_metadata=r.metadata,
+                     requires=None if r.requires is None else list(r.requires),
+                     needed_by=None if r.needed_by is None else list(r.needed_by),
+                     replaces=r.replaces, traversal_id=r.traversal_id, created_at=now)
+            for r in rows]
+    s.add_all(objs)
+    s.flush()
+    return [_record(o, {}) for o in objs]
+
+
+def get_resource(s: Session, resource_id: int) -> ResourceRecord | None:
+    row = s.get(Resource, resource_id)
+    return None if row is None else _records(s, [row])[0]
+
+
+def get_resource_by_name(s: Session, stack_id: str, name: str) -> ResourceRecord | None:
+    """The current row called ``name``: one not replaced if any, newest first."""
+    row = s.execute(sa.select(Resource).where(Resource.stack_id == stack_id,
+                                              Resource.name == name)
+                    .order_by(sa.case((Resource.replaced_by.is_(None), 0), else_=1),
+                              Resource.id.desc())
+                    .limit(1)).scalar()
+    return None if row is None else _records(s, [row])[0]
+
+
+def list_resources(s: Session, stack_id: str) -> list[ResourceRecord]:
+    rows = s.execute(sa.select(Resource).where(Resource.stack_id == stack_id)
+                     .order_by(Resource.id)).scalars()
+    return _records(s, rows)
+
+
+def list_tree_resources(s: Session, root_stack_id: str) -> list[ResourceRecord]:
+    rows = s.execute(sa.select(Resource).where(Resource.root_stack_id == root_stack_id)
+                     .order_by(Resource.id)).scalars()
+    return _records(s, rows)
+
+
+def find_resources_by_physical_id(s: Session, physical_resource_id: str) -> list[ResourceRecord]:
+    rows = s.execute(sa.select(Resource)
+                     .where(Resource.physical_resource_id == physical_resource_id)
+                     .order_by(Resource.id)).scalars()
+    return _records(s, rows)
+
+
+def count_tree_resources(s: Session, root_stack_id: str) -> int:
+    return int(s.execute(sa.select(sa.func.count(Resource.id))
+                         .where(Resource.root_stack_id == root_stack_id)).scalar_one())
+
+
+_ANY = object()
+
+
+def update_resource(s: Session, resource_id: int, values: ResourceValues, *,
+                    expected_engine: Any = _ANY) -> bool:
+    """``expected_engine``: update only if the row's ``engine_id`` is that (None = unowned),
+    which is how an engine claims a resource atomically. Returns whether a row changed."""
+    stmt = sa.update(Resource).where(Resource.id == resource_id)
+    if expected_engine is not _ANY:
+        stmt = stmt.where(Resource.engine_id.is_(None) if expected_engine is None
+                          else Resource.engine_id == expected_engine)
+    result = s.execute(stmt.values(**_values(values)))
+    return bool(result.rowcount)  # type: ignore[attr-defined]
+
+
+def update_resources(s: Session, updates: Sequence[tuple[int, ResourceValues]]) -> None:
+    """Many unconditional updates at once (executemany, grouped by the columns set)."""
+    groups: dict[tuple[str, ...], list[dict[str, Any]]] = defaultdict(list)
+    for rid, values in updates:
+        row = _values(values)
+        groups[tuple(sorted(row))].append({"_rid": rid, **{"v_" + k: v for k, v in row.items()}})
+    for keys, params in groups.items():
+        stmt = (sa.update(Resource).where(Resource.id == sa.bindparam("_rid"))
+                .values({k: sa.bindparam("v_" + k) for k in keys}))
+        s.connection().execute(stmt, params)
+    # Core executemany bypasses the identity map: drop any stale copies it holds.
+    for rid, _ in updates:
+        obj = s.identity_map.get(identity_key(Resource, rid))
+        if obj is not None:
+            s.expire(obj)
+
+
+def delete_resource(s: Session, resource_id: int) -> None:
+    s.execute(sa.delete(ResourceData).where(ResourceData.resource_id == resource_id))
+    s.execute(sa.delete(Resource).where(Resource.id == resource_id))
+
+
+def set_resource_data(s: Session, resource_id: int, key: str, value: str, *,
+                      redact: bool = False) -> None:
+    stored = crypt.encrypt(value) if redact else value
+    changed = s.execute(sa.update(ResourceData)
+                        .where(ResourceData.resource_id == resource_id,
+                               ResourceData.key == key)
+                        .values(value=stored, redact=redact))
+    if not changed.rowcount:  # type: ignore[attr-defined]
+        s.execute(sa.insert(ResourceData).values(resource_id=resource_id, key=key,
+                                                 value=stored, redact=redact))
+
+
+def get_resource_data(s: Session, resource_id: int) -> dict[str, str]:
+    return _data_of(s, [resource_id]).get(resource_id, {})
+
+
+def delete_resource_data(s: Session, resource_id: int, key: str) -> bool:
+    result = s.execute(sa.delete(ResourceData).where(ResourceData.resource_id == resource_id,
+                                                     ResourceData.key == key))
+    return bool(result.rowcount)  # type: ignore[attr-defined]

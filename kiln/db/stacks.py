@@ -1,0 +1,286 @@
+"""Stacks, their raw templates and tags.
+
+Names are unique per project among live (not soft-deleted) stacks, nested ones included,
+as in Heat. A soft-deleted stack keeps its row (``show_deleted`` lists it) but loses its
+resources and lock.
+"""
+
+from __future__ import annotations
+
+import uuid as uuidlib
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.orm import Session
+
+from kiln import errors
+from kiln.conf import CONF
+from kiln.db import _query, crypt
+from kiln.db.models import RawTemplate, Resource, Stack, StackTag, utcnow
+from kiln.db.records import (
+    NewStack,
+    RawTemplateRecord,
+    StackQuery,
+    StackRecord,
+    StackValues,
+)
+
+#: Heat's sort key names (GET /stacks ?sort_keys=) → columns.
+SORT_KEYS = {
+    "stack_name": Stack.name,
+    "stack_status": Stack.status,
+    "creation_time": Stack.created_at,
+    "updated_time": Stack.updated_at,
+}
+_STACK_FIELDS = [c.key for c in Stack.__table__.columns]
+
+
+# -- raw templates --------------------------------------------------------------------------
+
+def create_raw_template(s: Session, template: Mapping[str, Any], environment: Mapping[str, Any],
+                        files: Mapping[str, str], hidden_params: Sequence[str] = ()) -> int:
+    row = RawTemplate(template=dict(template), environment=_encrypt_env(environment,
+                                                                        hidden_params),
+                      files=dict(files))
+    s.add(row)
+    s.flush()
+    return row.id
+
+
+def get_raw_template(s: Session, template_id: int) -> RawTemplateRecord:
+    row = s.get(RawTemplate, template_id)
+    if row is None:
+        raise errors.EntityNotFound(f"The Raw Template ({template_id}) could not be found.")
+    return RawTemplateRecord(id=row.id, template=row.template,
+                             environment=_decrypt_env(row.environment), files=row.files)
+
+
+def delete_raw_template(s: Session, template_id: int) -> None:
+    s.execute(sa.delete(RawTemplate).where(RawTemplate.id == template_id))
+
+
+def _encrypt_env(environment: Mapping[str, Any], hidden: Sequence[str]) -> dict[str, Any]:
+    env = dict(environment)
+    params = dict(env.get("parameters") or {})
+    names = [n for n in hidden if n in params]
+    if CONF.encrypt_parameters_and_properties and names:
+        for name in names:
+            params[name] = crypt.encrypt_value(params[name])
+        env["parameters"] = params
+        env["encrypted_param_names"] = sorted(set(env.get("encrypted_param_names") or [])
+                                              | set(names))
+    return env
+
+
+def _decrypt_env(stored: Mapping[str, Any]) -> dict[str, Any]:
+    env = dict(stored)
+    names = env.get("encrypted_param_names") or []
+    if names:
+        params = dict(env.get("parameters") or {})
+        for name in names:
+            if name in params:
+                params[name] = crypt.decrypt_value(params[name])
+        env["parameters"] = params
+    return env
+
+
+# -- stacks ---------------------------------------------------------------------------------
+
+def _record(row: Stack, tags: Sequence[str] = ()) -> StackRecord:
+    return StackRecord(**{k: getattr(row, k) for k in _STACK_FIELDS}, tags=tuple(tags))
+
+
+def _records(s: Session, rows: Sequence[Stack]) -> list[StackRecord]:
+    tags = _tags_of(s, [r.id for r in rows])
+    return [_record(r, tags.get(r.id, ())) for r in rows]
+
+
+def _tags_of(s: Session, stack_ids: Sequence[str]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = defaultdict(list)
+    for chunk in _chunks(stack_ids, 500):
+        rows = s.execute(sa.select(StackTag.stack_id, StackTag.tag)
+                         .where(StackTag.stack_id.in_(chunk))
+                         .order_by(StackTag.stack_id, StackTag.position, StackTag.id))
+        for sid, tag in rows:
+            out[sid].append(tag)
+    return out
+
+
+def _chunks(items: Sequence[str], size: int) -> list[Sequence[str]]:
+    return [items[i:i + size] for i in range(0, len(items), size)]
+
+
+def _live_by_name(s: Session, project_id: str, name: str) -> sa.Select[Any]:
+    return (sa.select(Stack).where(Stack.project_id == project_id, Stack.name == name,
+                                   Stack.deleted_at.is_(None)))
+
+
+def create_stack(s: Session, new: NewStack) -> StackRecord:
+    if s.execute(_live_by_name(s, new.project_id, new.name).limit(1)).first() is not None:
+        raise errors.StackExists(f"The Stack ({new.name}) already exists.")
+    stack_id = new.id or str(uuidlib.uuid4())
+    raw_id = create_raw_template(s, new.template, new.environment, new.files, new.hidden_params)
+    root = new.root_stack_id
+    if root is None and new.owner_id is not None:
+        owner_root = s.execute(sa.select(Stack.root_stack_id)
+                               .where(Stack.id == new.owner_id)).scalar()
+        root = owner_root or new.owner_id
+    now = utcnow()
+    row = Stack(id=stack_id, name=new.name, project_id=new.project_id, user_id=new.user_id,
+                username=new.username, owner_id=new.owner_id, root_stack_id=root or stack_id,
+                nested_depth=new.nested_depth, parent_resource_name=new.parent_resource_name,
+                action=new.action, status=new.status, status_reason=new.status_reason,
+                raw_template_id=raw_id, timeout=new.timeout,
+                disable_rollback=new.disable_rollback,
+                stack_user_project_id=new.stack_user_project_id,
+                current_traversal=new.current_traversal, engine_id=new.engine_id,
+                lock_time=now if new.engine_id else None, created_at=now)
+    s.add(row)
+    s.flush()
+    # Another process may have inserted the same name concurrently; the older one wins.
+    rivals = s.execute(_live_by_name(s, new.project_id, new.name)
+                       .where(Stack.id != stack_id)
+                       .where(Stack.created_at <= now)).first()
+    if rivals is not None:
+        raise errors.StackExists(f"The Stack ({new.name}) already exists.")
+    _write_tags(s, stack_id, new.tags)
+    return _record(row, new.tags)
+
+
+def get_stack(s: Session, stack_id: str, *, project_id: str | None = None,
+              show_deleted: bool = False) -> StackRecord | None:
+    stmt = sa.select(Stack).where(Stack.id == stack_id)
+    if project_id is not None:
+        stmt = stmt.where(sa.or_(Stack.project_id == project_id,
+                                 Stack.stack_user_project_id == project_id))
+    if not show_deleted:
+        stmt = stmt.where(Stack.deleted_at.is_(None))
+    row = s.execute(stmt).scalar_one_or_none()
+    return None if row is None else _records(s, [row])[0]
+
+
+def get_stack_by_name(s: Session, project_id: str, name: str, *,
+                      show_deleted: bool = False) -> StackRecord | None:
+    stmt = sa.select(Stack).where(Stack.project_id == project_id, Stack.name == name)
+    if not show_deleted:
+        stmt = stmt.where(Stack.deleted_at.is_(None))
+    row = s.execute(stmt.order_by(Stack.created_at.desc()).limit(1)).scalar_one_or_none()
+    return None if row is None else _records(s, [row])[0]
+
+
+def find_stack(s: Session, project_id: str, name_or_id: str) -> StackRecord | None:
+    """Heat's identify_stack: a live stack of the project by id, else by name."""
+    return (get_stack(s, name_or_id, project_id=project_id)
+            or get_stack_by_name(s, project_id, name_or_id))
+
+
+def _base_query(q: StackQuery, what: Any) -> sa.Select[Any]:
+    stmt = sa.select(what)
+    if not q.show_deleted:
+        stmt = stmt.where(Stack.deleted_at.is_(None))
+    if not q.show_nested:
+        stmt = stmt.where(Stack.owner_id.is_(None))
+    if q.project_id is not None:
+        stmt = stmt.where(Stack.project_id == q.project_id)
+    stmt = _query.exact_filters(stmt, Stack, q.filters)
+
+    def has(tag_values: Sequence[str]) -> sa.ColumnElement[bool]:
+        return sa.exists().where(StackTag.stack_id == Stack.id, StackTag.tag.in_(tag_values))
+
+    for tag in q.tags:
+        stmt = stmt.where(has([tag]))
+    if q.tags_any:
+        stmt = stmt.where(has(q.tags_any))
+    if q.not_tags:
+        stmt = stmt.where(sa.not_(sa.and_(*[has([t]) for t in q.not_tags])))
+    if q.not_tags_any:
+        stmt = stmt.where(sa.not_(has(q.not_tags_any)))
+    if q.hidden_tags and not q.show_hidden:
+        stmt = stmt.where(sa.not_(has(q.hidden_tags)))
+    return stmt
+
+
+def list_stacks(s: Session, q: StackQuery) -> list[StackRecord]:
+    """Heat's GET /stacks: unknown sort keys are ignored; with no sort key the newest
+    come first; ``id`` breaks ties so pages never overlap or skip."""
+    keys = [SORT_KEYS[k] for k in q.sort_keys if k in SORT_KEYS]
+    if keys:
+        desc = q.sort_dir == "desc"
+    else:
+        keys = [Stack.created_at]
+        desc = q.sort_dir != "asc"
+    keys.append(Stack.id)
+    stmt = _base_query(q, Stack)
+    if q.marker:
+        marker = s.get(Stack, q.marker)
+        if marker is not None:
+            stmt = _query.after_marker(stmt, keys, [getattr(marker, k.key) for k in keys], desc)
+    stmt = _query.order_by(stmt, keys, desc)
+    if q.limit is not None:
+        stmt = stmt.limit(q.limit)
+    return _records(s, list(s.execute(stmt).scalars()))
+
+
+def count_stacks(s: Session, q: StackQuery) -> int:
+    stmt = _base_query(q, sa.func.count(Stack.id))
+    return int(s.execute(stmt).scalar_one())
+
+
+def count_project_stacks(s: Session, project_id: str) -> int:
+    return int(s.execute(sa.select(sa.func.count(Stack.id))
+                         .where(Stack.project_id == project_id,
+                                Stack.deleted_at.is_(None))).scalar_one())
+
+
+def list_child_stacks(s: Session, owner_id: str) -> list[StackRecord]:
+    rows = s.execute(sa.select(Stack).where(Stack.owner_id == owner_id,
+                                            Stack.deleted_at.is_(None))
+                     .order_by(Stack.created_at, Stack.id)).scalars()
+    return _records(s, list(rows))
+
+
+def list_tree_stacks(s: Session, root_stack_id: str) -> list[StackRecord]:
+    rows = s.execute(sa.select(Stack).where(Stack.root_stack_id == root_stack_id,
+                                            Stack.deleted_at.is_(None))
+                     .order_by(Stack.nested_depth, Stack.created_at, Stack.id)).scalars()
+    return _records(s, list(rows))
+
+
+def update_stack(s: Session, stack_id: str, values: StackValues, *,
+                 expected_traversal: str | None = None,
+                 engine_id: str | None = None) -> bool:
+    """Conditional update of a live stack. ``expected_traversal``: only if that traversal is
+    still current (a newer operation supersedes an older one); ``engine_id``: only if this
+    engine holds the lock. Returns whether the row was updated; raises EntityNotFound if
+    the stack does not exist at all."""
+    stmt = sa.update(Stack).where(Stack.id == stack_id, Stack.deleted_at.is_(None))
+    if expected_traversal is not None:
+        stmt = stmt.where(Stack.current_traversal == expected_traversal)
+    if engine_id is not None:
+        stmt = stmt.where(Stack.engine_id == engine_id)
+    updated = s.execute(stmt.values(**values)).rowcount  # type: ignore[attr-defined]
+    if not updated and s.get(Stack, stack_id) is None:
+        raise errors.EntityNotFound(f"The Stack ({stack_id}) could not be found.")
+    return bool(updated)
+
+
+def set_stack_tags(s: Session, stack_id: str, tags: Sequence[str]) -> None:
+    s.execute(sa.delete(StackTag).where(StackTag.stack_id == stack_id))
+    _write_tags(s, stack_id, tags)
+
+
+def _write_tags(s: Session, stack_id: str, tags: Sequence[str]) -> None:
+    if tags:
+        s.execute(sa.insert(StackTag), [{"stack_id": stack_id, "tag": t, "position": i}
+                                        for i, t in enumerate(tags)])
+
+
+def soft_delete_stack(s: Session, stack_id: str) -> None:
+    """The stack row stays (``show_deleted``); its resources and lock do not."""
+    if s.get(Stack, stack_id) is None:
+        raise errors.EntityNotFound(f"The Stack ({stack_id}) could not be found.")
+    s.execute(sa.delete(Resource).where(Resource.stack_id == stack_id))
+    s.execute(sa.update(Stack).where(Stack.id == stack_id)
+              .values(deleted_at=utcnow(), engine_id=None, lock_time=None))
