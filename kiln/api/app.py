@@ -1,32 +1,111 @@
 """The ASGI application serving Heat's Orchestration API v1.
 
 ``create_app`` is the one seam the CLI uses: it receives the EngineService and the
-loaded options and returns a Starlette app that knows nothing else of Kiln.
+loaded options and returns a Starlette app that knows nothing else of Kiln. Every
+response carries ``x-openstack-request-id``; every error, whatever raised it, leaves
+as Heat's fault body, and nothing a client sends can produce a traceback.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import logging
+import uuid
+from importlib import resources
+from typing import Any
 
+from oslo_config import cfg
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-if TYPE_CHECKING:
-    from oslo_config import cfg
+from kiln import errors
+from kiln.api.faults import HTTPError, fault_response
+from kiln.api.openstack_v1.common import json_response
+from kiln.api.openstack_v1.routes import v1_routes
+
+LOG = logging.getLogger("kiln.api")
+REQUEST_ID_HEADER = b"x-openstack-request-id"
 
 
-async def _versions(request: Request) -> Response:
-    base = str(request.base_url)
+async def versions(request: Request) -> Response:
+    """The version document Heat serves at ``/`` (and for unknown versions), with 300."""
+    href = str(request.base_url) + "v1/"
     body = {"versions": [{"id": "v1.0", "status": "CURRENT",
-                          "links": [{"rel": "self", "href": base + "v1/"}]}]}
-    return JSONResponse(body, status_code=300)
+                          "links": [{"rel": "self", "href": href}]}]}
+    return json_response(body, 300)
+
+
+async def openapi(request: Request) -> Response:
+    text = resources.files("kiln.api").joinpath("openapi.yaml").read_bytes()
+    return Response(text, media_type="application/yaml")
+
+
+class RequestIdMiddleware:
+    """Stamp a ``req-<uuid>`` id on the request state and the response headers (keeping
+    one an outer middleware already chose), and turn any exception that escaped the
+    routes into a fault body (500 without details)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        state = scope.setdefault("state", {})
+        request_id = state.get("request_id") or "req-" + str(uuid.uuid4())
+        state["request_id"] = request_id
+        header = (REQUEST_ID_HEADER, request_id.encode())
+        started = False
+
+        async def send_with_id(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+                headers = message.get("headers", [])
+                message["headers"] = [*(h for h in headers if h[0].lower() != header[0]),
+                                      header]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_with_id)
+        except Exception as exc:
+            if not isinstance(exc, errors.KilnError):
+                LOG.exception("unhandled error serving %s %s [%s]", scope.get("method"),
+                              scope.get("path"), request_id)
+            if started:
+                raise
+            await fault_response(exc)(scope, receive, send_with_id)
+
+
+async def _kiln_error(request: Request, exc: Exception) -> Response:
+    return fault_response(exc)
+
+
+async def _http_exception(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    headers = dict(exc.headers or {})
+    if exc.status_code == 404:
+        return fault_response(HTTPError(404, "The resource could not be found."))
+    return fault_response(HTTPError(exc.status_code, headers=headers))
 
 
 def create_app(service: Any, conf: cfg.ConfigOpts) -> Starlette:
     """Build the API app around ``service`` (an EngineService) and ``conf`` (kiln.conf.CONF)."""
-    app = Starlette(routes=[Route("/", _versions, methods=["GET"])])
+    routes = [
+        Route("/", versions, methods=["GET"]),
+        Route("/versions", versions, methods=["GET"]),
+        Route("/openapi.yaml", openapi, methods=["GET"]),
+        *v1_routes(),
+    ]
+    app = Starlette(routes=routes,
+                    exception_handlers={errors.KilnError: _kiln_error,
+                                        HTTPException: _http_exception})
+    app.router.redirect_slashes = False
     app.state.service = service
     app.state.conf = conf
+    app.add_middleware(RequestIdMiddleware)
     return app

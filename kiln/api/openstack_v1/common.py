@@ -1,0 +1,119 @@
+"""What every v1 handler needs: the engine, the caller's context, parsed inputs, JSON out.
+
+Handlers are ``async def h(call: Call) -> Any``; ``endpoint`` wraps them into Starlette
+endpoints, rendering a returned value as JSON (200) and passing a Response through.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from oslo_config import cfg
+from starlette.requests import Request
+from starlette.responses import Response
+
+from kiln import errors
+from kiln.api import identity as ident
+from kiln.api.body import read_json, require_json
+from kiln.api.faults import HTTPError
+from kiln.engine.context import RequestContext
+
+
+def _default(obj: Any) -> Any:
+    if isinstance(obj, datetime.datetime):
+        if obj.tzinfo is not None:
+            obj = obj.astimezone(datetime.UTC).replace(tzinfo=None)
+        return obj.isoformat(timespec="seconds") + "Z"
+    if isinstance(obj, set | frozenset | tuple):
+        return list(obj)
+    return str(obj)
+
+
+def dumps(data: Any) -> bytes:
+    return json.dumps(data, default=_default).encode()
+
+
+def json_response(data: Any, status: int = 200,
+                  headers: dict[str, str] | None = None) -> Response:
+    return Response(dumps(data), status_code=status, headers=headers,
+                    media_type="application/json")
+
+
+def empty(status: int) -> Response:
+    return Response(b"", status_code=status)
+
+
+@dataclass
+class Call:
+    request: Request
+    service: Any
+    conf: cfg.ConfigOpts
+    ctx: RequestContext
+    tenant: str
+
+    @property
+    def api_root(self) -> str:
+        """``http://host:port/v1/``: the prefix of every link."""
+        return str(self.request.base_url) + "v1/"
+
+    @property
+    def query(self) -> Any:
+        return self.request.query_params
+
+    def path(self, name: str) -> str:
+        return str(self.request.path_params[name])
+
+    def identity(self) -> ident.Identity:
+        """The stack named by ``/stacks/{stack_name}/{stack_id}`` in the caller's project."""
+        return ident.make_identity(self.ctx.project_id, self.path("stack_name"),
+                                   self.path("stack_id"))
+
+    async def body(self) -> dict[str, Any]:
+        return await require_json(self.request, self.conf.max_json_body_size)
+
+    async def optional_body(self) -> dict[str, Any] | None:
+        return await read_json(self.request, self.conf.max_json_body_size)
+
+
+Handler = Callable[[Call], Awaitable[Any]]
+
+
+def request_context(request: Request, tenant: str) -> RequestContext:
+    request_id = getattr(request.state, "request_id", None)
+    if request_id:
+        return RequestContext(project_id=tenant, request_id=request_id)
+    return RequestContext(project_id=tenant)
+
+
+def endpoint(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
+    async def run(request: Request) -> Response:
+        tenant = str(request.path_params["tenant_id"])
+        ctx = request_context(request, tenant)
+        if ctx.project_id != tenant and not ctx.is_admin:
+            raise errors.Forbidden("Access was denied to this resource.")
+        call = Call(request, request.app.state.service, request.app.state.conf, ctx, tenant)
+        result = await handler(call)
+        if isinstance(result, Response):
+            return result
+        return json_response(result)
+
+    run.__name__ = handler.__name__
+    run.__doc__ = handler.__doc__
+    return run
+
+
+def first(result: Any) -> Any:
+    """Heat's engine answers some calls with a one-element list; accept either."""
+    if isinstance(result, list):
+        if not result:
+            raise errors.EntityNotFound("Not found")
+        return result[0]
+    return result
+
+
+def forbidden_policy(rule: str) -> HTTPError:
+    return HTTPError(403, f"You are not authorized to use {rule}.", error_type="Forbidden")

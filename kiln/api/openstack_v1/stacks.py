@@ -1,0 +1,239 @@
+"""Stack collection and stack routes: list, create, preview, lookup redirects, show,
+update, delete, abandon, export, template/environment/files, outputs, snapshots."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlencode
+
+from starlette.responses import RedirectResponse, Response
+
+from kiln.api import identity as ident
+from kiln.api import params as p
+from kiln.api import views
+from kiln.api.faults import bad_request
+from kiln.api.instantiation import Instantiation
+from kiln.api.openstack_v1.common import (
+    Call,
+    empty,
+    first,
+    forbidden_policy,
+    json_response,
+)
+
+# Filters Heat accepts on GET /stacks (the stack fields it can query by).
+_FILTER_KEYS: dict[str, p.ParamKind] = {
+    k: "mixed" for k in ("id", "status", "name", "action", "tenant", "username", "owner_id",
+                         "stack_name", "stack_status", "stack_status_reason",
+                         "disable_rollback", "timeout_mins", "stack_owner", "parent",
+                         "stack_user_project_id")}
+_LIST_KEYS: dict[str, p.ParamKind] = {
+    "limit": "single", "marker": "single", "sort_dir": "single", "sort_keys": "multi",
+    "show_deleted": "single", "show_nested": "single", "show_hidden": "single",
+    "tags": "single", "tags_any": "single", "not_tags": "single", "not_tags_any": "single"}
+_BOOL_PARAMS = ("show_deleted", "show_nested", "show_hidden")
+_TAG_PARAMS = ("tags", "tags_any", "not_tags", "not_tags_any")
+
+
+def _instantiation(call: Call, body: dict[str, Any], *, patch: bool = False) -> Instantiation:
+    return Instantiation(body, patch=patch, max_template_size=call.conf.max_template_size)
+
+
+async def _template(call: Call, data: Instantiation) -> dict[str, Any] | None:
+    return await data.template(allowed_schemes=list(call.conf.template_url_allowed_schemes),
+                               timeout=float(call.conf.template_url_timeout))
+
+
+async def index(call: Call) -> Any:
+    query = call.query
+    if "global_tenant" in query and p.extract_bool("global_tenant", query["global_tenant"]):
+        raise forbidden_policy("stacks:global_index")
+    params = p.allowed(query, _LIST_KEYS)
+    filters = p.allowed(query, _FILTER_KEYS) or None
+    for key in _BOOL_PARAMS:
+        if key in params:
+            params[key] = p.extract_bool(key, params[key])
+    if "limit" in params:
+        params["limit"] = p.extract_int("limit", params["limit"])
+    for key in _TAG_PARAMS:
+        if key in params:
+            params[key] = p.extract_tags(params[key])
+    if "sort_dir" in params:
+        params["sort_dir"] = p.extract_sort_dir(params["sort_dir"])
+    with_count = False
+    if query.get("with_count"):
+        with_count = p.extract_bool("with_count", query["with_count"])
+    stacks = await call.service.list_stacks(call.ctx, filters=filters, **params)
+    count = None
+    if with_count:
+        count_args = {k: v for k, v in params.items()
+                      if k not in ("limit", "marker", "sort_dir", "sort_keys")}
+        count = await call.service.count_stacks(call.ctx, filters=filters, **count_args)
+    return views.stack_collection(call.request, call.api_root, call.tenant, stacks,
+                                  count=count, include_project=call.ctx.is_admin)
+
+
+async def detail(call: Call) -> Any:
+    stacks = await call.service.list_stacks(call.ctx)
+    return {"stacks": [views.format_stack(call.api_root, call.tenant, s) for s in stacks]}
+
+
+async def create(call: Call) -> Any:
+    data = _instantiation(call, await call.body())
+    name = data.stack_name()
+    args = data.args()
+    template = await _template(call, data)
+    env, files, env_files = data.environment(), data.files(), data.environment_files()
+    result = await call.service.create_stack(
+        call.ctx, stack_name=name, template=template, params=env, files=files, args=args,
+        environment_files=env_files)
+    identity = ident.coerce(result, call.tenant, name)
+    if identity is None:
+        identity = ident.coerce(result.get("stack_identity") if isinstance(result, dict)
+                                else None, call.tenant, name)
+    assert identity is not None, "create_stack returned no identity"
+    stack = views.format_stack(call.api_root, call.tenant, {"stack_identity": identity})
+    return json_response({"stack": stack}, 201,
+                         headers={"Location": stack["links"][0]["href"]})
+
+
+async def preview(call: Call) -> Any:
+    data = _instantiation(call, await call.body())
+    name = data.stack_name()
+    args = data.args()
+    template = await _template(call, data)
+    env, files, env_files = data.environment(), data.files(), data.environment_files()
+    result = await call.service.preview_stack(
+        call.ctx, stack_name=name, template=template, params=env, files=files, args=args,
+        environment_files=env_files)
+    return {"stack": views.format_stack(call.api_root, call.tenant, result)}
+
+
+async def _redirect(call: Call, identity: ident.Identity, subpath: str = "") -> Response:
+    location = ident.make_url(call.api_root, identity)
+    if subpath:
+        location = f"{location}/{subpath}"
+    if call.query:
+        location += "?" + urlencode(list(call.query.multi_items()))
+    return RedirectResponse(location, status_code=302)
+
+
+async def lookup(call: Call) -> Response:
+    """Redirect a stack name (or ARN) to its canonical ``/stacks/<name>/<id>`` URL."""
+    name = call.path("stack_name")
+    identity = ident.from_arn(name)
+    if identity is None:
+        found = await call.service.identify_stack(call.ctx, stack_name=name)
+        identity = ident.coerce(found, call.tenant, name)
+        assert identity is not None, "identify_stack returned no identity"
+    subpath = str(call.request.path_params.get("subpath", ""))
+    return await _redirect(call, identity, subpath)
+
+
+async def show(call: Call) -> Any:
+    resolve = True
+    if "resolve_outputs" in call.query:
+        resolve = p.extract_bool("resolve_outputs", call.query["resolve_outputs"])
+    result = first(await call.service.show_stack(call.ctx, stack_identity=call.identity(),
+                                                 resolve_outputs=resolve))
+    return {"stack": views.format_stack(call.api_root, call.tenant, result)}
+
+
+async def get_template(call: Call) -> Any:
+    return await call.service.get_template(call.ctx, stack_identity=call.identity())
+
+
+async def get_environment(call: Call) -> Any:
+    return await call.service.get_environment(call.ctx, stack_identity=call.identity())
+
+
+async def get_files(call: Call) -> Any:
+    return await call.service.get_files(call.ctx, stack_identity=call.identity())
+
+
+async def _update(call: Call, *, patch: bool, preview_only: bool) -> Any:
+    data = _instantiation(call, await call.body(), patch=patch)
+    args = data.args(is_update=True)
+    if preview_only and "show_nested" in call.query:
+        args["show_nested"] = p.extract_bool("show_nested", call.query["show_nested"])
+    template = await _template(call, data)
+    kwargs = dict(stack_identity=call.identity(), template=template,
+                  params=data.environment(), files=data.files(), args=args,
+                  environment_files=data.environment_files())
+    if preview_only:
+        changes = await call.service.preview_update_stack(call.ctx, **kwargs)
+        return {"resource_changes": changes}
+    await call.service.update_stack(call.ctx, **kwargs)
+    return empty(202)
+
+
+async def update(call: Call) -> Any:
+    return await _update(call, patch=False, preview_only=False)
+
+
+async def update_patch(call: Call) -> Any:
+    return await _update(call, patch=True, preview_only=False)
+
+
+async def preview_update(call: Call) -> Any:
+    return await _update(call, patch=False, preview_only=True)
+
+
+async def preview_update_patch(call: Call) -> Any:
+    return await _update(call, patch=True, preview_only=True)
+
+
+async def delete(call: Call) -> Any:
+    await call.service.delete_stack(call.ctx, stack_identity=call.identity())
+    return empty(204)
+
+
+async def abandon(call: Call) -> Any:
+    return await call.service.abandon_stack(call.ctx, stack_identity=call.identity())
+
+
+async def export(call: Call) -> Any:
+    return await call.service.export_stack(call.ctx, stack_identity=call.identity())
+
+
+async def list_outputs(call: Call) -> Any:
+    outputs = await call.service.list_outputs(call.ctx, stack_identity=call.identity())
+    return {"outputs": outputs}
+
+
+async def show_output(call: Call) -> Any:
+    output = await call.service.show_output(call.ctx, stack_identity=call.identity(),
+                                            output_key=call.path("output_key"))
+    return {"output": output}
+
+
+async def snapshot(call: Call) -> Any:
+    body = await call.body()
+    name = body.get("name")
+    if name is not None and not isinstance(name, str):
+        raise bad_request("Snapshot name must be a string")
+    return await call.service.stack_snapshot(call.ctx, stack_identity=call.identity(),
+                                             name=name)
+
+
+async def list_snapshots(call: Call) -> Any:
+    snaps = await call.service.list_snapshots(call.ctx, stack_identity=call.identity())
+    return {"snapshots": snaps}
+
+
+async def show_snapshot(call: Call) -> Any:
+    snap = await call.service.show_snapshot(call.ctx, stack_identity=call.identity(),
+                                            snapshot_id=call.path("snapshot_id"))
+    return {"snapshot": snap}
+
+
+async def delete_snapshot(call: Call) -> Any:
+    await call.service.delete_snapshot(call.ctx, stack_identity=call.identity(),
+                                       snapshot_id=call.path("snapshot_id"))
+    return empty(204)
+
+
+async def restore_snapshot(call: Call) -> Any:
+    await call.service.stack_restore(call.ctx, stack_identity=call.identity(),
+                                     snapshot_id=call.path("snapshot_id"))
+    return empty(202)

@@ -1,0 +1,167 @@
+"""Turn EngineService dicts into Heat's REST views.
+
+The engine may hand back Heat's engine-side shape (``stack_identity``,
+``stack_action`` + ``stack_status``, ``resource_identity``, ``event_identity``) or the
+REST shape (``id``, joined status); both are rendered as Heat's API does: identities
+become ``id`` + ``links``, action and status are joined, internal keys are dropped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+from urllib.parse import urlencode
+
+from starlette.requests import Request
+
+from kiln.api import identity as ident
+
+STACK_SUMMARY_KEYS = frozenset({
+    "stack_identity", "id", "stack_name", "description", "stack_status",
+    "stack_status_reason", "creation_time", "deletion_time", "updated_time",
+    "stack_owner", "parent", "stack_user_project_id", "tags"})
+
+EVENT_SUMMARY_KEYS = frozenset({
+    "event_identity", "id", "event_time", "resource_name", "resource_status",
+    "resource_status_reason", "physical_resource_id"})
+
+
+def _joined_status(item: Mapping[str, Any], action_key: str, status_key: str) -> Any:
+    status = item.get(status_key)
+    action = item.get(action_key)
+    if action and isinstance(status, str) and not status.startswith(f"{action}_"):
+        return f"{action}_{status}"
+    return status
+
+
+def format_stack(api_root: str, tenant: str, stack: Mapping[str, Any], *,
+                 keys: frozenset[str] | None = None,
+                 include_project: bool = False) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    identity = ident.coerce(stack.get("stack_identity"), tenant, stack.get("stack_name"))
+    if identity is None:
+        identity = ident.coerce(stack.get("id"), tenant, stack.get("stack_name"))
+    for key, value in stack.items():
+        if keys is not None and key not in keys:
+            continue
+        if key in ("stack_identity", "id"):
+            if "id" in out or identity is None:
+                continue
+            out["id"] = identity["stack_id"]
+            if identity["stack_name"]:
+                out["links"] = [ident.link(api_root, identity)]
+            if include_project:
+                out["project"] = identity["tenant"]
+        elif key in ("stack_action", "links", "project"):
+            continue
+        elif key == "stack_status":
+            out[key] = _joined_status(stack, "stack_action", "stack_status")
+        else:
+            out[key] = value
+    return out
+
+
+def format_resource(api_root: str, stack_identity: Mapping[str, str],
+                    res: Mapping[str, Any]) -> dict[str, Any]:
+    tenant = stack_identity["tenant"]
+    owner = ident.coerce(res.get("stack_identity"), tenant, res.get("stack_name"))
+    if owner is None:
+        owner = ident.make_identity(tenant, stack_identity["stack_name"],
+                                    stack_identity["stack_id"])
+    rid = res.get("resource_identity")
+    name = str(res.get("resource_name", ""))
+    if isinstance(rid, Mapping) and "stack_id" in rid:
+        res_identity = ident.coerce(rid, tenant) or owner
+        stack_of_res = ident.strip_path(res_identity, 2)
+    else:
+        res_identity = ident.make_identity(owner["tenant"], owner["stack_name"],
+                                           owner["stack_id"], f"/resources/{name}")
+        stack_of_res = owner
+    links = [ident.link(api_root, res_identity), ident.link(api_root, stack_of_res, "stack")]
+    nested = res.get("nested_stack_id")
+    nested_identity = ident.coerce(nested, tenant) if nested else None
+    if nested_identity is not None and nested_identity["stack_name"]:
+        links.append(ident.link(api_root, nested_identity, "nested"))
+    out: dict[str, Any] = {}
+    for key, value in res.items():
+        if key in ("stack_identity", "stack_name", "resource_action", "nested_stack_id",
+                   "metadata", "links", "resource_identity"):
+            continue
+        if key == "resource_status":
+            out[key] = _joined_status(res, "resource_action", "resource_status")
+        elif key == "resource_name":
+            out["logical_resource_id"] = value
+            out[key] = value
+        else:
+            out[key] = value
+    out["links"] = links
+    return out
+
+
+def format_event(api_root: str, stack_identity: Mapping[str, str], event: Mapping[str, Any],
+                 *, detail: bool) -> dict[str, Any]:
+    tenant = stack_identity["tenant"]
+    eid = event.get("event_identity")
+    ev_identity = ident.coerce(eid, tenant) if isinstance(eid, Mapping) else None
+    if ev_identity is None:
+        owner = ident.coerce(event.get("stack_identity"), tenant, event.get("stack_name"))
+        owner = owner or ident.make_identity(tenant, stack_identity["stack_name"],
+                                             stack_identity["stack_id"])
+        ev_identity = ident.make_identity(
+            owner["tenant"], owner["stack_name"], owner["stack_id"],
+            f"/resources/{event.get('resource_name', '')}/events/{event.get('id', '')}")
+    event_id = (ev_identity.get("path") or "").rsplit("/", 1)[-1]
+    res_identity = ident.strip_path(ev_identity, 2)
+    out: dict[str, Any] = {}
+    for key, value in event.items():
+        if not detail and key not in EVENT_SUMMARY_KEYS:
+            continue
+        if key in ("event_identity", "id"):
+            out["id"] = event_id
+            out["links"] = [ident.link(api_root, ev_identity),
+                            ident.link(api_root, res_identity, "resource"),
+                            ident.link(api_root, ident.strip_path(res_identity, 2), "stack")]
+        elif key in ("stack_identity", "stack_name", "resource_action", "root_stack_id",
+                     "links"):
+            continue
+        elif key == "resource_status":
+            out[key] = _joined_status(event, "resource_action", "resource_status")
+        elif key == "resource_name":
+            out["logical_resource_id"] = value
+            out[key] = value
+        else:
+            out[key] = value
+    root = event.get("root_stack_id")
+    root_identity = ident.coerce(root, tenant) if isinstance(root, Mapping) else None
+    if root_identity is not None and "links" in out:
+        out["links"].append(ident.link(api_root, root_identity, "root_stack"))
+    return out
+
+
+def next_links(request: Request, items: Sequence[Mapping[str, Any]]) -> list[dict[str, str]]:
+    """Heat's ``next`` link: present when a positive ``limit`` was filled exactly."""
+    try:
+        limit = int(request.query_params.get("limit") or 0)
+    except ValueError:
+        limit = 0
+    if limit <= 0 or limit != len(items) or not items:
+        return []
+    params: list[tuple[str, str]] = [
+        (k, v) for k, v in request.query_params.multi_items() if k != "marker"]
+    params.append(("marker", str(items[-1].get("id", ""))))
+    href = str(request.url.replace(query=None)) + "?" + urlencode(params)
+    return [{"rel": "next", "href": href}]
+
+
+def stack_collection(request: Request, api_root: str, tenant: str,
+                     stacks: Iterable[Mapping[str, Any]], *, count: int | None,
+                     include_project: bool) -> dict[str, Any]:
+    formatted = [format_stack(api_root, tenant, s, keys=STACK_SUMMARY_KEYS,
+                              include_project=include_project) for s in stacks]
+    result: dict[str, Any] = {"stacks": formatted}
+    links = next_links(request, formatted)
+    if links:
+        result["links"] = links
+    if count is not None:
+        result["count"] = count
+    return result

@@ -1,0 +1,67 @@
+"""A real uvicorn server running the API app alone, for wire-layer tests.
+
+No engine stands behind ``wire_server``: the requests sent to it must be answered by the
+API layer itself (version document, parsing, limits, fault bodies, ARN redirects); if one
+reached the engine it would fail loudly with a 500, which the tests check never happens.
+Engine-backed tests use the shared ``kiln_server`` fixture (a real ``kiln serve``).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import httpx
+import pytest
+import uvicorn
+from oslo_config import cfg
+
+from kiln.api.app import create_app
+from kiln.conf import CONF
+from tests.support.ports import free_port
+
+
+@dataclass
+class WireServer:
+    url: str
+    conf: cfg.ConfigOpts
+
+    def client(self) -> httpx.Client:
+        return httpx.Client(base_url=self.url, timeout=10.0, follow_redirects=False)
+
+
+def _serve(app: object, port: int) -> tuple[uvicorn.Server, threading.Thread]:
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None,
+                            access_log=False, lifespan="off")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    ready = threading.Event()
+    while not server.started:
+        if not thread.is_alive():
+            raise AssertionError("uvicorn failed to start")
+        ready.wait(0.01)  # uvicorn exposes no start event; bounded by the thread dying
+    return server, thread
+
+
+@pytest.fixture(scope="module")
+def wire_server() -> Iterator[WireServer]:
+    CONF([], project="kiln", default_config_files=[])
+    CONF.set_override("max_json_body_size", 4096)
+    CONF.set_override("max_template_size", 2048)
+    port = free_port()
+    server, thread = _serve(create_app(None, CONF), port)
+    try:
+        yield WireServer(f"http://127.0.0.1:{port}", CONF)
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        CONF.clear_override("max_json_body_size")
+        CONF.clear_override("max_template_size")
+
+
+@pytest.fixture
+def wire(wire_server: WireServer) -> Iterator[httpx.Client]:
+    with wire_server.client() as client:
+        yield client
