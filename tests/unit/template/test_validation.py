@@ -1,0 +1,126 @@
+"""The /validate body and parameter-group rules; expected bodies are Heat 27's answers
+to the same templates."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kiln import errors
+from kiln.template import constraints as c
+from kiln.template.environment import build_environment
+from kiln.template.parameters import parse_parameters_section
+from kiln.template.validation import (
+    as_validate_error,
+    validate_parameter_groups,
+    validation_summary,
+)
+
+
+def summary(params: dict[str, Any], family: str = "hot", groups: Any = None,
+            description: str = "No description", **env: Any) -> dict[str, Any]:
+    schemas = parse_parameters_section(params, family, "2018-08-31")  # type: ignore[arg-type]
+    return validation_summary(description=description, schemas=schemas,
+                              parameter_groups=groups,
+                              environment=build_environment(**env),
+                              family=family)  # type: ignore[arg-type]
+
+
+def test_every_constraint_kind_hot() -> None:
+    body = summary({
+        "a": {"type": "number", "default": 2, "constraints": [
+            {"range": {"min": 1, "max": 5}, "description": "rng"},
+            {"allowed_values": [1, 2, 3]}, {"modulo": {"step": 2, "offset": 0}}]},
+        "b": {"type": "string", "hidden": True, "label": "B", "description": "bee",
+              "constraints": [{"length": {"min": 1}}, {"allowed_pattern": "[a-z]*"},
+                              {"custom_constraint": "nova.flavor"}]},
+        "c": {"type": "comma_delimited_list", "default": "x,y"},
+        "d": {"type": "json", "default": {"k": 1}},
+        "e": {"type": "boolean", "default": "yes", "immutable": True, "tags": ["t1"]},
+    }, groups=[{"label": "G", "description": "gd", "parameters": ["a", "b"]}])
+    assert body == {
+        "Description": "No description",
+        "Parameters": {
+            "a": {"Type": "Number", "Description": "", "NoEcho": "false", "Label": "a",
+                  "Default": 2, "MinValue": 1, "MaxValue": 5, "AllowedValues": [1, 2, 3],
+                  "Step": 2, "Offset": 0, "ConstraintDescription": "rng"},
+            "b": {"Type": "String", "Description": "bee", "NoEcho": "true", "Label": "B",
+                  "MinLength": 1, "AllowedPattern": "[a-z]*",
+                  "CustomConstraint": "nova.flavor"},
+            "c": {"Type": "CommaDelimitedList", "Description": "", "NoEcho": "false",
+                  "Label": "c", "Default": "x,y"},
+            "d": {"Type": "Json", "Description": "", "NoEcho": "false", "Label": "d",
+                  "Default": {"k": 1}},
+            "e": {"Type": "Boolean", "Description": "", "NoEcho": "false", "Label": "e",
+                  "Default": "yes", "Tags": ["t1"]},
+        },
+        "ParameterGroups": [{"label": "G", "description": "gd", "parameters": ["a", "b"]}],
+        "Environment": {"resource_registry": {"resources": {}}, "parameters": {},
+                        "parameter_defaults": {}, "event_sinks": []},
+    }
+
+
+def test_cfn_constraint_descriptions_joined_and_value() -> None:
+    body = summary({
+        "a": {"Type": "Number", "MinValue": "1", "MaxValue": 9, "ConstraintDescription": "cd",
+              "AllowedValues": [1, 2], "NoEcho": "True", "Default": 1},
+        "b": {"Type": "String", "MinLength": 1, "AllowedPattern": "[a-z]+"},
+    }, family="cfn", user_params={"b": "q"})
+    assert body["Parameters"] == {
+        "a": {"Type": "Number", "Description": "", "NoEcho": "true", "Label": "a",
+              "Default": 1, "MinValue": 1, "MaxValue": 9, "AllowedValues": [1, 2],
+              "ConstraintDescription": "cd cd"},
+        "b": {"Type": "String", "Description": "", "NoEcho": "false", "Label": "b",
+              "Value": "q", "MinLength": 1, "AllowedPattern": "[a-z]+"},
+    }
+    assert "ParameterGroups" not in body
+    assert body["Environment"]["parameters"] == {"b": "q"}
+
+
+def test_parameter_defaults_shown_as_default_and_falsy_values_hidden() -> None:
+    body = summary({"a": {"type": "string", "default": "x"},
+                    "n": {"type": "number", "default": "5"}},
+                   environment={"parameter_defaults": {"a": "pd", "zz": 1},
+                                "parameters": {"a": "v", "n": 0}})
+    assert body["Parameters"]["a"]["Default"] == "pd"
+    assert body["Parameters"]["a"]["Value"] == "v"
+    assert "Value" not in body["Parameters"]["n"]
+    assert body["Environment"]["parameter_defaults"] == {"a": "pd", "zz": 1}
+
+
+def test_values_are_not_validated_but_schemas_are() -> None:
+    summary({"a": {"type": "number", "constraints": [{"range": {"max": 5}}]}},
+            user_params={"a": 9})
+    with pytest.raises(c.InvalidSchemaError) as exc:
+        summary({"a": {"type": "number", "default": 9,
+                       "constraints": [{"range": {"max": 5}}]}})
+    assert exc.value.message == \
+        "Parameter 'a' is invalid: Invalid default 9 (9 is out of range (min: None, max: 5))"
+
+
+def test_unknown_parameter() -> None:
+    with pytest.raises(errors.UnknownUserParameter):
+        summary({"a": {"type": "string"}}, user_params={"zz": 1})
+
+
+@pytest.mark.parametrize(("groups", "message"), [
+    ([{"label": "G", "parameters": ["a", "OS::stack_id", "b"]}],
+     "Parameter Groups error: parameter_groups.G: The grouped parameter b does not "
+     "reference a valid parameter."),
+    ([{"parameters": ["a"]}, {"parameters": ["a"]}],
+     "Parameter Groups error: parameter_groups.: The a parameter must be assigned to one "
+     "parameter group only."),
+    ({"x": 1}, "Parameter Groups error: parameter_groups: The parameter_groups should be "
+               "a list."),
+    ([{"label": "L"}], "Parameter Groups error: parameter_groups.L: The parameters must be "
+                       "provided for each parameter group."),
+    ([{"label": "L", "parameters": "a"}], "Parameter Groups error: parameter_groups.L: The "
+                                          "parameters of parameter group should be a list."),
+])
+def test_parameter_groups(groups: Any, message: str) -> None:
+    with pytest.raises(errors.StackValidationFailed) as exc:
+        validate_parameter_groups(groups, ["OS::stack_id", "OS::project_id", "a"])
+    assert exc.value.message == message
+    wire = as_validate_error(exc.value)
+    assert wire.error_type == "HTTPBadRequest" and wire.message == message
