@@ -16,7 +16,9 @@ instead of being polled.
 
 from __future__ import annotations
 
+import base64
 import functools
+import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, Protocol
@@ -156,6 +158,10 @@ class ResourceRuntime(Protocol):
         ``.../resources/{name}/signal`` (``heat``), or the CFN API's pre-signed
         ``/v1/waitcondition/{arn}`` (``cfn_waitcondition``) / ``/v1/signal/{arn}``."""
 
+    def signal_token(self, resource_name: str) -> str | None:
+        """A token an agent may send with a signal to *resource_name* (Heat's stack-user
+        token for TOKEN_SIGNAL); None when the deployment has no identity service."""
+
 
 class Resource:
     """Base of every resource plugin.
@@ -232,6 +238,10 @@ class Resource:
     def metadata(self, value: dict[str, Any]) -> None:
         self.state.metadata = value
 
+    def physical_resource_name(self) -> str:
+        """Heat's naming of physical things: ``<stack>-<resource>-<12 random chars>``."""
+        return f"{self.runtime.stack_name}-{self.name}-{short_id()}"
+
     # -- lifecycle (override what applies) -----------------------------------------------
     async def handle_create(self) -> Token:
         return None
@@ -297,7 +307,9 @@ class Resource:
     async def check_adopt_complete(self, token: Token) -> bool:
         return True
 
-    async def handle_signal(self, details: Any) -> None:
+    async def handle_signal(self, details: Any) -> str | None:
+        """Take a signal; the returned text (if any) becomes the event's reason after
+        ``"Signal: "``. Raise ResourceFailure/ValueError-derived KilnError to refuse it."""
         raise ResourceActionNotSupported("signal is not supported for resource.")
 
     def poll_delay(self, token: Token) -> float | None:
@@ -314,6 +326,12 @@ class Resource:
                 f"Update to properties {', '.join(frozen)} of {self.name} "
                 f"({self.type_name}) is not supported.")
         return changed
+
+    def needs_update(self, new_definition: ResourceDefinition,
+                     prop_diff: Mapping[str, Any]) -> bool:
+        """Whether a stack update must act on this resource at all (Heat: the definition
+        changed). OS::Heat::None says never; UpdateWaitConditionHandle says always."""
+        return bool(prop_diff) or new_definition.freeze() != self.definition.freeze()
 
     def needs_replace(self, prop_diff: Mapping[str, Any]) -> bool:
         """Whether applying *prop_diff* needs a new physical resource."""
@@ -354,6 +372,11 @@ class Resource:
     @classmethod
     def full_attributes_schema(cls) -> dict[str, Attribute]:
         return {**cls.attributes_schema, "show": SHOW_ATTRIBUTE}
+
+
+def short_id() -> str:
+    """12 lower-case base32 characters, the shape of Heat's short ids."""
+    return base64.b32encode(secrets.token_bytes(8)).decode("ascii")[:12].lower()
 
 
 def select_path(value: Any, path: Sequence[Any]) -> Any:

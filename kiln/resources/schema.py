@@ -7,7 +7,6 @@ the same objects is what stops the documentation and the behaviour from drifting
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -15,7 +14,7 @@ from typing import Any, Literal
 from kiln.errors import PathElement, StackValidationFailed
 from kiln.template.constraints import Constraint, check_applicable
 
-PropertyType = Literal["string", "integer", "number", "boolean", "list", "map"]
+PropertyType = Literal["string", "integer", "number", "boolean", "list", "map", "any"]
 AttributeType = Literal["string", "integer", "number", "boolean", "list", "map"]
 
 SUPPORT_STATUSES = ("UNKNOWN", "SUPPORTED", "DEPRECATED", "UNSUPPORTED", "HIDDEN")
@@ -124,43 +123,28 @@ def _to_string(prop: Property, value: Any, path: tuple[PathElement, ...]) -> Any
     if isinstance(value, str):
         return value
     if isinstance(value, bool | int):
-        return str(value).lower() if isinstance(value, bool) else str(value)
-    if isinstance(value, float):
         return str(value)
-    raise ValueError(f"Value must be a string; got {_py_repr(value)}")
+    raise ValueError(f"Value must be a string; got {value!r}")
 
 
 def _to_integer(prop: Property, value: Any, path: tuple[PathElement, ...]) -> Any:
     if value is None:
         return 0
-    if isinstance(value, bool):
-        raise TypeError(f"Value '{_py_str(value)}' is not an integer")
-    if isinstance(value, int):
-        return value
     try:
         return int(value)
-    except (ValueError, TypeError):
-        raise TypeError(f"Value '{_py_str(value)}' is not an integer") from None
+    except ValueError:
+        raise TypeError(f"Value '{value}' is not an integer") from None
 
 
 def _to_number(prop: Property, value: Any, path: tuple[PathElement, ...]) -> Any:
     if value is None:
         return 0
-    if isinstance(value, int | float) and not isinstance(value, bool):
+    if isinstance(value, int | float):
         return value
-    if isinstance(value, str):
-        try:
-            return int(value)
-        except ValueError:
-            pass
-        try:
-            number = float(value)
-        except ValueError:
-            raise ValueError(f"could not convert string to float: '{value}'") from None
-        if math.isnan(number) or math.isinf(number):
-            raise ValueError(f"could not convert string to float: '{value}'")
-        return number
-    raise TypeError(f"Value '{_py_str(value)}' is not a number")
+    try:
+        return int(value)
+    except ValueError:
+        return float(value)
 
 
 def _to_boolean(prop: Property, value: Any, path: tuple[PathElement, ...]) -> Any:
@@ -173,14 +157,14 @@ def _to_boolean(prop: Property, value: Any, path: tuple[PathElement, ...]) -> An
         if lowered not in ("true", "false"):
             raise ValueError(f'"{lowered}" is not a valid boolean')
         return lowered == "true"
-    raise TypeError(f'"{_py_str(value)}" is not a valid boolean')
+    raise TypeError(f'"{value}" is not a valid boolean')
 
 
 def _to_list(prop: Property, value: Any, path: tuple[PathElement, ...]) -> Any:
     if value is None:
         return []
     if isinstance(value, str) or not isinstance(value, Sequence):
-        raise TypeError(f'"{_py_repr(value)}" is not a list')
+        raise TypeError(f'"{value!r}" is not a list')
     item = prop.item_schema
     if item is None:
         return list(value)
@@ -191,14 +175,19 @@ def _to_map(prop: Property, value: Any, path: tuple[PathElement, ...]) -> Any:
     if value is None:
         return {}
     if not isinstance(value, Mapping):
-        raise TypeError(f'"{_py_str(value)}" is not a map')
+        raise TypeError(f'"{value}" is not a map')
     keys = prop.key_schemas
     if keys is None:
         return dict(value)
     return Properties(keys, value, path=path).as_dict()
 
 
+def _to_any(prop: Property, value: Any, path: tuple[PathElement, ...]) -> Any:
+    return value
+
+
 _CONVERTERS = {
+    "any": _to_any,
     "string": _to_string,
     "integer": _to_integer,
     "number": _to_number,
@@ -206,15 +195,6 @@ _CONVERTERS = {
     "list": _to_list,
     "map": _to_map,
 }
-
-
-def _py_str(value: Any) -> str:
-    """Render a value as Python's str() would, which is what Heat's messages show."""
-    return str(value)
-
-
-def _py_repr(value: Any) -> str:
-    return repr(value)
 
 
 @dataclass(frozen=True)
@@ -257,15 +237,18 @@ class Properties(Mapping[str, Any]):
                 raise StackValidationFailed(f"Unknown Property {key}", path=path)
         values: dict[str, Any] = {}
         for key, prop in schema.items():
-            given = data.get(key)
-            if given is None and prop.default is None:
-                if prop.required:
+            if key not in data:
+                if prop.default is not None:
+                    values[key] = prop.coerce(None, (*path, key))
+                elif prop.required:
                     raise StackValidationFailed(f"Property {key} not assigned", path=path)
-                values[key] = None
+                else:
+                    values[key] = None
                 continue
-            if not prop.implemented and key in data:
+            if not prop.implemented:
                 raise StackValidationFailed(f"Property {key} not implemented yet", path=path)
-            values[key] = prop.coerce(given, (*path, key))
+            # an explicit null is "given": it yields the default or the type's empty value
+            values[key] = prop.coerce(data[key], (*path, key))
         self._values = values
         #: the keys the template gave a non-null value for
         self.user_keys = frozenset(k for k, v in data.items() if v is not None)

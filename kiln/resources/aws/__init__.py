@@ -1,0 +1,1 @@
+"""Plugins for the ``AWS::*`` resource types."""

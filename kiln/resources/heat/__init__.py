@@ -1,0 +1,1 @@
+"""Plugins for the ``OS::Heat::*`` resource types."""

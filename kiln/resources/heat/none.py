@@ -1,0 +1,58 @@
+"""OS::Heat::None: a placeholder that can stand in for any resource type."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+from kiln.resources.base import Properties, Resource, SupportStatus, Token
+from kiln.template.definitions import ResourceDefinition
+
+
+class NoneResource(Resource):
+    """Accepts any properties and answers every attribute with None.
+
+    Operators map real types to it in an environment to switch resources off, so it must
+    never reject a template written for the type it replaces, and never update or replace.
+    """
+
+    type_name = "OS::Heat::None"
+    support_status = SupportStatus(version="5.0.0")
+    description = (
+        "Enables easily disabling certain resources via the resource_registry.\n"
+        "\n"
+        "It does nothing, but can effectively stub out any other resource because it\n"
+        "will accept any properties and return any attribute (as None). Note this\n"
+        "resource always does nothing on update (e.g it is not replaced even if a\n"
+        "change to the stubbed resource properties would cause replacement).")
+
+    @classmethod
+    def make_properties(cls, resource_name: str, resolved: Any) -> Properties:
+        return Properties({}, {})
+
+    @property
+    def properties(self) -> Properties:
+        return Properties({}, {})
+
+    @properties.setter
+    def properties(self, value: Properties) -> None:
+        pass
+
+    async def handle_create(self) -> Token:
+        self.resource_id = str(uuid.uuid4())
+        self.data["is_placeholder"] = "True"
+        return None
+
+    def needs_update(self, new_definition: ResourceDefinition,
+                     prop_diff: Mapping[str, Any]) -> bool:
+        return False
+
+    def diff_properties(self, old: Properties, new: Properties) -> dict[str, Any]:
+        return {}
+
+    def get_attribute(self, name: str, *path: Any) -> Any:
+        return None
+
+    def all_attributes(self) -> dict[str, Any]:
+        return {}
