@@ -19,6 +19,8 @@ place (``("resources", "server", "properties", "name")``).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from kiln import errors as _e
 
 
@@ -26,8 +28,36 @@ class TemplateError(_e.KilnError):
     """Base of the template layer's errors."""
 
 
+def heat_path(path: Sequence[_e.PathElement]) -> str:
+    """Heat's rendering of a path: dots between keys, ``[n]`` for list indexes."""
+    out = ""
+    for item in path:
+        if isinstance(item, int) or item.isdigit():
+            out += f"[{item}]"
+        elif out:
+            out += f".{item}"
+        else:
+            out = item
+    return out
+
+
 class StackValidationFailed(TemplateError, _e.StackValidationFailed):
-    pass
+    """Heat's ``StackValidationFailed``: ``message`` is ``"<error>: <path>: <detail>"``.
+
+    ``detail`` keeps the bare reason so a caller that re-words the prefix (the resource
+    layer's ``Property error: ...``) can rebuild the message from ``error``, ``path`` and
+    ``detail`` the way Heat does.
+    """
+
+    def __init__(self, message: str = "", *, path: Sequence[_e.PathElement] = (),
+                 error: str = "", show_path: bool = True) -> None:
+        super().__init__(message, path=path)
+        self.detail = message
+        self.error = error
+        rendered = heat_path(self.path) if show_path else ""
+        self.message = ((f"{error}: " if error else "") + (f"{rendered}: " if rendered else "")
+                        + message)
+        self.args = (self.message,)
 
 
 class InvalidTemplateVersion(TemplateError, _e.InvalidTemplateVersion):

@@ -89,16 +89,23 @@ class ResolveContext(Protocol):
         """(limit_iterators, memory_quota)."""
         ...
 
-    def resolve(self, node: Any) -> Any:
-        """Resolve nested data or nodes to plain data (memoised where allowed)."""
+    def resolve(self, node: Any, nullable: bool = False) -> Any:
+        """Resolve nested data or nodes to plain data (memoised where allowed).
+
+        Map entries and list items whose value is :data:`OMITTED` are dropped; at the top
+        level OMITTED becomes None unless ``nullable`` (then it is passed up, so an
+        enclosing container can drop the entry).
+        """
         ...
 
     def parameter(self, name: str) -> Any:
         """The typed value of a template or pseudo parameter; KeyError if unknown."""
         ...
 
-    def condition(self, name: str) -> bool:
-        """The value of a named condition; raises a template error if undefined."""
+    def condition(self, name: Any) -> bool:
+        """Heat's ``is_enabled``: None → True, a bool as is, a condition name → its
+        value. Raises ValueError (``Invalid condition "x"``) otherwise; callers attach
+        their path."""
         ...
 
     def resource_enabled(self, name: str) -> bool:
@@ -135,6 +142,10 @@ class Function:
 
     __slots__ = ("args", "fn_name", "path", "touches")
 
+    #: Indexes of list arguments parsed with the version's *condition* table (``if``'s
+    #: first argument is a condition, so ``equals`` etc. work there).
+    condition_args: ClassVar[tuple[int, ...]] = ()
+
     #: True if resolving this node itself reads resource state (get_resource, get_attr,
     #: Ref to a resource, ...). A node touches resources if it or any child does; such
     #: nodes are re-resolved every time, all others are memoised per BoundTemplate.
@@ -157,16 +168,35 @@ class Function:
         """The resolved value (plain data) for the stack behind ``ctx``."""
         return {self.fn_name: ctx.resolve(self.args)}
 
-    def dependencies(self) -> Iterator[str]:
-        """Names of resources this node itself refers to (not its children)."""
+    def dependencies(self, ctx: ResolveContext | None = None) -> Iterator[str]:
+        """Names of resources this node itself refers to (not its children).
+
+        Without ``ctx`` only literal names count (the template-wide view); with it, a
+        name computed from parameters is resolved too.
+        """
         return iter(())
+
+    def dependency_args(self, ctx: ResolveContext | None = None) -> Any:
+        """The part of ``args`` whose references count (``if`` narrows it to the branch
+        its condition picks, as Heat does)."""
+        return self.args
+
+    def check_references(self, ctx: ResolveContext) -> None:
+        """Complain about references to resources that do not exist (or are disabled)
+        the way Heat's stack validation does; called for every node of an enabled
+        resource or output."""
 
     # -- helpers ------------------------------------------------------------------------
 
     def error(self, message: str, cls: type[TemplateError] = StackValidationFailed,
               ) -> TemplateError:
-        """An error at this node's path, for ``raise self.error(...)``."""
+        """A resolution error at this node's place, for ``raise self.error(...)``."""
         return cls(message, path=self.path)
+
+    def arg_error(self, message: str) -> TemplateError:
+        """A shape error found by :meth:`validate`; Heat puts the function name on the
+        path (``resources.r.properties.v.list_join: Incorrect arguments ...``)."""
+        return StackValidationFailed(message, path=(*self.path, self.fn_name))
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.fn_name!r}, {self.args!r})"
@@ -186,16 +216,12 @@ class Removed(Function):
     __slots__ = ()
 
     def validate(self, ctx: ValidateContext) -> None:
-        from kiln.template.errors import InvalidTemplateVersion
-
-        raise InvalidTemplateVersion(
-            "The template version is invalid: The function "
-            f"{self.fn_name} is not supported in this version of HOT.",
-            path=self.path)
+        raise self.arg_error("The template version is invalid: The function "
+                             f"{self.fn_name} is not supported in this version of HOT.")
 
     def result(self, ctx: ResolveContext) -> Any:
-        self.validate(ctx)  # type: ignore[arg-type]
-        return None
+        raise self.arg_error("The template version is invalid: The function "
+                             f"{self.fn_name} is not supported in this version of HOT.")
 
 
 class Invalid(Function):
@@ -205,10 +231,10 @@ class Invalid(Function):
     __slots__ = ()
 
     def validate(self, ctx: ValidateContext) -> None:
-        raise self.error(f'The function "{self.fn_name}" is invalid in this context')
+        raise self.arg_error(f'The function "{self.fn_name}" is invalid in this context')
 
     def result(self, ctx: ResolveContext) -> Any:
-        raise self.error(f'The function "{self.fn_name}" is invalid in this context')
+        raise self.arg_error(f'The function "{self.fn_name}" is invalid in this context')
 
 
 def direct_children(data: Any) -> Iterator[Function]:
@@ -238,11 +264,19 @@ def iter_nodes(data: Any) -> Iterator[Function]:
             stack.extend(reversed(item))
 
 
-def dependencies(data: Any) -> set[str]:
-    """All resource names referred to anywhere in ``data``."""
+def dependencies(data: Any, ctx: ResolveContext | None = None) -> set[str]:
+    """All resource names referred to anywhere in ``data`` (see Function.dependencies)."""
     out: set[str] = set()
-    for node in iter_nodes(data):
-        out.update(node.dependencies())
+    stack: list[Any] = [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, Function):
+            out.update(item.dependencies(ctx))
+            stack.append(item.dependency_args(ctx))
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
     return out
 
 

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from kiln.template.errors import version_error
 from kiln.template.function import Function, Invalid, Removed
@@ -154,7 +154,7 @@ class VersionRegistry:
     def keys(self) -> set[str]:
         return {k for (k, _label) in self._versions}
 
-    def detect(self, data: Mapping[object, object]) -> TemplateVersion:
+    def detect(self, data: Mapping[Any, Any]) -> TemplateVersion:
         """The version a parsed template declares (Heat's rules for ambiguity)."""
         ensure_loaded()
         present = [k for k in self.keys() if isinstance(data.get(k), str)]

@@ -1,0 +1,277 @@
+"""One stack's view of a template: parameters bound, conditions decided, lazy resolution.
+
+Resolution is lazy and memoised: a function node that reads no resource state (its
+subtree has no get_resource/get_attr/Ref/...) is resolved once for the life of the
+BoundTemplate; nodes that do are resolved again on every call, because resource state
+changes during an action. Memoised values are shared: treat resolved data as
+read-only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from kiln.errors import KilnError
+from kiln.template import dependencies as deps_mod
+from kiln.template.conditions import Conditions
+from kiln.template.definitions import ResourceDefinition, ResourceResolver, StackIdentity
+from kiln.template.errors import StackValidationFailed, reference_error
+from kiln.template.function import OMITTED, Function
+from kiln.template.outputs import NO_DESCRIPTION, OutputResult, error_text
+from kiln.template.versions import TemplateVersion
+
+if TYPE_CHECKING:
+    from kiln.template.template import ResourceSnippet, Template
+
+
+class NullResolver:
+    """Resources that do not exist yet (validation, preview): get_resource gives the
+    name, attributes are None — what Heat shows before a resource is created."""
+
+    def reference(self, name: str) -> Any:
+        return name
+
+    def attribute(self, name: str, attr: str, path: Sequence[Any]) -> Any:
+        return None
+
+    def all_attributes(self, name: str) -> Mapping[str, Any]:
+        return {}
+
+    def resource_type(self, name: str) -> str:
+        return ""
+
+    def facade(self, kind: str) -> Any:
+        return None
+
+    def availability_zones(self) -> list[str]:
+        return []
+
+
+_NULL_IDENTITY = StackIdentity(stack_name="", stack_id="", project_id="")
+
+
+class BoundTemplate:
+    """Template + environment + parameters + resolver: the ResolveContext of a stack."""
+
+    def __init__(self, template: Template, *, environment: Any,
+                 user_params: Mapping[str, Any], identity: StackIdentity | None,
+                 resolver: ResourceResolver | None, validate_params: bool = True,
+                 yaql_limits: tuple[int, int] = (200, 10000), context: Any = None) -> None:
+        from kiln.template.parameters import bind_parameters
+
+        self.template = template
+        self._identity = identity or _NULL_IDENTITY
+        self._resolver: ResourceResolver = resolver or NullResolver()
+        self._yaql_limits = yaql_limits
+        self.parameters = bind_parameters(
+            template.parameter_schemas, user_params, environment, identity,
+            family=template.version.family, validate=validate_params, context=context)
+        self._memo: dict[int, Any] = {}
+        self._conditions = Conditions(template.condition_definitions, self.resolve)
+        self._enabled: dict[str, bool] = {}
+        self._definitions: dict[str, ResourceDefinition] | None = None
+
+    # -- ResolveContext -----------------------------------------------------------------
+
+    @property
+    def version(self) -> TemplateVersion:
+        return self.template.version
+
+    @property
+    def resolver(self) -> ResourceResolver:
+        return self._resolver
+
+    @property
+    def identity(self) -> StackIdentity:
+        return self._identity
+
+    @property
+    def files(self) -> Mapping[str, str]:
+        return self.template.files
+
+    @property
+    def mappings(self) -> Mapping[str, Any]:
+        return self.template.mappings
+
+    @property
+    def yaql_limits(self) -> tuple[int, int]:
+        return self._yaql_limits
+
+    def resolve(self, node: Any, nullable: bool = False) -> Any:
+        if isinstance(node, Function):
+            if node.touches:
+                value = node.result(self)
+            else:
+                key = id(node)
+                try:
+                    value = self._memo[key]
+                except KeyError:
+                    value = self._memo[key] = node.result(self)
+            if value is OMITTED and not nullable:
+                return None
+            return value
+        if isinstance(node, dict):
+            out = {}
+            for k, v in node.items():
+                r = self.resolve(v, True)
+                if r is not OMITTED:
+                    out[k] = r
+            return out
+        if isinstance(node, list):
+            items = []
+            for v in node:
+                r = self.resolve(v, True)
+                if r is not OMITTED:
+                    items.append(r)
+            return items
+        return node
+
+    def parameter(self, name: str) -> Any:
+        return self.parameters[name]
+
+    def condition(self, name: Any) -> bool:
+        return self._conditions.is_enabled(name)
+
+    def resource_enabled(self, name: str) -> bool:
+        """False if the resource's condition is false; KeyError if never declared."""
+        try:
+            return self._enabled[name]
+        except KeyError:
+            pass
+        snippet = self.template.resources[name]
+        self._enabled[name] = enabled = self._condition_at(
+            snippet.condition, (self.template.keys.resources, name,
+                                self.template.keys.condition))
+        return enabled
+
+    def _condition_at(self, tree: Any, path: tuple[str, ...]) -> bool:
+        if tree is None:
+            return True
+        try:
+            return self._conditions.is_enabled(self.resolve(tree))
+        except ValueError as exc:
+            raise StackValidationFailed(str(exc), path=path) from None
+
+    # -- the stack's view -----------------------------------------------------------------
+
+    @property
+    def conditions(self) -> Mapping[str, bool]:
+        return self._conditions.all()
+
+    def enabled_resource_names(self) -> list[str]:
+        return [n for n in self.template.resources if self.resource_enabled(n)]
+
+    def validate(self) -> None:
+        """What Heat's stack validation checks of the template (not property values):
+        conditions, references to missing or disabled resources, deletion policies,
+        output references, dependency cycles."""
+        self._conditions.check_types()
+        self._conditions.all()
+        definitions = self.resource_definitions()
+        for name, output in self.template.outputs.items():
+            path = (self.template.keys.outputs, name, self.template.keys.condition)
+            if self._condition_at(output.condition, path):
+                _check_references(output.value, self)
+        deps_mod.check_acyclic({n: d.depends_on for n, d in definitions.items()})
+
+    def resource_definitions(self) -> dict[str, ResourceDefinition]:
+        """Definitions of the enabled resources, in declaration order."""
+        if self._definitions is None:
+            self._definitions = {
+                name: self._definition(snippet)
+                for name, snippet in self.template.resources.items()
+                if self.resource_enabled(name)}
+        return self._definitions
+
+    def _definition(self, snippet: ResourceSnippet) -> ResourceDefinition:
+        name = snippet.name
+        keys = self.template.keys
+        _check_references(snippet.properties, self)
+        _check_references(snippet.metadata, self)
+        explicit = []
+        for dep in snippet.depends_on:
+            if dep not in self.template.resources:
+                raise reference_error(dep, name, (keys.resources, name, keys.depends_on))
+            if self.resource_enabled(dep):
+                explicit.append(dep)
+        implied = deps_mod_names(snippet, self)
+        depends = frozenset(explicit) | implied
+        external = snippet.external_id
+        if external is not None and self.resolve(external):
+            if explicit:
+                raise StackValidationFailed(
+                    f"Invalid dependency with external {snippet.type} resource: "
+                    f"{self.resolve(external)}", path=(keys.resources, name),
+                    show_path=False)
+            depends = frozenset()
+        return ResourceDefinition(
+            name=name, type=snippet.type, properties=snippet.properties,
+            metadata=snippet.metadata, depends_on=depends,
+            deletion_policy=self._deletion_policy(snippet),
+            update_policy=snippet.update_policy, external_id=external,
+            condition=snippet.condition if isinstance(snippet.condition, str) else None,
+            raw=snippet.raw)
+
+    def _deletion_policy(self, snippet: ResourceSnippet) -> str:
+        if snippet.deletion_policy is None:
+            return "Delete"
+        policy = self.resolve(snippet.deletion_policy)
+        policies = self.version.deletion_policies
+        if not isinstance(policy, str) or policy not in policies:
+            raise StackValidationFailed(
+                f'Invalid deletion policy "{policy}"',
+                path=(self.template.keys.resources, snippet.name,
+                      self.template.keys.deletion_policy), show_path=False)
+        return policies[policy]
+
+    def dependencies(self) -> Mapping[str, frozenset[str]]:
+        return {n: d.depends_on for n, d in self.resource_definitions().items()}
+
+    def outputs(self) -> dict[str, OutputResult]:
+        return {name: self.output(name) for name in self.template.outputs}
+
+    def output(self, name: str) -> OutputResult:
+        """One output; a failure becomes its ``error`` instead of propagating."""
+        snippet = self.template.outputs[name]
+        desc = NO_DESCRIPTION if snippet.description is None else str(snippet.description)
+        try:
+            path = (self.template.keys.outputs, name, self.template.keys.condition)
+            if not self._condition_at(snippet.condition, path):
+                return OutputResult(name=name, description=desc)
+            value = self.resolve(snippet.value)
+        except KilnError as exc:
+            return OutputResult(name=name, error=error_text(exc), description=desc,
+                                error_type=exc.error_type)
+        return OutputResult(name=name, value=value, description=desc)
+
+    def output_dependencies(self, name: str) -> frozenset[str]:
+        """Resources an output reads (for ordering and for ``show_output``)."""
+        from kiln.template.function import dependencies
+
+        snippet = self.template.outputs[name]
+        try:
+            names = dependencies(snippet.value, self)
+        except KilnError:
+            return frozenset()
+        return frozenset(n for n in names if n in self.template.resources
+                         and self.resource_enabled(n))
+
+
+def deps_mod_names(snippet: ResourceSnippet, ctx: BoundTemplate) -> frozenset[str]:
+    from kiln.template.function import dependencies
+
+    return frozenset(dependencies([snippet.properties, snippet.metadata], ctx))
+
+
+def _check_references(tree: Any, ctx: BoundTemplate) -> None:
+    stack: list[Any] = [tree]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, Function):
+            item.check_references(ctx)
+            stack.append(item.dependency_args(ctx))
+        elif isinstance(item, dict):
+            stack.extend(reversed(list(item.values())))
+        elif isinstance(item, list):
+            stack.extend(reversed(item))

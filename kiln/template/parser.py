@@ -1,0 +1,181 @@
+"""Turning a request body into plain template data, safely.
+
+Heat's rules: JSON is tried first, then YAML (safe loader; unquoted dates stay strings);
+the result must be a mapping. Kiln adds the guarantees Heat lacks, because a template is
+untrusted input:
+
+* the size limit is checked before any parsing;
+* flow nesting deeper than :data:`MAX_DEPTH` is refused *before* libyaml sees it
+  (libyaml recurses on the C stack and crashes the process on ~100k nested brackets);
+* the parsed data is walked once: nesting deeper than :data:`MAX_DEPTH` (so every later
+  recursive walk is bounded far below Python's recursion limit) and YAML alias
+  expansion beyond a budget proportional to the text ("billion laughs") are rejected.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import yaml
+
+from kiln.template.errors import (
+    RequestLimitExceeded,
+    StackValidationFailed,
+    TemplateError,
+    TemplateParseError,
+)
+
+#: Deepest nesting of maps/lists a template may have. Real templates stay under ~20.
+MAX_DEPTH = 128
+#: Alias expansion budget: parsed elements may not exceed this many per input character
+#: (plus a floor), so shared YAML anchors cannot multiply the work of later passes.
+EXPANSION_PER_CHAR = 4
+EXPANSION_FLOOR = 100_000
+
+_BASE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _Loader(_BASE_LOADER):  # type: ignore[misc]
+    """Safe loader; timestamps stay strings (``heat_template_version: 2016-10-14``)."""
+
+
+class _PyLoader(yaml.SafeLoader):
+    """Pure-Python loader, used only to word a syntax error the way Heat shows it."""
+
+
+def _construct_str(loader: Any, node: Any) -> Any:
+    return loader.construct_scalar(node)
+
+
+for _cls in (_Loader, _PyLoader):
+    _cls.add_constructor("tag:yaml.org,2002:timestamp", _construct_str)
+    _cls.add_constructor("tag:yaml.org,2002:str", _construct_str)
+
+_BRACKETS = re.compile(r"[\[\]{}]")
+
+
+def check_size(text: str, max_size: int) -> None:
+    if len(text) > max_size:
+        raise RequestLimitExceeded(
+            f"Request limit exceeded: Template size ({len(text)} bytes) exceeds maximum "
+            f"allowed size ({max_size} bytes).")
+
+
+def _flow_depth_ok(text: str) -> bool:
+    """Upper bound of bracket nesting; quoted brackets only make it more cautious."""
+    depth = 0
+    for ch in _BRACKETS.findall(text):
+        if ch in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                return False
+        elif depth:
+            depth -= 1
+    return True
+
+
+def _too_deep() -> StackValidationFailed:
+    return StackValidationFailed(
+        f"Template is nested too deeply (more than {MAX_DEPTH} levels of maps or lists).")
+
+
+def parse_text(text: str | bytes, *, max_size: int = 524288,
+               url: str | None = None) -> dict[str, Any]:
+    """Parse a JSON or YAML template body into a dict (Heat's rules plus safety limits)."""
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise TemplateParseError(f"Error parsing template: {exc}") from None
+    check_size(text, max_size)
+    if not _flow_depth_ok(text):
+        raise _too_deep()
+    data: Any
+    try:
+        data = json.loads(text)
+    except RecursionError:
+        raise _too_deep() from None
+    except ValueError:
+        data = _load_yaml(text, url)
+    if not isinstance(data, dict):
+        raise TemplateParseError("The template is not a JSON object or YAML mapping.")
+    check_shape(data, budget=max(EXPANSION_FLOOR, EXPANSION_PER_CHAR * len(text)))
+    return data
+
+
+def _load_yaml(text: str, url: str | None) -> Any:
+    try:
+        data = yaml.load(text, Loader=_Loader)
+    except yaml.YAMLError as exc:
+        raise _yaml_error(text, exc, url) from None
+    except RecursionError:
+        raise _too_deep() from None
+    return {} if data is None else data
+
+
+def _yaml_error(text: str, exc: yaml.YAMLError, url: str | None) -> TemplateParseError:
+    detail: yaml.YAMLError = exc
+    try:  # Heat words the error with the pure loader, which quotes the offending line
+        yaml.load(text, Loader=_PyLoader)
+    except yaml.YAMLError as py_exc:
+        detail = py_exc
+    except RecursionError:
+        pass
+    err = TemplateParseError(f"Error parsing template {url or '[root stack]'} {detail}")
+    mark = getattr(detail, "problem_mark", None) or getattr(detail, "context_mark", None)
+    err.line = mark.line + 1 if mark is not None else None  # type: ignore[attr-defined]
+    err.column = mark.column + 1 if mark is not None else None  # type: ignore[attr-defined]
+    return err
+
+
+def check_shape(data: Any, *, budget: int) -> None:
+    """Reject nesting beyond MAX_DEPTH and alias expansion beyond ``budget`` elements."""
+    stack: list[tuple[Any, int]] = [(data, 0)]
+    seen = 0
+    while stack:
+        item, depth = stack.pop()
+        seen += 1
+        if seen > budget:
+            raise RequestLimitExceeded(
+                "Request limit exceeded: Template expands to more than "
+                f"{budget} elements (YAML aliases).")
+        if isinstance(item, dict):
+            if depth >= MAX_DEPTH:
+                raise _too_deep()
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list):
+            if depth >= MAX_DEPTH:
+                raise _too_deep()
+            stack.extend((v, depth + 1) for v in item)
+
+
+def load_data(body: str | bytes | Mapping[str, Any], *, max_size: int = 524288,
+              url: str | None = None) -> dict[str, Any]:
+    """Body as the API receives it (text, or JSON already decoded) → template dict."""
+    if isinstance(body, str | bytes):
+        return parse_text(body, max_size=max_size, url=url)
+    if not isinstance(body, Mapping):
+        raise TemplateParseError("The template is not a JSON object or YAML mapping.")
+    data = dict(body)
+    try:
+        size = len(json.dumps(data))
+    except (TypeError, ValueError):
+        size = len(str(data))
+    except RecursionError:
+        raise _too_deep() from None
+    check_size_value(size, max_size)
+    check_shape(data, budget=max(EXPANSION_FLOOR, EXPANSION_PER_CHAR * size))
+    return data
+
+
+def check_size_value(size: int, max_size: int) -> None:
+    if size > max_size:
+        raise RequestLimitExceeded(
+            f"Request limit exceeded: Template size ({size} bytes) exceeds maximum "
+            f"allowed size ({max_size} bytes).")
+
+
+__all__ = ["MAX_DEPTH", "TemplateError", "check_shape", "load_data", "parse_text"]

@@ -1,0 +1,358 @@
+"""A parsed template (:class:`Template`) and its entry point :func:`load_template`.
+
+Loading does, in Heat's order: size limit, JSON/YAML, version, top-level sections,
+the shape of every resource and output, parameter declarations (T2's
+:mod:`kiln.template.parameters`), then builds the immutable function tree of every
+resource, output and condition once and checks each function's arguments. Binding to a
+stack (parameters, environment, resolver) is :meth:`Template.bind`, in
+:mod:`kiln.template.bound`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from kiln.errors import PathElement
+from kiln.template import parser
+from kiln.template.definitions import ResourceResolver, StackIdentity
+from kiln.template.errors import StackValidationFailed, section_error
+from kiln.template.function import Function
+from kiln.template.versions import REGISTRY, TemplateVersion
+
+if TYPE_CHECKING:
+    from kiln.template.bound import BoundTemplate
+
+
+@dataclass(frozen=True)
+class Keys:
+    """Section and key names of one family (HOT lower_case, CFN CamelCase)."""
+
+    resources: str
+    outputs: str
+    parameters: str
+    conditions: str
+    description: str
+    parameter_groups: str | None
+    mappings: str | None
+    type: str
+    properties: str
+    metadata: str
+    depends_on: str
+    deletion_policy: str
+    update_policy: str
+    res_description: str
+    external_id: str | None
+    condition: str
+    value: str
+    out_description: str
+
+
+HOT_KEYS = Keys("resources", "outputs", "parameters", "conditions", "description",
+                "parameter_groups", None, "type", "properties", "metadata", "depends_on",
+                "deletion_policy", "update_policy", "description", "external_id",
+                "condition", "value", "description")
+CFN_KEYS = Keys("Resources", "Outputs", "Parameters", "Conditions", "Description",
+                None, "Mappings", "Type", "Properties", "Metadata", "DependsOn",
+                "DeletionPolicy", "UpdatePolicy", "Description", None, "Condition",
+                "Value", "Description")
+
+
+@dataclass(frozen=True)
+class ResourceSnippet:
+    """One resource as parsed (function trees, not yet resolved)."""
+
+    name: str
+    type: Any
+    properties: Any
+    metadata: Any
+    depends_on: tuple[str, ...]
+    deletion_policy: Any
+    update_policy: Any
+    description: Any
+    external_id: Any
+    condition: Any
+    raw: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class OutputSnippet:
+    name: str
+    value: Any
+    description: Any
+    condition: Any
+    raw: Mapping[str, Any]
+
+
+@dataclass
+class Template:
+    """A template parsed once; immutable and shareable between stacks."""
+
+    raw: Mapping[str, Any]
+    version: TemplateVersion
+    files: Mapping[str, str]
+    keys: Keys
+    description: str
+    parameter_schemas: Mapping[str, Any]
+    parameter_groups: list[Any]
+    resources: dict[str, ResourceSnippet]
+    outputs: dict[str, OutputSnippet]
+    condition_definitions: dict[str, Any]
+    mappings: Mapping[str, Any] = field(default_factory=dict)
+
+    # -- the ValidateContext protocol ---------------------------------------------------
+
+    @property
+    def resource_names(self) -> list[str]:
+        return list(self.resources)
+
+    @property
+    def parameter_names(self) -> list[str]:
+        return list(self.parameter_schemas)
+
+    @property
+    def condition_names(self) -> list[str]:
+        return list(self.condition_definitions)
+
+    # -- binding --------------------------------------------------------------------------
+
+    def bind(self, *, environment: Any = None, user_params: Mapping[str, Any] | None = None,
+             identity: StackIdentity | None = None, resolver: ResourceResolver | None = None,
+             validate_params: bool = True, yaql_limits: tuple[int, int] = (200, 10000),
+             context: Any = None) -> BoundTemplate:
+        """This template with one stack's parameters, environment and resources."""
+        from kiln.template.bound import BoundTemplate
+
+        return BoundTemplate(self, environment=environment, user_params=user_params or {},
+                             identity=identity, resolver=resolver,
+                             validate_params=validate_params, yaql_limits=yaql_limits,
+                             context=context)
+
+    def validate_shallow(self) -> None:
+        """What Heat checks without a stack: done at load; kept for the contract."""
+
+    def all_nodes(self) -> list[Function]:
+        from kiln.template.function import iter_nodes
+
+        trees: list[Any] = []
+        for r in self.resources.values():
+            trees += [r.properties, r.metadata, r.update_policy, r.deletion_policy,
+                      r.external_id, r.condition]
+        for o in self.outputs.values():
+            trees += [o.value, o.condition]
+        trees.append(list(self.condition_definitions.values()))
+        return list(iter_nodes(trees))
+
+
+def _type_name(value: Any) -> str:
+    return str(type(value))
+
+
+class _Builder:
+    """Turns plain template data into function trees for one version."""
+
+    def __init__(self, version: TemplateVersion, ctx: Any) -> None:
+        self.functions = version.functions()
+        self.cond_functions = version.condition_functions()
+        self.ctx = ctx
+
+    def build(self, data: Any, path: tuple[PathElement, ...], *,
+              condition: bool = False) -> Any:
+        if isinstance(data, dict):
+            if len(data) == 1:
+                ((key, raw),) = data.items()
+                table = self.cond_functions if condition else self.functions
+                cls = table.get(key) if isinstance(key, str) else None
+                if cls is not None:
+                    fpath = (*path, key)
+                    args: Any
+                    if cls.condition_args and isinstance(raw, list):
+                        args = [self.build(a, (*fpath, i),
+                                           condition=(i in cls.condition_args) or condition)
+                                for i, a in enumerate(raw)]
+                    else:
+                        args = self.build(raw, fpath, condition=condition)
+                    node = cls(key, args, path)
+                    node.validate(self.ctx)
+                    return node
+            return {k: self.build(v, (*path, k if isinstance(k, str | int) else str(k)),
+                                  condition=condition)
+                    for k, v in data.items()}
+        if isinstance(data, list):
+            return [self.build(v, (*path, i), condition=condition)
+                    for i, v in enumerate(data)]
+        return data
+
+
+def load_template(body: str | bytes | Mapping[str, Any], *,
+                  files: Mapping[str, str] | None = None,
+                  max_size: int = 524288, url: str | None = None) -> Template:
+    """Parse, check and build a template (see the module docstring for the order)."""
+    data = parser.load_data(body, max_size=max_size, url=url)
+    return build_template(data, files=files or {})
+
+
+def build_template(data: dict[str, Any], *, files: Mapping[str, str]) -> Template:
+    version = REGISTRY.detect(data)
+    keys = HOT_KEYS if version.family == "hot" else CFN_KEYS
+    for key in data:
+        if key not in version.sections:
+            raise section_error(str(key))
+    description = data.get(keys.description)
+    raw_resources = _section_map(data, keys.resources, "resource")
+    raw_outputs = _section_map(data, keys.outputs, "output")
+    _check_resources(raw_resources, version, keys)
+    _check_outputs(raw_outputs, version, keys)
+    raw_conditions: Any = {}
+    if version.conditions_section is not None:
+        raw_conditions = data.get(version.conditions_section) or {}
+        if not isinstance(raw_conditions, dict):
+            raise StackValidationFailed(
+                "Condition definitions must be a map. Found a "
+                f"{type(raw_conditions).__name__} instead",
+                error="Conditions validation error", path=(version.conditions_section,),
+                show_path=False)
+    from kiln.template.parameters import parse_parameters_section
+
+    schemas = parse_parameters_section(data.get(keys.parameters), version.family,
+                                       version.date if version.family == "hot" else None)
+    mappings = data.get(keys.mappings) if keys.mappings else None
+    groups = data.get(keys.parameter_groups) if keys.parameter_groups else None
+    template = Template(
+        raw=data, version=version, files=dict(files), keys=keys,
+        description=description if isinstance(description, str) else "No description",
+        parameter_schemas=schemas, parameter_groups=list(groups or []),
+        resources={}, outputs={}, condition_definitions={},
+        mappings=mappings if isinstance(mappings, dict) else {})
+    builder = _Builder(version, template)
+    cond_section = version.conditions_section or keys.conditions
+    template.condition_definitions = {
+        str(n): builder.build(d, (cond_section, str(n)), condition=True)
+        for n, d in raw_conditions.items()}
+    template.resources = {
+        str(n): _resource(builder, str(n), r, keys) for n, r in raw_resources.items()}
+    template.outputs = {
+        str(n): _output(builder, str(n), o, keys) for n, o in raw_outputs.items()}
+    return template
+
+
+def _section_map(data: Mapping[str, Any], key: str, what: str) -> dict[Any, Any]:
+    section = data.get(key) or {}
+    if not isinstance(section, dict):
+        raise StackValidationFailed(
+            f'"{key}" must contain a map of {what} maps. Found a '
+            f"[{_type_name(section)}] instead", path=(key,), show_path=False)
+    return section
+
+
+def _check_resources(resources: dict[Any, Any], version: TemplateVersion, keys: Keys) -> None:
+    """Heat's shape rules for resources, checked in name order as Heat does."""
+    for name in sorted(resources, key=str):
+        snippet = resources[name]
+        path = (keys.resources, str(name))
+        if not isinstance(snippet, dict):
+            if not snippet:
+                raise _type_missing(keys, path)
+            raise StackValidationFailed(
+                f'"{keys.resources}" must contain a map of resource maps. Found a '
+                f"[{_type_name(snippet)}] instead", path=path, show_path=False)
+        for key in snippet:
+            if key not in version.resource_keys:
+                raise StackValidationFailed(
+                    f'"{key}" is not a valid keyword inside a resource definition',
+                    path=(*path, str(key)), show_path=False)
+        if not snippet.get(keys.type):
+            raise _type_missing(keys, path)
+
+
+def _type_missing(keys: Keys, path: Sequence[PathElement]) -> StackValidationFailed:
+    if keys is HOT_KEYS:
+        return StackValidationFailed("Each resource must contain a type key.", path=path,
+                                     show_path=False)
+    return StackValidationFailed("Each Resource must contain a Type key.", path=path,
+                                 show_path=False)
+
+
+def _check_outputs(outputs: dict[Any, Any], version: TemplateVersion, keys: Keys) -> None:
+    for name in sorted(outputs, key=str):
+        snippet = outputs[name]
+        path = (keys.outputs, str(name))
+        if not isinstance(snippet, dict):
+            if not snippet:
+                raise _value_missing(keys, path)
+            raise StackValidationFailed(
+                f'"{keys.outputs}" must contain a map of output maps. Found a '
+                f"[{_type_name(snippet)}] instead", path=path, show_path=False)
+        for key in snippet:
+            if key not in version.output_keys:
+                raise StackValidationFailed(
+                    f'"{key}" is not a valid keyword inside a output definition',
+                    path=(*path, str(key)), show_path=False)
+        if keys.value not in snippet:
+            raise _value_missing(keys, path)
+
+
+def _value_missing(keys: Keys, path: Sequence[PathElement]) -> StackValidationFailed:
+    return StackValidationFailed(f"Each output must contain a {keys.value} key.", path=path,
+                                 show_path=False)
+
+
+def _field(snippet: dict[str, Any], key: str | None, name: str, kinds: tuple[type, ...],
+           typename: str, value: Any) -> Any:
+    if key is None or key not in snippet:
+        return None
+    if not isinstance(value, kinds):
+        raise StackValidationFailed(f"Resource {name} {key} type must be {typename}",
+                                    path=("resources", name, key), show_path=False)
+    return value
+
+
+def _resource(builder: _Builder, name: str, snippet: dict[str, Any],
+              keys: Keys) -> ResourceSnippet:
+    base = (keys.resources, name)
+
+    def parsed(key: str | None, *, condition: bool = False) -> Any:
+        if key is None or key not in snippet:
+            return None
+        return builder.build(snippet[key], (*base, key), condition=condition)
+
+    rtype = _field(snippet, keys.type, name, (str,), "string", parsed(keys.type))
+    props = _field(snippet, keys.properties, name, (dict, Function), "object",
+                   parsed(keys.properties))
+    meta = _field(snippet, keys.metadata, name, (dict, Function), "object",
+                  parsed(keys.metadata))
+    depends = _field(snippet, keys.depends_on, name, (list, str), "list or string",
+                     snippet.get(keys.depends_on))
+    if isinstance(depends, str):
+        depends = [depends]
+    for dep in depends or ():
+        if not isinstance(dep, str):
+            raise StackValidationFailed(
+                f"Resource {name} {keys.depends_on} must be a list of strings",
+                path=(*base, keys.depends_on), show_path=False)
+    deletion = _field(snippet, keys.deletion_policy, name, (str, Function), "string",
+                      parsed(keys.deletion_policy))
+    update = _field(snippet, keys.update_policy, name, (dict, Function), "object",
+                    parsed(keys.update_policy))
+    desc = _field(snippet, keys.res_description, name, (str,), "string",
+                  snippet.get(keys.res_description))
+    external = _field(snippet, keys.external_id, name, (str, Function), "string",
+                      parsed(keys.external_id))
+    typename = "string_or_boolean" if keys is HOT_KEYS else "string or boolean"
+    cond = _field(snippet, keys.condition, name, (str, bool, Function), typename,
+                  parsed(keys.condition, condition=True))
+    return ResourceSnippet(name=name, type=rtype, properties=props, metadata=meta,
+                           depends_on=tuple(depends or ()), deletion_policy=deletion,
+                           update_policy=update, description=desc, external_id=external,
+                           condition=cond, raw=snippet)
+
+
+def _output(builder: _Builder, name: str, snippet: dict[str, Any], keys: Keys) -> OutputSnippet:
+    base = (keys.outputs, name)
+    cond = None
+    if keys.condition in snippet and keys.condition in builder.ctx.version.output_keys:
+        cond = builder.build(snippet[keys.condition], (*base, keys.condition), condition=True)
+    return OutputSnippet(
+        name=name, value=builder.build(snippet[keys.value], (*base, keys.value)),
+        description=snippet.get(keys.out_description), condition=cond, raw=snippet)

@@ -1,0 +1,76 @@
+"""The ``yaql`` function, evaluated under Heat's iteration and memory limits.
+
+The limits are per stack context (``ctx.yaql_limits``: ``[yaql] limit_iterators`` and
+``memory_quota`` from the caller's configuration), so a template can never make the
+engine build unbounded collections. Parsers are cached per limit pair because building
+one is much slower than evaluating a small expression.
+"""
+
+from __future__ import annotations
+
+import collections.abc  # noqa: F401  (yaql 3 uses collections.abc without importing it)
+import threading
+from functools import lru_cache
+from typing import Any
+
+import yaql
+from yaql.language import exceptions as yaql_exc
+
+from kiln.template.function import Function, ResolveContext, ValidateContext
+
+_lock = threading.Lock()
+_root_context: Any = None
+
+
+@lru_cache(maxsize=8)
+def _parser(limit_iterators: int, memory_quota: int) -> Any:
+    return yaql.YaqlFactory().create({"yaql.limitIterators": limit_iterators,
+                                      "yaql.memoryQuota": memory_quota})
+
+
+def _context() -> Any:
+    global _root_context
+    with _lock:
+        if _root_context is None:
+            _root_context = yaql.create_context()
+        return _root_context.create_child_context()
+
+
+DEFAULT_LIMITS = (200, 10000)
+
+
+class Yaql(Function):
+    """``yaql: {expression: <str>, data: <any>}`` (2016-10-14)."""
+
+    __slots__ = ()
+
+    def validate(self, ctx: ValidateContext) -> None:
+        if not isinstance(self.args, dict):
+            raise self.arg_error(f'Arguments to "{self.fn_name}" must be a map.')
+        if "expression" not in self.args or set(self.args) - {"expression", "data"}:
+            example = (f"{self.fn_name}:\n              expression: $.data.var1.sum()\n"
+                       "              data:\n                var1: [3, 2, 1]")
+            raise self.arg_error(repr(f'"{self.fn_name}" syntax should be {example}'))
+        expression = self.args["expression"]
+        if not isinstance(expression, Function):
+            self._parse(expression, DEFAULT_LIMITS, self.arg_error)
+
+    def _parse(self, expression: Any, limits: tuple[int, int], err: Any) -> Any:
+        if not isinstance(expression, str):
+            raise err(f'The "expression" argument to {self.fn_name} must contain a string.')
+        try:
+            return _parser(*limits)(expression)
+        except yaql_exc.YaqlException as exc:
+            raise err(f"Bad expression {exc}.") from None
+
+    def result(self, ctx: ResolveContext) -> Any:
+        statement = self._parse(ctx.resolve(self.args["expression"]), ctx.yaql_limits,
+                                self.error)
+        data = ctx.resolve(self.args.get("data", {}))
+        try:
+            return statement.evaluate({"data": data}, _context())
+        except yaql_exc.YaqlException as exc:
+            raise self.error(str(exc)) from None
+        except (TypeError, ValueError, KeyError, IndexError, AttributeError,
+                ArithmeticError, RecursionError) as exc:
+            raise self.error(f"Error evaluating {self.fn_name} expression: {exc}") from None
