@@ -55,6 +55,9 @@ default_opts = [
     cfg.IntOpt("periodic_interval", default=60,
                help="Seconds between engine housekeeping runs."),
     cfg.StrOpt("host", default="kiln", help="Name of this host, as reported by services."),
+    cfg.IntOpt("graceful_shutdown_timeout", default=60, min=0,
+               help="Seconds a stopping server waits for in-flight requests and engine work "
+                    "to finish or checkpoint; 0 waits without limit."),
 ]
 
 database_opts = [

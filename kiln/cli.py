@@ -1,0 +1,144 @@
+"""The ``kiln`` command.
+
+Every subcommand loads configuration the same way (strictly, see ``kiln.conf_loader``)
+and turns the problems an operator can fix (bad config, taken port, unreachable database)
+into one line on stderr and a non-zero exit status, never a traceback: a traceback says
+"Kiln is broken" when the operator's file is what needs fixing.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import time
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+import click
+
+from kiln import __version__
+
+_STARTED_AT = time.monotonic()
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+#: Exit status for configuration errors (the operator's input), distinct from runtime ones.
+EXIT_CONFIG = 2
+EXIT_RUNTIME = 1
+
+
+def _config_option(fn: F) -> F:
+    return click.option(
+        "--config-file", "config_files", multiple=True, metavar="PATH",
+        type=click.Path(dir_okay=False),
+        help="heat.conf-style file; may be repeated, later files win.")(fn)
+
+
+def _fail(message: str, status: int) -> None:
+    click.echo(f"kiln: error: {message}", err=True)
+    sys.exit(status)
+
+
+def _load(config_files: Sequence[str]) -> Any:
+    from kiln.conf_loader import ConfigError, load_config
+    try:
+        conf = load_config(config_files)
+    except ConfigError as exc:
+        _fail(str(exc), EXIT_CONFIG)
+    from kiln.logging import setup_logging
+    try:
+        setup_logging(debug=conf.debug, log_file=conf.log_file, json_lines=conf.log_json)
+    except OSError as exc:
+        _fail(f"cannot open log_file {conf.log_file}: {exc.strerror}", EXIT_CONFIG)
+    return conf
+
+
+def _run(config_files: Sequence[str], role: str) -> None:
+    conf = _load(config_files)
+    from kiln.conf_loader import ConfigError
+    from kiln.server import StartupError, run_blocking
+    try:
+        run_blocking(conf, role, started_at=_STARTED_AT)  # type: ignore[arg-type]
+    except ConfigError as exc:
+        _fail(str(exc), EXIT_CONFIG)
+    except StartupError as exc:
+        _fail(str(exc), EXIT_RUNTIME)
+    except Exception:
+        # A bug, not an operator error: the traceback goes to the log, as a JSON field.
+        logging.getLogger("kiln").exception("kiln %s failed", role)
+        _fail("unexpected internal error (details in the log)", EXIT_RUNTIME)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="kiln")
+def main() -> None:
+    """Kiln: an orchestration service that speaks OpenStack Heat's API."""
+
+
+@main.command()
+@_config_option
+def serve(config_files: tuple[str, ...]) -> None:
+    """Run the whole service in one process (API on [heat_api] bind_host:bind_port)."""
+    _run(config_files, "all")
+
+
+@main.command()
+@_config_option
+def api(config_files: tuple[str, ...]) -> None:
+    """Run only the API; an engine process (`kiln engine`) shares the database."""
+    _run(config_files, "api")
+
+
+@main.command()
+@_config_option
+def engine(config_files: tuple[str, ...]) -> None:
+    """Run only the engine, working on the stacks in the shared database."""
+    _run(config_files, "engine")
+
+
+@main.group()
+def db() -> None:
+    """Database administration."""
+
+
+@db.command()
+@_config_option
+@click.option("--revision", default="head", show_default=True,
+              help="Alembic revision to upgrade to.")
+def upgrade(config_files: tuple[str, ...], revision: str) -> None:
+    """Create or migrate the database schema named by [database] connection."""
+    conf = _load(config_files)
+    from sqlalchemy.exc import ArgumentError, OperationalError
+
+    from kiln.conf_loader import ConfigError, database_url
+    from kiln.db import migrate
+    from kiln.server import prepare_database_dir
+    url = database_url(conf)
+    try:
+        prepare_database_dir(conf, url)
+        migrate.upgrade(url, revision)
+    except ConfigError as exc:
+        _fail(str(exc), EXIT_CONFIG)
+    except ArgumentError as exc:
+        _fail(f"invalid [database] connection: {exc}", EXIT_CONFIG)
+    except ModuleNotFoundError as exc:
+        _fail(f"[database] connection needs the Python package {exc.name!r}", EXIT_CONFIG)
+    except OperationalError as exc:
+        _fail(f"cannot open the database: {exc.orig}", EXIT_RUNTIME)
+    click.echo(f"database at {_redact(url)} upgraded to {revision}")
+
+
+def _redact(url: str) -> str:
+    from sqlalchemy.engine import make_url
+    return make_url(url).render_as_string(hide_password=True)
+
+
+@main.command("config-reference")
+def config_reference() -> None:
+    """Print every configuration option as Markdown (the README's reference section)."""
+    from kiln.conf_reference import render_markdown
+    click.echo(render_markdown(), nl=False)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

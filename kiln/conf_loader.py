@@ -1,0 +1,133 @@
+"""Loading heat.conf-style files strictly.
+
+oslo.config silently ignores keys it has no option for, so a misspelt ``bind_prot`` or a
+section Kiln does not have would leave the operator running on defaults without knowing
+why. Kiln refuses to start instead, naming the file, section and key. Invalid values are
+reported the same way; oslo.config only notices those when the option is first read, which
+may be long after startup, so every option is read once here.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from oslo_config import cfg
+
+from kiln.conf import CONF
+
+#: oslo.config's own DEFAULT options, not Kiln settings.
+INTERNAL_OPTIONS = frozenset({"config_file", "config_dir", "config_source", "shell_completion"})
+
+
+class ConfigError(Exception):
+    """A configuration problem the operator must fix; the message says which and where."""
+
+
+def _normalize_section(name: str) -> str:
+    # oslo.config matches group names case-insensitively, except DEFAULT.
+    return name if name == "DEFAULT" else name.lower()
+
+
+def registered_sections(conf: cfg.ConfigOpts) -> list[tuple[str, Any, dict[str, Any]]]:
+    """(section name, attribute holder, {option name: oslo option info}) for every group.
+
+    oslo.config offers no public listing of its groups and options; these two private
+    mappings have been stable across its releases.
+    """
+    sections: list[tuple[str, Any, dict[str, Any]]] = [("DEFAULT", conf, conf._opts)]
+    for name in sorted(conf._groups):
+        sections.append((name, getattr(conf, name), conf._groups[name]._opts))
+    return sections
+
+
+def known_options(conf: cfg.ConfigOpts) -> dict[str, set[str]]:
+    """Section name → every key a config file may set there (names and deprecated names)."""
+    known: dict[str, set[str]] = {"DEFAULT": set()}
+    for group_name, _, group_opts in registered_sections(conf):
+        for info in group_opts.values():
+            opt = info["opt"]
+            if isinstance(opt, cfg.Opt) and getattr(opt, "positional", False):
+                continue
+            names = known.setdefault(_normalize_section(group_name), set())
+            names.add(opt.dest)
+            for deprecated in opt.deprecated_opts:
+                section = _normalize_section(deprecated.group or group_name)
+                if deprecated.name:
+                    known.setdefault(section, set()).add(deprecated.name.replace("-", "_"))
+    # Options only settable on the command line are not file keys, and oslo.config's
+    # remote config sources are not something Kiln supports.
+    known["DEFAULT"].difference_update(INTERNAL_OPTIONS)
+    return known
+
+
+def _parse_sections(path: str) -> dict[str, dict[str, list[str]]]:
+    sections: dict[str, dict[str, list[str]]] = {}
+    parser = cfg.ConfigParser(path, sections)
+    try:
+        parser.parse()
+    except cfg.ParseError as exc:
+        raise ConfigError(f"{path}: cannot parse: {exc.msg} (line {exc.lineno})") from None
+    return sections
+
+
+def check_files(paths: Sequence[str], conf: cfg.ConfigOpts = CONF) -> None:
+    """Raise ConfigError for a missing/unreadable file or a key Kiln has no option for."""
+    known = known_options(conf)
+    for path in paths:
+        if not os.path.isfile(path):
+            raise ConfigError(f"configuration file not found: {path}")
+        if not os.access(path, os.R_OK):
+            raise ConfigError(f"configuration file not readable: {path}")
+        for section, keys in _parse_sections(path).items():
+            allowed = known.get(_normalize_section(section))
+            if allowed is None:
+                raise ConfigError(
+                    f"{path}: unknown section [{section}]; known sections: "
+                    + ", ".join(f"[{s}]" for s in sorted(known)))
+            for key in keys:
+                if key not in allowed:
+                    raise ConfigError(f"{path}: unknown option '{key}' in section [{section}]")
+
+
+def _check_values(conf: cfg.ConfigOpts) -> None:
+    for group_name, group, opts in registered_sections(conf):
+        for name in opts:
+            try:
+                getattr(group, name)
+            except (cfg.ConfigFileValueError, ValueError) as exc:
+                detail = str(exc).split(" is not valid: ", 1)[-1]
+                raise ConfigError(
+                    f"invalid value for option '{name}' in section [{group_name}]: {detail}"
+                ) from None
+
+
+def load_config(config_files: Sequence[str] = (), conf: cfg.ConfigOpts = CONF) -> cfg.ConfigOpts:
+    """Parse ``config_files`` into ``conf`` (later files win) or raise ConfigError."""
+    files = [os.path.abspath(os.path.expanduser(p)) for p in config_files]
+    check_files(files, conf)
+    try:
+        conf([], project="kiln", prog="kiln", default_config_files=files,
+             default_config_dirs=[], validate_default_values=True, use_env=False)
+    except cfg.ConfigFileParseError as exc:
+        raise ConfigError(str(exc)) from None
+    except (cfg.ConfigFilesNotFoundError, cfg.ConfigFilesPermissionDeniedError) as exc:
+        raise ConfigError(str(exc)) from None
+    except cfg.Error as exc:
+        raise ConfigError(str(exc)) from None
+    _check_values(conf)
+    return conf
+
+
+def state_path(conf: cfg.ConfigOpts = CONF) -> str:
+    """``[DEFAULT] state_path`` with ``~`` expanded, as an absolute path."""
+    return os.path.abspath(os.path.expanduser(str(conf.state_path)))
+
+
+def database_url(conf: cfg.ConfigOpts = CONF) -> str:
+    """``[database] connection``, or the embedded default: SQLite under state_path."""
+    connection = conf.database.connection
+    if connection:
+        return str(connection)
+    return "sqlite:///" + os.path.join(state_path(conf), "kiln.sqlite")

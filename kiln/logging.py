@@ -1,0 +1,150 @@
+"""Structured logging and the per-request id.
+
+Operators grep and ship logs by field, so every record is one JSON object per line; the
+request id Heat's clients receive in ``x-openstack-request-id`` is stamped on every record
+logged while that request is being handled, which is what lets a user's complaint ("request
+req-... failed") be traced to the server's log.
+
+The id lives in a context variable so that code far from the HTTP layer (the engine, the
+database facade) logs it without being handed it. The API layer reads it from
+``request.state.request_id`` (set here on the ASGI scope) to fill ``RequestContext``.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import datetime
+import json
+import logging
+import sys
+import time
+import uuid
+from collections.abc import Iterable, MutableMapping
+from typing import Any
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+REQUEST_ID_HEADER = "x-openstack-request-id"
+
+_request_id: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "kiln_request_id", default=None)
+
+#: Attributes every LogRecord has; anything else was passed with ``extra=`` and is logged.
+_STANDARD_ATTRS = frozenset(vars(logging.LogRecord("", 0, "", 0, "", (), None))) | {
+    "message", "asctime", "taskName", "color_message"}
+
+access_log = logging.getLogger("kiln.access")
+
+
+def new_request_id() -> str:
+    """A fresh id in the form Heat (oslo.context) sends: ``req-`` followed by a UUID4."""
+    return f"req-{uuid.uuid4()}"
+
+
+def current_request_id() -> str | None:
+    """The id of the request being handled by this task, if any."""
+    return _request_id.get()
+
+
+class JSONFormatter(logging.Formatter):
+    """One JSON object per record, with the request id when one is active."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        entry: dict[str, Any] = {
+            "time": datetime.datetime.fromtimestamp(record.created, datetime.UTC)
+            .isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+            "level": record.levelname,
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        request_id = getattr(record, "request_id", None) or _request_id.get()
+        if request_id:
+            entry["request_id"] = request_id
+        for key, value in vars(record).items():
+            if key not in _STANDARD_ATTRS and key not in entry:
+                entry[key] = value
+        if record.exc_info:
+            entry["exception"] = self.formatException(record.exc_info)
+        return json.dumps(entry, default=str, ensure_ascii=False)
+
+
+class TextFormatter(logging.Formatter):
+    """Human-readable lines for a terminal, still carrying the request id."""
+
+    def __init__(self) -> None:
+        super().__init__("%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s")
+
+    def format(self, record: logging.LogRecord) -> str:
+        record.request_id = getattr(record, "request_id", None) or _request_id.get() or "-"
+        return super().format(record)
+
+
+def setup_logging(*, debug: bool = False, log_file: str | None = None,
+                  json_lines: bool = True) -> None:
+    """Route every logger (Kiln's, uvicorn's, SQLAlchemy's) through one handler."""
+    handler: logging.Handler
+    if log_file:
+        handler = logging.FileHandler(log_file, encoding="utf-8")
+    else:
+        handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(JSONFormatter() if json_lines else TextFormatter())
+    root = logging.getLogger()
+    for old in list(root.handlers):
+        root.removeHandler(old)
+        old.close()
+    root.addHandler(handler)
+    root.setLevel(logging.DEBUG if debug else logging.INFO)
+    # uvicorn installs its own handlers unless told otherwise; make its records ours.
+    for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
+        lg = logging.getLogger(name)
+        lg.handlers.clear()
+        lg.propagate = True
+    # Per-request lines come from RequestIdMiddleware; uvicorn's own would duplicate them.
+    logging.getLogger("uvicorn.access").setLevel(logging.WARNING)
+    # Per-statement SQL at DEBUG, and Alembic's plugin chatter, drown everything else.
+    logging.getLogger("sqlalchemy.engine").setLevel(logging.WARNING)
+    logging.getLogger("alembic.runtime.plugins").setLevel(logging.WARNING)
+
+
+class RequestIdMiddleware:
+    """Gives every HTTP request an id, returns it in ``x-openstack-request-id``, logs access.
+
+    Like Heat (oslo.middleware's RequestId), a fresh id is generated for every request; an
+    id sent by the client is not reused as the local one.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        request_id = new_request_id()
+        state = scope.setdefault("state", {})
+        if isinstance(state, MutableMapping):
+            state["request_id"] = request_id
+        token = _request_id.set(request_id)
+        started = time.perf_counter()
+        status = 500
+        header = (REQUEST_ID_HEADER.encode("latin-1"), request_id.encode("latin-1"))
+
+        async def send_with_id(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = int(message["status"])
+                headers: Iterable[tuple[bytes, bytes]] = message.get("headers", [])
+                message["headers"] = [
+                    *(h for h in headers if h[0].lower() != header[0]), header]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_with_id)
+        finally:
+            if access_log.isEnabledFor(logging.INFO):
+                access_log.info(
+                    "%s %s %d", scope.get("method", ""), scope.get("path", ""), status,
+                    extra={"method": scope.get("method", ""), "path": scope.get("path", ""),
+                           "status": status,
+                           "duration_ms": round((time.perf_counter() - started) * 1000, 3)})
+            _request_id.reset(token)

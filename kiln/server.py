@@ -1,0 +1,189 @@
+"""Process wiring: database, EngineService and the HTTP server, started and stopped in order.
+
+One function runs each process kind (``all`` for ``kiln serve``, ``api``, ``engine``). The
+order matters for a clean stop: on SIGTERM the listener closes first (no new requests),
+in-flight requests are allowed to finish, then the engine is told to finish or checkpoint
+its work, and only then is the database closed, so nothing is left half-written.
+
+uvicorn's own signal handling re-raises the signal after a graceful stop, which would turn
+a clean SIGTERM into exit status 143; Kiln handles the signals itself instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import errno
+import logging
+import os
+import signal
+import socket
+import time
+from collections.abc import Generator
+from typing import Any, Literal
+
+import uvicorn
+from oslo_config import cfg
+
+from kiln.conf_loader import ConfigError, database_url, state_path
+
+LOG = logging.getLogger("kiln.server")
+
+Role = Literal["all", "api", "engine"]
+
+
+class StartupError(Exception):
+    """The process cannot start for an operational reason (port taken, database down)."""
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server with signal handling left to Kiln (see module docstring)."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Generator[None, None, None]:
+        yield
+
+
+def bind_socket(host: str, port: int) -> socket.socket:
+    """Bind the API's listening socket up front so a taken port is a clear startup error."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM,
+                                   flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise StartupError(f"cannot resolve bind_host {host!r}: {exc.strerror}") from None
+    family, socktype, proto, _, addr = infos[0]
+    sock = socket.socket(family, socktype, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(addr)
+    except OSError as exc:
+        sock.close()
+        reason = "address already in use" if exc.errno == errno.EADDRINUSE else exc.strerror
+        raise StartupError(f"cannot listen on {host}:{port}: {reason}") from None
+    sock.set_inheritable(True)
+    return sock
+
+
+def prepare_database_dir(conf: cfg.ConfigOpts, url: str) -> None:
+    """Create state_path and the SQLite file's directory, so a fresh machine just works."""
+    try:
+        os.makedirs(state_path(conf), exist_ok=True)
+        if url.startswith("sqlite:///") and url != "sqlite:///:memory:":
+            os.makedirs(os.path.dirname(url[len("sqlite:///"):]) or ".", exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"cannot create state directory: {exc.strerror}: "
+                          f"{exc.filename}") from None
+
+
+def build_service(conf: cfg.ConfigOpts, role: Role) -> Any:
+    """The EngineService for this process (docs/contracts.md §6)."""
+    from kiln.engine import service as engine_service
+    factory: Any = engine_service.EngineService
+    return factory(conf=conf, role=role)
+
+
+async def start_service(service: Any) -> None:
+    """Start the engine (it opens the database), mapping database problems to clear errors."""
+    from sqlalchemy.exc import ArgumentError, OperationalError
+    try:
+        await service.start()
+    except ArgumentError as exc:
+        raise ConfigError(f"invalid [database] connection: {exc}") from None
+    except ModuleNotFoundError as exc:
+        raise ConfigError(
+            f"[database] connection needs the Python package {exc.name!r}; install it "
+            "(e.g. pip install 'kiln[postgresql]' or 'kiln[mysql]')") from None
+    except OperationalError as exc:
+        raise StartupError(f"cannot open the database: {exc.orig}") from None
+
+
+async def stop_service(service: Any, timeout: float | None) -> None:
+    """Let the engine finish or checkpoint its work; bounded so a stop cannot hang forever."""
+    try:
+        await asyncio.wait_for(service.stop(), timeout)
+    except TimeoutError:
+        LOG.error("engine did not finish or checkpoint its work within %ss", timeout)
+
+
+def _install_signal_handlers(stop: asyncio.Event) -> None:
+    loop = asyncio.get_running_loop()
+    hits = {"count": 0}
+
+    def on_signal(name: str) -> None:
+        hits["count"] += 1
+        if hits["count"] > 1:
+            LOG.warning("second %s: exiting without waiting", name)
+            os._exit(1)
+        LOG.info("received %s, stopping", name)
+        stop.set()
+
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, on_signal, sig.name)
+
+
+def _make_http_server(app: Any, conf: cfg.ConfigOpts) -> _Server:
+    timeout = conf.graceful_shutdown_timeout or None
+    config = uvicorn.Config(
+        app, lifespan="auto", log_config=None, access_log=False, server_header=False,
+        timeout_graceful_shutdown=timeout, proxy_headers=False)
+    return _Server(config)
+
+
+async def run(conf: cfg.ConfigOpts, role: Role, *, started_at: float | None = None) -> None:
+    """Run one Kiln process until SIGTERM/SIGINT, then stop in order (module docstring)."""
+    stop = asyncio.Event()
+    _install_signal_handlers(stop)
+    prepare_database_dir(conf, database_url(conf))
+    sock = None
+    if role in ("all", "api"):
+        sock = bind_socket(conf.heat_api.bind_host, conf.heat_api.bind_port)
+    service = build_service(conf, role)
+    try:
+        await start_service(service)
+    except BaseException:
+        if sock is not None:
+            sock.close()
+        raise
+    timeout = conf.graceful_shutdown_timeout or None
+    try:
+        if sock is None:
+            LOG.info("Kiln engine running")
+            await stop.wait()
+        else:
+            await _serve_http(conf, role, service, sock, stop, started_at)
+    finally:
+        await stop_service(service, timeout)
+        if sock is not None:
+            sock.close()
+    LOG.info("Kiln %s stopped", role)
+
+
+async def _serve_http(conf: cfg.ConfigOpts, role: Role, service: Any, sock: socket.socket,
+                      stop: asyncio.Event, started_at: float | None) -> None:
+    from kiln.api.app import create_app
+    from kiln.logging import RequestIdMiddleware
+    http = _make_http_server(RequestIdMiddleware(create_app(service, conf)), conf)
+    serving = asyncio.create_task(http.serve(sockets=[sock]))
+    host, port = sock.getsockname()[:2]
+    LOG.info("Kiln %s listening on http://%s:%d", role, host, port,
+             extra={"bind_host": host, "bind_port": port,
+                    "startup_seconds": None if started_at is None
+                    else round(time.monotonic() - started_at, 3)})
+    stopping = asyncio.create_task(stop.wait())
+    done, _ = await asyncio.wait({serving, stopping}, return_when=asyncio.FIRST_COMPLETED)
+    if serving in done:
+        stopping.cancel()
+        serving.result()  # re-raise an unexpected failure of the HTTP server
+        raise StartupError("the HTTP server stopped unexpectedly")
+    http.should_exit = True  # closes the listener, waits for in-flight requests
+    await serving
+
+
+def run_blocking(conf: cfg.ConfigOpts, role: Role, *, started_at: float | None = None) -> None:
+    """Run ``run`` on uvloop when available (faster sockets), else the default loop."""
+    loop_factory: Any = None
+    with contextlib.suppress(ImportError):
+        import uvloop
+        loop_factory = uvloop.new_event_loop
+    with asyncio.Runner(loop_factory=loop_factory) as runner:
+        runner.run(run(conf, role, started_at=started_at))

@@ -1,0 +1,1 @@
+"""Functional tests run a real `kiln serve` (tests/support/server.py) and real clients."""

@@ -1,0 +1,87 @@
+"""What an operator sees when `kiln` is started with a bad configuration.
+
+Each case runs the installed `kiln` command as a process: a clear one-line message naming
+the problem, a non-zero exit status, and no Python traceback.
+"""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import pytest
+
+from tests.support.commands import run_kiln as kiln
+
+CONFIG_ERROR = 2
+
+
+def config(tmp_path: Path, body: str) -> str:
+    path = tmp_path / "kiln.conf"
+    path.write_text(f"[DEFAULT]\nstate_path = {tmp_path}/state\n{body}")
+    return str(path)
+
+
+@pytest.mark.parametrize("command", ["serve", "api", "engine"])
+def test_unknown_option_stops_every_server_command(tmp_path: Path, command: str) -> None:
+    path = config(tmp_path, "max_resource_per_stack = 10\n")
+    result = kiln(command, "--config-file", path, cwd=tmp_path)
+    assert result.returncode == CONFIG_ERROR
+    assert result.stderr == (
+        f"kiln: error: {path}: unknown option 'max_resource_per_stack' in section [DEFAULT]\n")
+    assert not (tmp_path / "state").exists()
+
+
+@pytest.mark.parametrize(("body", "message"), [
+    ("[heat_api]\nbind_port = eighty\n",
+     "invalid value for option 'bind_port' in section [heat_api]"),
+    ("[heat_api]\nbind_port = 65536\n",
+     "invalid value for option 'bind_port' in section [heat_api]"),
+    ("debug = sometimes\n", "invalid value for option 'debug' in section [DEFAULT]"),
+    ("[heat_apii]\nbind_port = 1\n", "unknown section [heat_apii]"),
+    ("this line is broken\n", "cannot parse"),
+])
+def test_bad_config_is_one_clear_line(tmp_path: Path, body: str, message: str) -> None:
+    result = kiln("serve", "--config-file", config(tmp_path, body), cwd=tmp_path)
+    assert result.returncode == CONFIG_ERROR
+    assert result.stderr.startswith("kiln: error: ")
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr + result.stdout
+    assert len(result.stderr.splitlines()) == 1
+
+
+def test_missing_config_file(tmp_path: Path) -> None:
+    result = kiln("serve", "--config-file", str(tmp_path / "absent.conf"), cwd=tmp_path)
+    assert result.returncode == CONFIG_ERROR
+    assert result.stderr == f"kiln: error: configuration file not found: {tmp_path}/absent.conf\n"
+
+
+def test_port_already_in_use_is_a_clear_startup_error(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = kiln("serve", "--config-file",
+                      config(tmp_path, f"[heat_api]\nbind_port = {port}\n"), cwd=tmp_path)
+    assert result.returncode == 1
+    assert f"kiln: error: cannot listen on 127.0.0.1:{port}: address already in use" \
+        in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_unwritable_state_path_is_a_config_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    path = tmp_path / "kiln.conf"
+    path.write_text(f"[DEFAULT]\nstate_path = {blocker}/state\n")
+    result = kiln("db", "upgrade", "--config-file", str(path), cwd=tmp_path)
+    assert result.returncode == CONFIG_ERROR
+    assert result.stderr.startswith("kiln: error: cannot create state directory")
+    assert "Traceback" not in result.stderr
+
+
+def test_version(tmp_path: Path) -> None:
+    from kiln import __version__
+    result = kiln("--version", cwd=tmp_path)
+    assert result.returncode == 0
+    assert result.stdout == f"kiln, version {__version__}\n"

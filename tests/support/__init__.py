@@ -1,0 +1,1 @@
+"""Shared test machinery: a real `kiln serve`, database fixtures, the real clients."""

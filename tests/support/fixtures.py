@@ -1,0 +1,91 @@
+"""pytest fixtures built on the support modules (registered by tests/conftest.py).
+
+- ``kiln_server``: one real ``kiln serve`` shared by a test module (read-mostly tests);
+  ``start_kiln``: a factory for tests that need their own process or options; every
+  process started is stopped at teardown.
+- ``openstack``: the real ``openstack`` CLI pointed at ``kiln_server`` (project ``demo``);
+  ``heat``: python-heatclient's v1 Client likewise.
+- ``sqlite_url``, ``postgresql_url``, ``mysql_url``: a fresh database each;
+  ``db_url``: the same test once per backend.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support import databases
+from tests.support.clients import OpenStackCLI, heat_client
+from tests.support.server import KilnProcess, start_kiln
+
+StartKiln = Callable[..., KilnProcess]
+
+
+@pytest.fixture
+def start_kiln_factory(tmp_path: Path) -> Iterator[StartKiln]:
+    started: list[KilnProcess] = []
+    counter = iter(range(1000))
+
+    def factory(**kwargs: Any) -> KilnProcess:
+        workdir = kwargs.pop("workdir", None) or tmp_path / f"kiln{next(counter)}"
+        proc = start_kiln(workdir, **kwargs)
+        started.append(proc)
+        return proc
+
+    yield factory
+    for proc in reversed(started):
+        proc.stop()
+
+
+@pytest.fixture(scope="module")
+def kiln_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KilnProcess]:
+    proc = start_kiln(tmp_path_factory.mktemp("kiln"))
+    yield proc
+    status = proc.stop()
+    assert status == 0, f"kiln serve exited {status} on SIGTERM:\n{proc.logs()}"
+
+
+@pytest.fixture
+def openstack(kiln_server: KilnProcess, tmp_path: Path) -> OpenStackCLI:
+    return OpenStackCLI(kiln_server.endpoint("demo"), cwd=tmp_path)
+
+
+@pytest.fixture
+def heat(kiln_server: KilnProcess) -> Any:
+    return heat_client(kiln_server.endpoint("demo"))
+
+
+@pytest.fixture
+def sqlite_url(tmp_path: Path) -> str:
+    return databases.sqlite_database(tmp_path)
+
+
+@pytest.fixture
+def postgresql_url() -> Iterator[str]:
+    with databases.postgresql_database() as url:
+        yield url
+
+
+@pytest.fixture
+def mysql_url() -> Iterator[str]:
+    with databases.mysql_database() as url:
+        yield url
+
+
+@pytest.fixture(params=[
+    "sqlite",
+    pytest.param("postgresql", marks=pytest.mark.postgresql),
+    pytest.param("mysql", marks=pytest.mark.mysql),
+])
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    if request.param == "sqlite":
+        yield databases.sqlite_database(tmp_path)
+    elif request.param == "postgresql":
+        with databases.postgresql_database() as url:
+            yield url
+    else:
+        with databases.mysql_database() as url:
+            yield url

@@ -1,0 +1,181 @@
+"""Start a real Kiln process for a test and stop it again.
+
+The process is the installed ``kiln`` command, run exactly as an operator would run it:
+a config file in a temporary directory (state_path, bind port, any extra options), logs
+on stderr captured to a file. Readiness is observed, not assumed: the API process is
+polled over HTTP with short, growing pauses until it answers (the engine-only process
+until it logs that it runs), with an overall deadline, failing fast if the process exits.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from tests.support.ports import free_port
+
+READY_DEADLINE = 30.0
+
+
+def kiln_command() -> list[str]:
+    """The ``kiln`` console script of the interpreter running the tests."""
+    script = Path(sys.executable).parent / "kiln"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "kiln.cli"]
+
+
+def clean_env() -> dict[str, str]:
+    """The test's environment without OpenStack client settings that would leak in."""
+    return {k: v for k, v in os.environ.items() if not k.startswith("OS_")}
+
+
+def write_config(path: Path, sections: Mapping[str, Mapping[str, Any]]) -> Path:
+    lines: list[str] = []
+    for section, options in sections.items():
+        lines.append(f"[{section}]")
+        lines += [f"{key} = {value}" for key, value in options.items()]
+        lines.append("")
+    path.write_text("\n".join(lines))
+    return path
+
+
+def merge_sections(*parts: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    merged: dict[str, dict[str, Any]] = {}
+    for part in parts:
+        for section, options in part.items():
+            merged.setdefault(section, {}).update(options)
+    return merged
+
+
+@dataclass
+class KilnProcess:
+    """A running ``kiln`` process and where to reach it."""
+
+    proc: subprocess.Popen[bytes]
+    workdir: Path
+    config_file: Path
+    stderr_path: Path
+    port: int | None
+    startup_seconds: float = 0.0
+    _stderr: Any = field(default=None, repr=False)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def endpoint(self, project: str = "demo") -> str:
+        """The orchestration endpoint a client is given: ``<url>/v1/<project>``."""
+        return f"{self.url}/v1/{project}"
+
+    def logs(self) -> str:
+        return self.stderr_path.read_text(errors="replace")
+
+    def log_records(self) -> list[dict[str, Any]]:
+        """The JSON log records written so far (non-JSON lines are skipped)."""
+        records = []
+        for line in self.logs().splitlines():
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(record, dict):
+                records.append(record)
+        return records
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 30.0) -> int:
+        """Send ``sig`` and wait for the exit status (killing it if it will not stop)."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+                raise AssertionError(
+                    f"kiln did not stop within {timeout}s of signal {sig}:\n{self.logs()}"
+                ) from None
+        if self._stderr is not None:
+            self._stderr.close()
+            self._stderr = None
+        return self.proc.returncode
+
+
+def _wait_http(proc: KilnProcess, deadline: float) -> None:
+    delay = 0.01
+    with httpx.Client(timeout=2.0) as client:
+        while True:
+            if proc.proc.poll() is not None:
+                raise AssertionError(
+                    f"kiln exited with {proc.proc.returncode} before it was ready:\n"
+                    f"{proc.logs()}")
+            try:
+                client.get(proc.url + "/")
+                return
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline:
+                proc.stop(signal.SIGKILL)
+                raise AssertionError(f"kiln was not ready within {READY_DEADLINE}s:\n"
+                                     f"{proc.logs()}")
+            time.sleep(delay)  # readiness poll with backoff, bounded by the deadline
+            delay = min(delay * 2, 0.2)
+
+
+def _wait_log(proc: KilnProcess, needle: str, deadline: float) -> None:
+    delay = 0.01
+    while needle not in proc.logs():
+        if proc.proc.poll() is not None:
+            raise AssertionError(
+                f"kiln exited with {proc.proc.returncode} before it was ready:\n{proc.logs()}")
+        if time.monotonic() > deadline:
+            proc.stop(signal.SIGKILL)
+            raise AssertionError(f"kiln did not log {needle!r} within {READY_DEADLINE}s:\n"
+                                 f"{proc.logs()}")
+        time.sleep(delay)  # readiness poll with backoff, bounded by the deadline
+        delay = min(delay * 2, 0.2)
+
+
+def start_kiln(workdir: Path, *, command: str = "serve",
+               options: Mapping[str, Mapping[str, Any]] | None = None,
+               port: int | None = None, wait: bool = True) -> KilnProcess:
+    """Start ``kiln <command>`` with a fresh config in ``workdir``; return once it is ready.
+
+    ``options`` are extra config sections (``{"DEFAULT": {"max_stacks_per_tenant": 3}}``).
+    The default state_path is ``workdir/state`` (SQLite there unless ``[database]
+    connection`` is given).
+    """
+    workdir.mkdir(parents=True, exist_ok=True)
+    serves_http = command in ("serve", "api")
+    if serves_http and port is None:
+        port = free_port()
+    base: dict[str, dict[str, Any]] = {"DEFAULT": {"state_path": workdir / "state"}}
+    if serves_http:
+        base["heat_api"] = {"bind_host": "127.0.0.1", "bind_port": port}
+    config = write_config(workdir / "kiln.conf", merge_sections(base, options or {}))
+    stderr_path = workdir / f"kiln-{command}.log"
+    stderr = stderr_path.open("ab")
+    started = time.monotonic()
+    proc = subprocess.Popen(
+        [*kiln_command(), command, "--config-file", str(config)],
+        stdin=subprocess.DEVNULL, stdout=stderr, stderr=stderr, env=clean_env(),
+        cwd=workdir)
+    kiln = KilnProcess(proc=proc, workdir=workdir, config_file=config,
+                       stderr_path=stderr_path, port=port if serves_http else None,
+                       _stderr=stderr)
+    if wait:
+        deadline = started + READY_DEADLINE
+        if serves_http:
+            _wait_http(kiln, deadline)
+        else:
+            _wait_log(kiln, "Kiln engine running", deadline)
+        kiln.startup_seconds = time.monotonic() - started
+    return kiln

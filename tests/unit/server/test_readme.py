@@ -1,0 +1,54 @@
+"""The README's promises that can go stale: its opening commands, CI, the config reference."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from kiln.conf import CONF
+from kiln.conf_loader import INTERNAL_OPTIONS, registered_sections
+from kiln.conf_reference import BEGIN_MARKER, END_MARKER, render_markdown
+
+ROOT = Path(__file__).resolve().parents[3]
+README = (ROOT / "README.md").read_text()
+FENCE = re.compile(r"^```[a-z]*\n(.*?)^```", re.S | re.M)
+
+
+def opening() -> str:
+    """The README up to its first second-level heading."""
+    return README.split("\n## ", 1)[0]
+
+
+def test_readme_opens_with_exactly_two_commands() -> None:
+    blocks = [b.strip() for b in FENCE.findall(opening())]
+    assert len(blocks) == 2
+    install_and_serve, run_tests = blocks
+    assert "\n" not in install_and_serve and "\n" not in run_tests
+    assert "pip install ." in install_and_serve
+    assert install_and_serve.endswith("kiln serve")
+    assert run_tests == "bash scripts/test.sh"
+
+
+def test_ci_runs_exactly_the_readme_test_command_with_services_required() -> None:
+    lines = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()
+             if line.strip() and not line.startswith("#")]
+    assert "export KILN_REQUIRE_SERVICES=1" in lines
+    assert lines[-1] == "exec bash scripts/test.sh"
+
+
+def test_configuration_reference_is_current() -> None:
+    start = README.index(BEGIN_MARKER)
+    end = README.index(END_MARKER) + len(END_MARKER) + 1
+    assert README[start:end] == render_markdown(), (
+        "README's configuration reference is stale: regenerate it with "
+        "`kiln config-reference`")
+
+
+def test_every_option_is_documented_under_its_section() -> None:
+    reference = render_markdown()
+    for section, _, opts in registered_sections(CONF):
+        for name in opts:
+            if name in INTERNAL_OPTIONS:
+                continue
+            part = reference.split(f"### `[{section}]`", 1)[1].split("### ", 1)[0]
+            assert f"| `{name}` |" in part, f"[{section}] {name} missing from the reference"
