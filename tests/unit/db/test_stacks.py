@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from typing import Any
 
 import pytest
 import sqlalchemy as sa
@@ -69,7 +70,7 @@ def _set_created(tx: Tx, stack_id: str, when: dt.datetime,
                   .values(created_at=when, updated_at=updated))
 
 
-def _names(tx: Tx, **kw: object) -> list[str]:
+def _names(tx: Tx, **kw: Any) -> list[str]:
     with tx() as s:
         return [x.name for x in stacks.list_stacks(s, StackQuery(project_id="p1", **kw))]
 
@@ -123,7 +124,7 @@ def test_sort_by_updated_time_puts_never_updated_first(tx: Tx, five: dict[str, s
     {"sort_keys": ["stack_status"], "sort_dir": "desc"},
 ])
 def test_marker_pages_walk_the_whole_list_once(tx: Tx, five: dict[str, str],
-                                                kw: dict[str, object]) -> None:
+                                                kw: dict[str, Any]) -> None:
     full = _names(tx, **kw)
     pages: list[str] = []
     marker = None
@@ -154,7 +155,7 @@ def test_tag_filters(tx: Tx) -> None:
     new_stack(tx, "y", tags=["y"])
     new_stack(tx, "none")
 
-    def names(**kw: object) -> list[str]:
+    def names(**kw: Any) -> list[str]:
         return sorted(_names(tx, **kw))
 
     assert names(tags=["x", "y"]) == ["xy"]

@@ -1,0 +1,140 @@
+"""Resources: bulk insert, lookups, replacement rows, updates, data, id allocation."""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+
+from kiln.db import resources
+from kiln.db.models import ResourceData
+from kiln.db.records import NewResource
+from tests.unit.db.support import Tx, new_stack
+
+
+def test_bulk_create_and_list_in_creation_order(tx: Tx) -> None:
+    st = new_stack(tx)
+    with tx() as s:
+        made = resources.create_resources(s, [
+            NewResource(st.id, st.id, name, "OS::Heat::None", requires=req,
+                        properties_data={"n": name}, metadata={"m": 1})
+            for name, req in (("a", []), ("b", ["a"]), ("c", ["a", "b"]))])
+    assert [r.name for r in made] == ["a", "b", "c"]
+    assert made[0].id < made[1].id < made[2].id
+    assert len({r.uuid for r in made}) == 3
+    with tx() as s:
+        listed = resources.list_resources(s, st.id)
+        assert [(r.name, r.requires, r.properties_data, r.metadata) for r in listed] == [
+            ("a", [], {"n": "a"}, {"m": 1}), ("b", ["a"], {"n": "b"}, {"m": 1}),
+            ("c", ["a", "b"], {"n": "c"}, {"m": 1})]
+        assert (listed[0].action, listed[0].status) == ("INIT", "COMPLETE")
+        assert resources.get_resource(s, made[1].id) == listed[1]
+        assert resources.get_resource(s, 10**9) is None
+
+
+def test_update_and_progress_token_survive_a_new_session(tx: Tx) -> None:
+    st = new_stack(tx)
+    with tx() as s:
+        (r,) = resources.create_resources(s, [NewResource(st.id, st.id, "srv", "T")])
+        assert resources.update_resource(s, r.id, {
+            "action": "CREATE", "status": "IN_PROGRESS", "physical_resource_id": "phy-1",
+            "progress": {"server": "phy-1", "polls": 3}, "progress_action": "CREATE",
+            "attributes": {"first_address": "10.0.0.1"}})
+    with tx() as s:
+        got = resources.get_resource(s, r.id)
+        assert got is not None
+        assert (got.action, got.status, got.physical_resource_id) == (
+            "CREATE", "IN_PROGRESS", "phy-1")
+        assert got.progress == {"server": "phy-1", "polls": 3}
+        assert got.progress_action == "CREATE"
+        assert got.attributes == {"first_address": "10.0.0.1"}
+        assert got.updated_at is not None
+        assert resources.find_resources_by_physical_id(s, "phy-1") == [got]
+
+
+def test_claim_with_expected_engine_only_one_wins(tx: Tx) -> None:
+    st = new_stack(tx)
+    with tx() as s:
+        (r,) = resources.create_resources(s, [NewResource(st.id, st.id, "r", "T")])
+    with tx() as s:
+        assert resources.update_resource(s, r.id, {"engine_id": "A"}, expected_engine=None)
+        assert not resources.update_resource(s, r.id, {"engine_id": "B"}, expected_engine=None)
+        assert resources.update_resource(s, r.id, {"engine_id": None}, expected_engine="A")
+
+
+def test_bulk_status_update(tx: Tx) -> None:
+    st = new_stack(tx)
+    with tx() as s:
+        rs = resources.create_resources(s, [NewResource(st.id, st.id, f"r{i}", "T")
+                                            for i in range(5)])
+        # read them into this session first: the bulk update must not leave stale copies
+        assert all(resources.get_resource(s, r.id) for r in rs)
+        resources.update_resources(s, [
+            (r.id, {"action": "CREATE", "status": "COMPLETE"}) for r in rs[:3]] + [
+            (r.id, {"action": "CREATE", "status": "FAILED", "status_reason": "boom"})
+            for r in rs[3:]])
+        assert [x.status for x in resources.list_resources(s, st.id)] == [
+            "COMPLETE"] * 3 + ["FAILED"] * 2
+    with tx() as s:
+        listed = resources.list_resources(s, st.id)
+        assert [(x.status, x.status_reason) for x in listed] == [
+            ("COMPLETE", "")] * 3 + [("FAILED", "boom")] * 2
+
+
+def test_replacement_rows_and_current_by_name(tx: Tx) -> None:
+    st = new_stack(tx)
+    with tx() as s:
+        (old,) = resources.create_resources(s, [NewResource(st.id, st.id, "srv", "T")])
+        (new,) = resources.create_resources(s, [NewResource(st.id, st.id, "srv", "T",
+                                                            replaces=old.id)])
+        resources.update_resource(s, old.id, {"replaced_by": new.id})
+    with tx() as s:
+        cur = resources.get_resource_by_name(s, st.id, "srv")
+        assert cur is not None and cur.id == new.id and cur.replaces == old.id
+        assert [r.id for r in resources.list_resources(s, st.id)] == [old.id, new.id]
+        assert resources.get_resource_by_name(s, st.id, "nope") is None
+
+
+def test_ids_are_never_reused_after_delete(tx: Tx) -> None:
+    st = new_stack(tx)
+    with tx() as s:
+        (a,) = resources.create_resources(s, [NewResource(st.id, st.id, "a", "T")])
+    with tx() as s:
+        resources.delete_resource(s, a.id)
+    with tx() as s:
+        (b,) = resources.create_resources(s, [NewResource(st.id, st.id, "b", "T")])
+    assert b.id > a.id
+
+
+def test_tree_listing_and_count_cover_nested_stacks(tx: Tx) -> None:
+    root = new_stack(tx, "root")
+    child = new_stack(tx, "root-c", owner_id=root.id, nested_depth=1)
+    other = new_stack(tx, "other")
+    with tx() as s:
+        resources.create_resources(s, [NewResource(root.id, root.id, "c", "OS::Heat::Stack"),
+                                       NewResource(child.id, root.id, "x", "T"),
+                                       NewResource(other.id, other.id, "y", "T")])
+    with tx() as s:
+        assert [r.name for r in resources.list_tree_resources(s, root.id)] == ["c", "x"]
+        assert resources.count_tree_resources(s, root.id) == 2
+
+
+def test_resource_data_plain_and_redacted(tx: Tx) -> None:
+    st = new_stack(tx)
+    with tx() as s:
+        (r,) = resources.create_resources(s, [NewResource(st.id, st.id, "r", "T")])
+        resources.set_resource_data(s, r.id, "value", "visible")
+        resources.set_resource_data(s, r.id, "password", "hunter2-secret", redact=True)
+        resources.set_resource_data(s, r.id, "value", "visible-2")   # overwrite
+    with tx() as s:
+        assert resources.get_resource_data(s, r.id) == {
+            "value": "visible-2", "password": "hunter2-secret"}
+        got = resources.get_resource(s, r.id)
+        assert got is not None and got.data["password"] == "hunter2-secret"
+        stored = dict(s.execute(sa.select(ResourceData.key, ResourceData.value)
+                                .where(ResourceData.resource_id == r.id)).all())
+        assert stored["value"] == "visible-2"
+        assert "hunter2" not in stored["password"]
+        assert resources.delete_resource_data(s, r.id, "value")
+        assert not resources.delete_resource_data(s, r.id, "value")
+        assert resources.get_resource_data(s, r.id) == {"password": "hunter2-secret"}
+        resources.delete_resource(s, r.id)   # data goes with it
+        assert s.execute(sa.select(sa.func.count()).select_from(ResourceData)).scalar() == 0
