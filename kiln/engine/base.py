@@ -1,0 +1,76 @@
+"""What every EngineService mixin shares: configuration, the Engine, lookups."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kiln.db import stacks as db_stacks
+from kiln.db.records import StackRecord
+from kiln.engine.context import RequestContext
+from kiln.engine.interface import EngineServiceAPI, Identity
+from kiln.errors import EntityNotFound
+
+
+class ServiceBase(EngineServiceAPI):
+    def __init__(self, conf: Any = None, *, db: Any = None, db_url: str | None = None,
+                 engine_id: str | None = None) -> None:
+        from kiln.conf import CONF
+
+        self.conf = conf if conf is not None else CONF
+        self._db = db
+        self._db_url = db_url
+        self._engine_id = engine_id
+        self._engine: Any = None
+
+    @property
+    def engine(self) -> Any:
+        if self._engine is None:
+            raise RuntimeError("EngineService.start() has not been called")
+        return self._engine
+
+    @property
+    def db(self) -> Any:
+        return self.engine.db
+
+    async def start(self) -> None:
+        from kiln.db.facade import open_database
+        from kiln.engine.core import Engine
+        from kiln.engine.nested import NestedOps
+
+        if self._db is None:
+            self._db = await open_database(self._db_url)
+        self._engine = Engine(self._db, self.conf, self._engine_id)
+        self._engine.nested = NestedOps(self)
+
+    async def stop(self) -> None:
+        if self._engine is not None:
+            await self._engine.stop()
+        if self._db is not None:
+            await self._db.close()
+
+    async def wait_for_stack(self, stack_id: str, timeout: float | None = None) -> None:
+        await self.engine.wait(stack_id, timeout)
+
+    # -- lookups --------------------------------------------------------------------------
+    async def _find(self, ctx: RequestContext, stack_identity: Identity | str, *,
+                    show_deleted: bool = False) -> StackRecord:
+        """The stack an identity (or a bare name/id) names, within the caller's project
+        (admins see every project's stacks by id, as Heat allows)."""
+        if isinstance(stack_identity, str):
+            key = stack_identity
+        else:
+            key = str(stack_identity.get("stack_id") or stack_identity.get("stack_name")
+                      or "")
+        project = None if ctx.is_admin else ctx.project_id
+
+        def read(s: Any) -> StackRecord | None:
+            rec = db_stacks.get_stack(s, key, project_id=project, show_deleted=show_deleted)
+            if rec is None:
+                rec = db_stacks.get_stack_by_name(s, ctx.project_id, key,
+                                                  show_deleted=show_deleted)
+            return rec
+
+        rec: StackRecord | None = await self.db.run(read)
+        if rec is None:
+            raise EntityNotFound(f"The Stack ({key}) could not be found.")
+        return rec

@@ -1,0 +1,210 @@
+"""The engine's shared machinery: database, recorder, limits, running actions, locks.
+
+One :class:`Engine` per process. Each running stack action is an asyncio task registered
+under its stack id; the stack row's lock (``engine_id``) says which engine owns it, so
+a second action on the same stack is refused with Heat's ActionInProgress (409) while
+``delete`` may pre-empt a running create/update the way Heat lets it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from kiln.db import locks as db_locks
+from kiln.db import resources as db_resources
+from kiln.db import stacks as db_stacks
+from kiln.engine.loader import stored_live_stack
+from kiln.engine.recorder import Recorder
+from kiln.engine.runner import Poller
+from kiln.engine.stack import LiveStack
+from kiln.errors import ActionInProgress, EntityNotFound
+from kiln.graph import Graph
+
+LOG = logging.getLogger(__name__)
+
+
+class Engine:
+    def __init__(self, db: Any, conf: Any, engine_id: str | None = None) -> None:
+        self.db = db
+        self.conf = conf
+        self.engine_id = engine_id or str(uuid.uuid4())
+        self.recorder = Recorder(db, self.engine_id)
+        opts = conf.kiln_engine
+        self.poller = Poller(opts.poll_initial_delay, opts.poll_max_delay)
+        self.limit = asyncio.Semaphore(max(1, opts.max_concurrency))
+        self.tasks: dict[str, asyncio.Task[None]] = {}
+        self.cancels: dict[str, asyncio.Event] = {}
+        #: set by cancel_update: whether the cancelled update must roll back
+        self.cancel_rollback: dict[str, bool] = {}
+        self.nested: Any = None  # kiln.engine.nested.NestedOps, set by the service
+        self.template_cache = TemplateCache()
+
+    # -- loading ------------------------------------------------------------------------
+    async def load(self, stack_id: str, *, show_deleted: bool = False) -> LiveStack:
+        def read(s: Any) -> tuple[Any, Any, Any]:
+            rec = db_stacks.get_stack(s, stack_id, show_deleted=show_deleted)
+            if rec is None:
+                raise EntityNotFound(f"The Stack ({stack_id}) could not be found.")
+            raw = db_stacks.get_raw_template(s, rec.raw_template_id)
+            return rec, raw, db_resources.list_resources(s, stack_id)
+
+        rec, raw, rows = await self.db.run(read)
+        return stored_live_stack(rec, raw, rows, conf=self.conf, nested=self.nested,
+                                 parent_facade=await self.parent_facade(rec))
+
+    async def parent_facade(self, rec: Any) -> dict[str, Any]:
+        if self.nested is None or rec.owner_id is None:
+            return {}
+        facade: dict[str, Any] = await self.nested.facade_for(rec)
+        return facade
+
+    @staticmethod
+    def graph(stack: LiveStack) -> Graph[str]:
+        names = list(stack.slots)
+        known = set(names)
+        graph = Graph.from_edges(
+            names, {n: [r for r in stack.slots[n].requires if r in known] for n in names})
+        graph.check_acyclic()
+        return graph
+
+    # -- running actions ----------------------------------------------------------------
+    def running(self, stack_id: str) -> bool:
+        task = self.tasks.get(stack_id)
+        return task is not None and not task.done()
+
+    async def acquire(self, stack: LiveStack) -> None:
+        """Take the stack lock for this engine, or raise Heat's ActionInProgress."""
+        if self.running(stack.info.id):
+            raise self.in_progress(stack)
+        result = await self.db.run(db_locks.acquire_stack_lock, stack.info.id, self.engine_id)
+        if not result.acquired:
+            raise self.in_progress(stack)
+
+    @staticmethod
+    def in_progress(stack: LiveStack) -> ActionInProgress:
+        return ActionInProgress(f"Stack {stack.info.name} already has an action "
+                                f"({stack.info.action}) in progress.")
+
+    def launch(self, stack_id: str, work: Callable[[], Awaitable[None]]) -> asyncio.Task[None]:
+        """Run ``work`` as the stack's action; the lock is released when it ends."""
+        cancel = asyncio.Event()
+        self.cancels[stack_id] = cancel
+
+        async def body() -> None:
+            try:
+                await work()
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # a bug must not leave the stack locked forever
+                LOG.exception("stack action on %s crashed", stack_id)
+            finally:
+                with contextlib.suppress(Exception):
+                    await asyncio.shield(self.db.run(db_locks.release_stack_lock, stack_id,
+                                                     self.engine_id))
+                if self.tasks.get(stack_id) is task:
+                    del self.tasks[stack_id]
+                    self.cancels.pop(stack_id, None)
+
+        task = asyncio.ensure_future(body())
+        self.tasks[stack_id] = task
+        return task
+
+    async def preempt(self, stack_id: str) -> None:
+        """Stop this engine's running action on the stack (delete wins over create)."""
+        task = self.tasks.get(stack_id)
+        if task is None or task.done():
+            return
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await task
+
+    async def wait(self, stack_id: str, timeout: float | None = None) -> None:
+        task = self.tasks.get(stack_id)
+        if task is not None and not task.done():
+            await asyncio.wait_for(asyncio.shield(task), timeout)
+
+    async def stop(self) -> None:
+        for task in list(self.tasks.values()):
+            task.cancel()
+        for task in list(self.tasks.values()):
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+
+    def timeout_seconds(self, stack: LiveStack) -> float:
+        mins = stack.info.timeout_mins
+        return float(mins * 60) if mins else float(self.conf.stack_action_timeout)
+
+    # -- read helpers used by the service ----------------------------------------------
+    def parameters_display(self, rec: Any, tmpl: Any, raw: Any) -> dict[str, str]:
+        """Stack show's ``parameters``: every value as text, hidden ones masked."""
+        from kiln.engine.loader import environment_from_stored, info_from_record
+
+        env = environment_from_stored(raw.environment, raw.files)
+        stack = LiveStack(info_from_record(rec), template=tmpl, environment=env,
+                          user_params=env.parameters, files=raw.files, conf=self.conf)
+        try:
+            stack.bind(validate_params=False)
+            display: dict[str, str] = stack.bound.parameters.display_map()
+        except Exception:  # a stored stack whose parameters no longer bind: show raw
+            display = {k: str(v) for k, v in env.parameters.items()}
+        return display
+
+    def hidden_params(self, rec: Any, raw: Any) -> list[str]:
+        tmpl = self.template_cache.get(raw)
+        schemas = getattr(tmpl, "parameter_schemas", {}) or {}
+        return [n for n, s in schemas.items() if getattr(s, "hidden", False)]
+
+    async def resource_attributes(self, stack_id: str, name: str,
+                                  with_attr: Any = None) -> dict[str, Any]:
+        """Heat's ``attributes`` of resource show: ``show`` if it is a map, else every
+        declared attribute (plus any asked for with ``with_attr``)."""
+        stack = await self.load(stack_id)
+        slot = stack.slots.get(name)
+        if slot is None:
+            return {}
+        plugin = slot.plugin
+
+        def value(attr: str) -> Any:
+            try:
+                return plugin.get_attribute(attr)
+            except Exception:
+                return None
+
+        shown = value("show")
+        if isinstance(shown, dict):
+            for attr in with_attr or ():
+                shown.setdefault(attr, value(attr))
+            return shown
+        names = set(type(plugin).attributes_schema) | set(with_attr or ())
+        return {attr: value(attr) for attr in sorted(names)}
+
+    async def nested_of(self, stack_id: str, resource_name: str) -> Any:
+        children = await self.db.run(db_stacks.list_child_stacks, stack_id)
+        for child in children:
+            if child.parent_resource_name == resource_name:
+                return child
+        return None
+
+
+class TemplateCache:
+    """Parsed templates by raw-template id: parsing is the cost of every stack read."""
+
+    def __init__(self, size: int = 256) -> None:
+        self.size = size
+        self._items: dict[int, Any] = {}
+
+    def get(self, raw: Any) -> Any:
+        from kiln.template import load_template
+
+        tmpl = self._items.pop(raw.id, None)
+        if tmpl is None:
+            tmpl = load_template(raw.template, files=raw.files, max_size=1 << 62)
+        self._items[raw.id] = tmpl
+        while len(self._items) > self.size:
+            self._items.pop(next(iter(self._items)))
+        return tmpl

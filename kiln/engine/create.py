@@ -1,0 +1,84 @@
+"""Stack create (and the rollback that follows a failed create)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kiln.engine import delete as delete_action
+from kiln.engine import outputs
+from kiln.engine.actions import (
+    COMPLETE,
+    CREATE,
+    FAILED,
+    IN_PROGRESS,
+    ROLLBACK,
+    stack_completed,
+    stack_started,
+)
+from kiln.engine.core import Engine
+from kiln.engine.runner import run_action
+from kiln.engine.scheduler import Deadline, traverse
+from kiln.engine.stack import LiveStack, Slot
+
+
+def prepare(stack: LiveStack, slot: Slot) -> None:
+    """Resolve and validate the slot's properties and metadata for a create."""
+    plugin = slot.plugin
+    props = plugin.make_properties(slot.name, stack.runtime.resolve(slot.definition.properties))
+    plugin.properties = props
+    plugin.validate()
+    slot.state.properties_data = props.as_dict()
+    if slot.definition.metadata is not None:
+        meta = stack.runtime.resolve(slot.definition.metadata)
+        if isinstance(meta, dict):
+            slot.state.metadata = meta
+
+
+async def create_resource(engine: Engine, stack: LiveStack, slot: Slot,
+                          deadline: Deadline) -> None:
+    plugin = slot.plugin
+
+    async def handle() -> Any:
+        prepare(stack, slot)
+        return await plugin.handle_create()
+
+    await run_action(engine.recorder, engine.poller, stack, slot, CREATE, handle,
+                     plugin.check_create_complete, abort_reason=deadline.reason)
+
+
+def is_nested(slot: Slot) -> bool:
+    """Resources that only wait for a child stack must not hold a concurrency slot."""
+    return bool(getattr(slot.plugin, "is_nested_stack", False))
+
+
+async def run_create(engine: Engine, stack: LiveStack) -> None:
+    """The stack row is already CREATE_IN_PROGRESS (and locked) when this starts."""
+    graph = engine.graph(stack)
+    deadline = Deadline(engine.timeout_seconds(stack))
+
+    async def visit(name: str) -> None:
+        await create_resource(engine, stack, stack.slots[name], deadline)
+
+    outcome = await traverse(graph, visit, action=CREATE, limit=engine.limit,
+                             unlimited=lambda n: is_nested(stack.slots[n]),
+                             deadline=deadline, cancel=engine.cancels.get(stack.info.id))
+    values = {"outputs": outputs.resolve_all(stack)}
+    if outcome.ok:
+        await engine.recorder.stack(stack, CREATE, COMPLETE, stack_completed(CREATE),
+                                    extra=values)  # type: ignore[arg-type]
+        return
+    await engine.recorder.stack(stack, CREATE, FAILED, outcome.reason,
+                                extra=values)  # type: ignore[arg-type]
+    if not stack.info.disable_rollback:
+        await rollback_create(engine, stack)
+
+
+async def rollback_create(engine: Engine, stack: LiveStack) -> None:
+    """Heat's create rollback: delete everything the failed create made."""
+    await engine.recorder.stack(stack, ROLLBACK, IN_PROGRESS, stack_started(ROLLBACK))
+    outcome = await delete_action.delete_resources(engine, stack, remove_rows=True)
+    if outcome.ok:
+        await engine.recorder.stack(stack, ROLLBACK, COMPLETE, stack_completed(ROLLBACK),
+                                    extra={"outputs": None})
+    else:
+        await engine.recorder.stack(stack, ROLLBACK, FAILED, outcome.reason)

@@ -1,0 +1,165 @@
+"""Validating and storing a new stack (top-level or nested), ready for its create.
+
+Validation happens before anything is written, with Heat's errors and order: name
+taken, per-project stack limit, template, parameters, resource types, resource
+count over the whole tree, cycles, then each resource's properties where they do not
+depend on other resources (those are checked when the resource is created).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from kiln.db import events as db_events
+from kiln.db import resources as db_resources
+from kiln.db import stacks as db_stacks
+from kiln.db.records import NewEvent, NewResource, NewStack, ResourceRecord, StackRecord
+from kiln.engine.actions import CREATE, IN_PROGRESS, stack_started
+from kiln.engine.core import Engine
+from kiln.engine.loader import add_template_slots
+from kiln.engine.stack import LiveStack, StackInfo
+from kiln.errors import RequestLimitExceeded, StackExists, StackValidationFailed
+from kiln.template import load_template
+from kiln.template.environment import Environment, build_environment
+from kiln.template.function import touches_resources
+
+
+@dataclass
+class Parent:
+    """Where a nested stack hangs: its owner stack and the resource that made it."""
+
+    stack_id: str
+    root_stack_id: str
+    nested_depth: int
+    resource_name: str
+    facade: Mapping[str, Any]
+
+
+@dataclass
+class Options:
+    timeout_mins: int | None = None
+    disable_rollback: bool = True
+    tags: tuple[str, ...] = ()
+
+    @classmethod
+    def from_args(cls, args: Mapping[str, Any]) -> Options:
+        tags = args.get("tags") or ()
+        if isinstance(tags, str):
+            tags = tuple(t for t in tags.split(",") if t)
+        timeout = args.get("timeout_mins", args.get("timeout"))
+        disable = args.get("disable_rollback", True)
+        if isinstance(disable, str):
+            disable = disable.lower() in ("true", "1", "yes", "on")
+        return cls(timeout_mins=int(timeout) if timeout not in (None, "") else None,
+                   disable_rollback=bool(disable), tags=tuple(tags))
+
+
+def parse_request(template: Mapping[str, Any] | str, params: Mapping[str, Any] | None,
+                  files: Mapping[str, str] | None, environment_files: Sequence[str] | None,
+                  conf: Any) -> tuple[Any, Environment]:
+    files = dict(files or {})
+    tmpl = load_template(template, files=files, max_size=conf.max_template_size)
+    env = build_environment(dict(params or {}), environment_files=environment_files or (),
+                            files=files, param_schemas=tmpl.parameter_schemas)
+    return tmpl, env
+
+
+def build(engine: Engine, *, name: str, project_id: str, template: Any,
+          environment: Environment, files: Mapping[str, str], opts: Options,
+          username: str | None = None, user_id: str | None = None,
+          parent: Parent | None = None, stack_id: str | None = None,
+          action: str = CREATE) -> LiveStack:
+    """Bind the template and make the slots; raises template/validation errors."""
+    sid = stack_id or str(uuid.uuid4())
+    info = StackInfo(id=sid, name=name, project_id=project_id, action=action,
+                     status=IN_PROGRESS, status_reason=stack_started(action),
+                     timeout_mins=opts.timeout_mins, disable_rollback=opts.disable_rollback,
+                     tags=opts.tags, owner_id=parent.stack_id if parent else None,
+                     root_stack_id=parent.root_stack_id if parent else sid,
+                     nested_depth=parent.nested_depth + 1 if parent else 0,
+                     parent_resource_name=parent.resource_name if parent else None,
+                     username=username, user_id=user_id)
+    stack = LiveStack(info, template=template, environment=environment,
+                      user_params=environment.parameters, files=files, conf=engine.conf,
+                      nested=engine.nested, parent_facade=parent.facade if parent else None)
+    stack.bind()
+    bound_params = getattr(stack.bound, "parameters", None)
+    if bound_params is not None and hasattr(bound_params, "validate"):
+        bound_params.validate()
+    add_template_slots(stack)
+    return stack
+
+
+def validate(engine: Engine, stack: LiveStack, *, tree_resources: int = 0) -> None:
+    limit = engine.conf.max_resources_per_stack
+    if limit != -1 and len(stack.slots) + tree_resources > limit:
+        raise RequestLimitExceeded(
+            "Request limit exceeded: Maximum resources per stack exceeded.")
+    engine.graph(stack)
+    for slot in stack.slots.values():
+        props = slot.definition.properties
+        if touches_resources(props):
+            continue
+        try:
+            resolved = stack.runtime.resolve(props)
+        except StackValidationFailed:
+            raise
+        slot.plugin.properties = slot.plugin.make_properties(slot.name, resolved)
+        slot.plugin.validate()
+
+
+async def check_new(engine: Engine, *, name: str, project_id: str, is_admin: bool) -> None:
+    def read(s: Session) -> tuple[bool, int]:
+        taken = db_stacks.get_stack_by_name(s, project_id, name) is not None
+        return taken, (db_stacks.count_project_stacks(s, project_id) if not is_admin else 0)
+
+    taken, count = await engine.db.run(read)
+    if taken:
+        raise StackExists(f"The Stack ({name}) already exists.")
+    limit = engine.conf.max_stacks_per_tenant
+    if not is_admin and limit >= 0 and count >= limit:
+        raise RequestLimitExceeded(
+            "Request limit exceeded: You have reached the maximum stacks per tenant, "
+            f"{limit}. Please delete some stacks.")
+
+
+def _store(s: Session, new: NewStack, rows: list[NewResource],
+           event: NewEvent) -> tuple[StackRecord, list[ResourceRecord]]:
+    rec = db_stacks.create_stack(s, new)
+    created = db_resources.create_resources(s, rows)
+    db_events.add_events(s, [event])
+    return rec, created
+
+
+async def store(engine: Engine, stack: LiveStack) -> None:
+    """Write the stack row (locked by this engine), its INIT resources and its first
+    event in one transaction."""
+    info = stack.info
+    hidden = sorted(getattr(getattr(stack.bound, "parameters", None), "hidden", ()) or ())
+    new = NewStack(name=info.name, project_id=info.project_id, template=stack.template.raw,
+                   environment=stack.environment.env_as_dict(), files=stack.files,
+                   hidden_params=hidden, id=info.id, user_id=info.user_id,
+                   username=info.username, owner_id=info.owner_id,
+                   root_stack_id=info.root_stack_id, nested_depth=info.nested_depth,
+                   parent_resource_name=info.parent_resource_name, action=info.action,
+                   status=info.status, status_reason=info.status_reason,
+                   timeout=info.timeout_mins, disable_rollback=info.disable_rollback,
+                   tags=info.tags, engine_id=engine.engine_id)
+    rows = [NewResource(stack_id=info.id, root_stack_id=info.root_stack_id, name=slot.name,
+                        type=slot.definition.type, requires=sorted(slot.requires))
+            for slot in stack.slots.values()]
+    event = NewEvent(stack_id=info.id, resource_name=info.name,
+                     resource_type="OS::Heat::Stack", resource_action=info.action,
+                     resource_status=info.status, resource_status_reason=info.status_reason,
+                     physical_resource_id=info.id)
+    rec, records = await engine.db.write(_store, new, rows, event)
+    info.raw_template_id = rec.raw_template_id
+    for rec in records:
+        slot = stack.slots[rec.name]
+        slot.db_id, slot.uuid = rec.id, rec.uuid
+        slot.created_at, slot.updated_at = rec.created_at, rec.updated_at

@@ -1,0 +1,238 @@
+"""EngineService: the read-only calls (stacks, resources, events, outputs, templates)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from kiln.db import events as db_events
+from kiln.db import resources as db_resources
+from kiln.db import stacks as db_stacks
+from kiln.db.records import EventQuery, ResourceRecord, StackQuery, StackRecord
+from kiln.engine import format as fmt
+from kiln.engine.base import ServiceBase
+from kiln.engine.context import RequestContext
+from kiln.engine.interface import JSON, Identity
+from kiln.errors import EntityNotFound
+
+
+def _required_by(rows: Sequence[ResourceRecord]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {r.name: [] for r in rows}
+    for row in rows:
+        for req in row.requires or ():
+            if req in out and row.name not in out[req]:
+                out[req].append(row.name)
+    return out
+
+
+def _current_rows(rows: Sequence[ResourceRecord]) -> list[ResourceRecord]:
+    """One row per name: the live one (a replaced row only while nothing replaced it)."""
+    by_name: dict[str, ResourceRecord] = {}
+    for row in sorted(rows, key=lambda r: r.id):
+        best = by_name.get(row.name)
+        if best is None or row.replaced_by is None:
+            by_name[row.name] = row
+    return list(by_name.values())
+
+
+class Reads(ServiceBase):
+    # -- stacks ---------------------------------------------------------------------------
+    def _query(self, ctx: RequestContext, *, global_tenant: bool = False,
+               filters: Mapping[str, Any] | None = None, sort_keys: Any = None,
+               sort_dir: Any = None, limit: int | None = None, marker: str | None = None,
+               tags: Sequence[str] | None = None, tags_any: Sequence[str] | None = None,
+               not_tags: Sequence[str] | None = None,
+               not_tags_any: Sequence[str] | None = None, show_deleted: bool = False,
+               show_nested: bool = False, show_hidden: bool = False) -> StackQuery:
+        if isinstance(sort_keys, str):
+            sort_keys = [sort_keys]
+        return StackQuery(
+            project_id=None if (global_tenant and ctx.is_admin) else ctx.project_id,
+            filters=dict(filters or {}), tags=tuple(tags or ()), tags_any=tuple(tags_any or ()),
+            not_tags=tuple(not_tags or ()), not_tags_any=tuple(not_tags_any or ()),
+            show_hidden=show_hidden, show_deleted=show_deleted, show_nested=show_nested,
+            limit=limit, marker=marker, sort_keys=tuple(sort_keys or ()), sort_dir=sort_dir)
+
+    async def list_stacks(self, ctx: RequestContext, *, limit: int | None = None,
+                          marker: str | None = None, sort_keys: Sequence[str] | None = None,
+                          sort_dir: str | None = None, filters: Mapping[str, Any] | None = None,
+                          show_deleted: bool = False, show_nested: bool = False,
+                          show_hidden: bool = False, tags: Sequence[str] | None = None,
+                          tags_any: Sequence[str] | None = None,
+                          not_tags: Sequence[str] | None = None,
+                          not_tags_any: Sequence[str] | None = None,
+                          global_tenant: bool = False) -> list[JSON]:
+        q = self._query(ctx, limit=limit, marker=marker, sort_keys=sort_keys,
+                        sort_dir=sort_dir, filters=filters, show_deleted=show_deleted,
+                        show_nested=show_nested, show_hidden=show_hidden, tags=tags,
+                        tags_any=tags_any, not_tags=not_tags, not_tags_any=not_tags_any,
+                        global_tenant=global_tenant)
+        rows = await self.db.run(db_stacks.list_stacks, q)
+        return [fmt.stack_summary(r) for r in rows]
+
+    async def count_stacks(self, ctx: RequestContext, *,
+                           filters: Mapping[str, Any] | None = None,
+                           show_deleted: bool = False, show_nested: bool = False,
+                           show_hidden: bool = False, tags: Sequence[str] | None = None,
+                           tags_any: Sequence[str] | None = None,
+                           not_tags: Sequence[str] | None = None,
+                           not_tags_any: Sequence[str] | None = None,
+                           global_tenant: bool = False) -> int:
+        q = self._query(ctx, filters=filters, show_deleted=show_deleted,
+                        show_nested=show_nested, show_hidden=show_hidden, tags=tags,
+                        tags_any=tags_any, not_tags=not_tags, not_tags_any=not_tags_any,
+                        global_tenant=global_tenant)
+        count: int = await self.db.run(db_stacks.count_stacks, q)
+        return count
+
+    async def show_stack(self, ctx: RequestContext, stack_identity: Identity,
+                         resolve_outputs: bool = True) -> JSON:
+        rec = await self._find(ctx, stack_identity, show_deleted=True)
+        raw = await self.db.run(db_stacks.get_raw_template, rec.raw_template_id)
+        tmpl = self.engine.template_cache.get(raw)
+        params = self.engine.parameters_display(rec, tmpl, raw)
+        description = getattr(tmpl, "description", "") or "No description"
+        outputs = (rec.outputs or []) if resolve_outputs else None
+        return fmt.stack_detail(rec, parameters=params, description=description,
+                                outputs=outputs)
+
+    async def get_template(self, ctx: RequestContext, stack_identity: Identity) -> JSON:
+        rec = await self._find(ctx, stack_identity, show_deleted=True)
+        raw = await self.db.run(db_stacks.get_raw_template, rec.raw_template_id)
+        return dict(raw.template)
+
+    async def get_environment(self, ctx: RequestContext, stack_identity: Identity) -> JSON:
+        rec = await self._find(ctx, stack_identity, show_deleted=True)
+        raw = await self.db.run(db_stacks.get_raw_template, rec.raw_template_id)
+        env = dict(raw.environment)
+        hidden = set(self.engine.hidden_params(rec, raw))
+        params = dict(env.get("parameters") or {})
+        for name in hidden & set(params):
+            params[name] = "******"
+        return {"parameters": params,
+                "resource_registry": env.get("resource_registry") or {},
+                "parameter_defaults": env.get("parameter_defaults") or {},
+                "event_sinks": env.get("event_sinks") or [],
+                "encrypted_param_names": list(env.get("encrypted_param_names") or [])}
+
+    async def get_files(self, ctx: RequestContext, stack_identity: Identity) -> JSON:
+        rec = await self._find(ctx, stack_identity, show_deleted=True)
+        raw = await self.db.run(db_stacks.get_raw_template, rec.raw_template_id)
+        return dict(raw.files)
+
+    async def list_outputs(self, ctx: RequestContext, stack_identity: Identity) -> list[JSON]:
+        rec = await self._find(ctx, stack_identity)
+        return [{"output_key": o["output_key"], "description": o["description"]}
+                for o in (rec.outputs or [])]
+
+    async def show_output(self, ctx: RequestContext, stack_identity: Identity,
+                          output_key: str) -> JSON:
+        rec = await self._find(ctx, stack_identity)
+        for out in rec.outputs or []:
+            if out["output_key"] == output_key:
+                return dict(out)
+        raise EntityNotFound(f"Specified output key {output_key} not found.")
+
+    # -- resources ------------------------------------------------------------------------
+    async def list_stack_resources(self, ctx: RequestContext, stack_identity: Identity,
+                                   nested_depth: int = 0, with_detail: bool = False,
+                                   filters: Mapping[str, Any] | None = None) -> list[JSON]:
+        rec = await self._find(ctx, stack_identity)
+
+        def read(s: Session) -> list[tuple[StackRecord, list[ResourceRecord]]]:
+            out = [(rec, db_resources.list_resources(s, rec.id))]
+            if nested_depth:
+                for child in db_stacks.list_tree_stacks(s, rec.root_stack_id):
+                    if child.id != rec.id and 0 < child.nested_depth - rec.nested_depth \
+                            <= nested_depth:
+                        out.append((child, db_resources.list_resources(s, child.id)))
+            return out
+
+        groups = await self.db.run(read)
+        children = {g[0].owner_id and (g[0].owner_id, g[0].parent_resource_name): g[0]
+                    for g in groups[1:]}
+        result: list[JSON] = []
+        for stack, rows in groups:
+            current = _current_rows(rows)
+            needed = _required_by(current)
+            for row in current:
+                item = fmt.resource(row, stack, required_by=needed.get(row.name, []),
+                                    nested_stack=children.get((stack.id, row.name)))
+                if _matches(item, filters):
+                    result.append(item)
+        return result
+
+    async def describe_stack_resource(self, ctx: RequestContext, stack_identity: Identity,
+                                      resource_name: str,
+                                      with_attr: Sequence[str] | None = None) -> JSON:
+        rec = await self._find(ctx, stack_identity)
+        rows = _current_rows(await self.db.run(db_resources.list_resources, rec.id))
+        row = next((r for r in rows if r.name == resource_name), None)
+        if row is None:
+            raise EntityNotFound(f"The Resource ({resource_name}) could not be found.")
+        attributes = await self.engine.resource_attributes(rec.id, resource_name, with_attr)
+        description = ""
+        nested = await self.engine.nested_of(rec.id, resource_name)
+        return fmt.resource(row, rec, required_by=_required_by(rows).get(row.name, []),
+                            detail=True, description=description, attributes=attributes,
+                            nested_stack=nested)
+
+    async def describe_stack_resources(self, ctx: RequestContext, stack_identity: Identity,
+                                       resource_name: str | None) -> list[JSON]:
+        items = await self.list_stack_resources(ctx, stack_identity)
+        return [i for i in items if resource_name is None or i["resource_name"] == resource_name]
+
+    # -- events ---------------------------------------------------------------------------
+    async def list_events(self, ctx: RequestContext, stack_identity: Identity | None,
+                          filters: Mapping[str, Any] | None = None, limit: int | None = None,
+                          marker: str | None = None, sort_keys: Sequence[str] | None = None,
+                          sort_dir: str | None = None, nested_depth: int | None = None,
+                          ) -> list[JSON]:
+        if stack_identity is None:
+            raise EntityNotFound("The Stack (None) could not be found.")
+        rec = await self._find(ctx, stack_identity, show_deleted=True)
+        stacks = {rec.id: rec}
+        if nested_depth:
+            tree = await self.db.run(db_stacks.list_tree_stacks, rec.root_stack_id)
+            for child in tree:
+                if 0 < child.nested_depth - rec.nested_depth <= nested_depth:
+                    stacks[child.id] = child
+        q = EventQuery(stack_ids=tuple(stacks), filters=dict(filters or {}), limit=limit,
+                       marker=marker, sort_keys=tuple(sort_keys or ()),
+                       sort_dir=sort_dir)  # type: ignore[arg-type]
+        rows = await self.db.run(db_events.list_events, q)
+        out = []
+        for ev in rows:
+            item = fmt.event(ev, stacks[ev.stack_id])
+            if nested_depth:
+                item["root_stack_id"] = fmt.identity(rec)
+            out.append(item)
+        return out
+
+    async def show_event(self, ctx: RequestContext, stack_identity: Identity,
+                         resource_name: str, event_id: str) -> JSON:
+        rec = await self._find(ctx, stack_identity, show_deleted=True)
+        ev = await self.db.run(db_events.get_event, rec.id, event_id)
+        if ev is None or (resource_name and ev.resource_name != resource_name):
+            raise EntityNotFound(f"The Event ({event_id}) could not be found.")
+        return fmt.event(ev, rec)
+
+
+def _matches(item: Mapping[str, Any], filters: Mapping[str, Any] | None) -> bool:
+    if not filters:
+        return True
+    for key, want in filters.items():
+        values = want if isinstance(want, list | tuple) else [want]
+        have = item.get(key)
+        if key == "resource_status":
+            have_alt = item.get("resource_status", "").split("_", 1)[-1]
+            if have not in values and have_alt not in values:
+                return False
+        elif key == "name":
+            if item.get("resource_name") not in values:
+                return False
+        elif have not in values:
+            return False
+    return True

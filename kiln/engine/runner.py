@@ -1,0 +1,78 @@
+"""Running one resource action: the two-step handle/check contract, persisted.
+
+``handle_<action>`` starts the work and returns a token; the token is committed before
+the first ``check_<action>_complete``; checks back off from ``poll_initial_delay`` to
+``poll_max_delay`` unless the plugin names its own delay. The final state is committed
+before the caller returns, and therefore before any dependant starts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from kiln.engine.actions import COMPLETE, FAILED, IN_PROGRESS
+from kiln.engine.recorder import Recorder
+from kiln.engine.stack import LiveStack, Slot
+from kiln.errors import KilnError
+from kiln.resources.base import ResourceFailure
+
+
+class ActionFailed(Exception):
+    """A resource action failed; ``reason`` is Heat's resource status reason."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def failure_reason(name: str, exc: BaseException) -> str:
+    """Heat's ``<ExceptionType>: resources.<name>: <message>``."""
+    if isinstance(exc, ResourceFailure):
+        return exc.status_reason(name)
+    if isinstance(exc, ActionFailed):
+        return exc.reason
+    kind = exc.error_type if isinstance(exc, KilnError) else type(exc).__name__
+    return f"{kind}: resources.{name}: {exc}"
+
+
+class Poller:
+    """Backoff settings shared by every action of an engine."""
+
+    def __init__(self, initial: float, maximum: float) -> None:
+        self.initial = initial
+        self.maximum = maximum
+
+
+async def run_action(recorder: Recorder, poller: Poller, stack: LiveStack, slot: Slot,
+                     action: str, handle: Callable[[], Awaitable[Any]],
+                     check: Callable[[Any], Awaitable[bool]], *,
+                     on_complete: Callable[[], None] | None = None,
+                     abort_reason: Callable[[], str | None] = lambda: None) -> None:
+    """Drive ``slot`` through ``action`` to COMPLETE, or FAILED and raise ActionFailed."""
+    started = recorder.resource(stack, slot, action, IN_PROGRESS)
+    try:
+        token = await handle()
+        await started
+        await recorder.progress(slot, token)
+        delay = poller.initial
+        while not await check(token):
+            hint = slot.plugin.poll_delay(token)
+            await asyncio.sleep(delay if hint is None else max(hint, 0.0))
+            delay = min(delay * 2, poller.maximum)
+    except asyncio.CancelledError:
+        why = abort_reason()
+        reason = f"{action} aborted" + (f" ({why})" if why else "")
+        await asyncio.shield(recorder.resource(stack, slot, action, FAILED, reason,
+                                               progress=None))
+        raise
+    except Exception as exc:  # every plugin error becomes the resource's FAILED state
+        if not started.done():
+            await started
+        reason = failure_reason(slot.name, exc)
+        await recorder.resource(stack, slot, action, FAILED, reason, progress=None)
+        raise ActionFailed(reason) from exc
+    if on_complete is not None:
+        on_complete()
+    await recorder.resource(stack, slot, action, COMPLETE, progress=None)

@@ -1,0 +1,224 @@
+"""A stack held in memory while an action runs on it (or while it is being shown).
+
+:class:`LiveStack` ties together the stored stack row, its parsed template bound to its
+environment and parameters, and one :class:`Slot` per resource (definition, plugin
+instance, row id). It is the :class:`~kiln.template.definitions.ResourceResolver` its
+template resolves against and, through :class:`StackRuntime`, the
+:class:`~kiln.resources.base.ResourceRuntime` its plugins see. It does no I/O itself:
+loading is in :mod:`kiln.engine.loader`, writing in :mod:`kiln.engine.recorder`.
+"""
+
+from __future__ import annotations
+
+import random
+import string
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from kiln.errors import InvalidTemplateReference
+from kiln.resources.base import Resource, ResourceState
+from kiln.template.definitions import ResourceDefinition, StackIdentity
+
+if TYPE_CHECKING:
+    from kiln.engine.nested import NestedOps
+
+
+@dataclass
+class StackInfo:
+    """The stored stack row's fields the engine reads and changes during an action."""
+
+    id: str
+    name: str
+    project_id: str
+    action: str
+    status: str
+    status_reason: str = ""
+    raw_template_id: int = 0
+    prev_raw_template_id: int | None = None
+    timeout_mins: int | None = None
+    disable_rollback: bool = True
+    tags: tuple[str, ...] = ()
+    owner_id: str | None = None
+    root_stack_id: str = ""
+    nested_depth: int = 0
+    parent_resource_name: str | None = None
+    username: str | None = None
+    user_id: str | None = None
+    stack_user_project_id: str | None = None
+    current_traversal: str | None = None
+
+
+@dataclass
+class Slot:
+    """One resource row of a live stack."""
+
+    name: str
+    definition: ResourceDefinition
+    type_name: str                      # the registry's final type (after env mapping)
+    plugin: Resource
+    db_id: int = 0
+    uuid: str = ""
+    requires: frozenset[str] = frozenset()
+    created_at: Any = None
+    updated_at: Any = None
+    #: row ids for replacement bookkeeping
+    replaces: int | None = None
+    replaced_by: int | None = None
+    #: data keys as last persisted (to write only the difference)
+    saved_data: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def state(self) -> ResourceState:
+        return self.plugin.state
+
+    @property
+    def physical_id(self) -> str | None:
+        return self.plugin.resource_id
+
+
+def short_id(length: int = 12) -> str:
+    """Heat's physical-name suffix alphabet: lowercase letters and digits."""
+    return "".join(random.choices(string.ascii_lowercase + string.digits, k=length))
+
+
+class LiveStack:
+    """Template + environment + resources of one stack, for one action or one read."""
+
+    def __init__(self, info: StackInfo, *, template: Any, environment: Any,
+                 user_params: Mapping[str, Any], files: Mapping[str, str],
+                 conf: Any, nested: NestedOps | None = None,
+                 parent_facade: Mapping[str, Any] | None = None) -> None:
+        self.info = info
+        self.template = template
+        self.environment = environment
+        self.user_params = dict(user_params)
+        self.files = dict(files)
+        self.conf = conf
+        self.nested = nested
+        self.parent_facade = dict(parent_facade or {})
+        self.slots: dict[str, Slot] = {}
+        #: rows superseded by a replacement but not yet deleted (ResourceRecord)
+        self.stale: list[Any] = []
+        self.runtime = StackRuntime(self)
+        self.bound: Any = None
+
+    @property
+    def identity(self) -> StackIdentity:
+        return StackIdentity(stack_name=self.info.name, stack_id=self.info.id,
+                             project_id=self.info.project_id,
+                             region=getattr(self.conf, "region_name_for_services", "RegionOne"))
+
+    def bind(self, *, validate_params: bool = True) -> Any:
+        self.bound = self.template.bind(environment=self.environment,
+                                        user_params=self.user_params,
+                                        identity=self.identity, resolver=self,
+                                        validate_params=validate_params)
+        return self.bound
+
+    def identity_dict(self) -> dict[str, str]:
+        return {"stack_name": self.info.name, "stack_id": self.info.id,
+                "tenant": self.info.project_id, "path": ""}
+
+    # -- ResourceResolver -----------------------------------------------------------------
+    def _slot(self, name: str) -> Slot:
+        slot = self.slots.get(name)
+        if slot is None:
+            raise InvalidTemplateReference(
+                f'The specified reference "{name}" (in unknown) is incorrect.')
+        return slot
+
+    def reference(self, name: str) -> Any:
+        return self._slot(name).plugin.reference_id()
+
+    def attribute(self, name: str, attr: str, path: Sequence[Any]) -> Any:
+        return self._slot(name).plugin.get_attribute(attr, *path)
+
+    def all_attributes(self, name: str) -> Mapping[str, Any]:
+        return self._slot(name).plugin.all_attributes()
+
+    def resource_type(self, name: str) -> str:
+        return self._slot(name).definition.type
+
+    def facade(self, kind: str) -> Any:
+        return self.parent_facade.get(kind)
+
+    def availability_zones(self) -> list[str]:
+        return ["nova"]
+
+    # -- helpers ------------------------------------------------------------------------
+    def physical_resource_name(self, resource_name: str) -> str:
+        return f"{self.info.name}-{resource_name}-{short_id()}"
+
+
+class StackRuntime:
+    """What the plugins of one stack may reach (kiln.resources.base.ResourceRuntime)."""
+
+    def __init__(self, stack: LiveStack) -> None:
+        self._stack = stack
+
+    @property
+    def stack_id(self) -> str:
+        return self._stack.info.id
+
+    @property
+    def stack_name(self) -> str:
+        return self._stack.info.name
+
+    @property
+    def project_id(self) -> str:
+        return self._stack.info.project_id
+
+    @property
+    def conf(self) -> Any:
+        return self._stack.conf
+
+    @property
+    def nested(self) -> Any:
+        return self._stack.nested
+
+    @property
+    def software_configs(self) -> Any:
+        return getattr(self._stack.nested, "software_configs", None)
+
+    @property
+    def stack(self) -> LiveStack:
+        return self._stack
+
+    def resolve(self, node: Any) -> Any:
+        bound = self._stack.bound
+        if bound is None:
+            return node
+        return bound.resolve(node)
+
+    def now(self) -> float:
+        return time.time()
+
+    def resource(self, name: str) -> Resource | None:
+        slot = self._stack.slots.get(name)
+        return slot.plugin if slot is not None else None
+
+    def resource_by_refid(self, refid: str) -> Resource | None:
+        for slot in self._stack.slots.values():
+            if slot.plugin.reference_id() == refid:
+                return slot.plugin
+        return None
+
+    def physical_resource_name(self, resource_name: str) -> str:
+        return self._stack.physical_resource_name(resource_name)
+
+    def signal_token(self, resource_name: str) -> str | None:
+        return None
+
+    def signal_url(self, resource_name: str, kind: str) -> str:
+        base = getattr(self._stack.conf, "heat_metadata_server_url", None) or ""
+        ident = self._stack.info
+        if kind == "heat":
+            return (f"{base.rstrip('/')}/v1/{ident.project_id}/stacks/{ident.name}/"
+                    f"{ident.id}/resources/{resource_name}/signal")
+        arn = (f"arn:openstack:heat::{ident.project_id}:stacks/{ident.name}/{ident.id}/"
+               f"resources/{resource_name}")
+        path = "waitcondition" if kind == "cfn_waitcondition" else "signal"
+        cfn = getattr(self._stack.conf, "heat_waitcondition_server_url", None) or base
+        return f"{cfn.rstrip('/')}/v1/{path}/{arn}"
