@@ -257,13 +257,14 @@ def _check_resources(resources: dict[Any, Any], version: TemplateVersion, keys: 
             raise StackValidationFailed(
                 f'"{keys.resources}" must contain a map of resource maps. Found a '
                 f"[{_type_name(snippet)}] instead", path=path, show_path=False)
-        for key in snippet:
-            if key not in version.resource_keys:
-                raise StackValidationFailed(
-                    f'"{key}" is not a valid keyword inside a resource definition',
-                    path=(*path, str(key)), show_path=False)
         if not snippet.get(keys.type):
             raise _type_missing(keys, path)
+    for name, snippet in resources.items():
+        invalid = [str(k) for k in snippet if k not in version.resource_keys]
+        if invalid:
+            raise StackValidationFailed(
+                "Invalid keyword(s) inside a resource definition: " + ", ".join(invalid),
+                path=(keys.resources, str(name)), show_path=False)
 
 
 def _type_missing(keys: Keys, path: Sequence[PathElement]) -> StackValidationFailed:
@@ -275,27 +276,19 @@ def _type_missing(keys: Keys, path: Sequence[PathElement]) -> StackValidationFai
 
 
 def _check_outputs(outputs: dict[Any, Any], version: TemplateVersion, keys: Keys) -> None:
-    for name in sorted(outputs, key=str):
-        snippet = outputs[name]
+    """Heat's checks of outputs; unknown keys inside an output are ignored, as Heat
+    ignores them."""
+    for name, snippet in outputs.items():
         path = (keys.outputs, str(name))
         if not isinstance(snippet, dict):
-            if not snippet:
-                raise _value_missing(keys, path)
             raise StackValidationFailed(
-                f'"{keys.outputs}" must contain a map of output maps. Found a '
-                f"[{_type_name(snippet)}] instead", path=path, show_path=False)
-        for key in snippet:
-            if key not in version.output_keys:
-                raise StackValidationFailed(
-                    f'"{key}" is not a valid keyword inside a output definition',
-                    path=(*path, str(key)), show_path=False)
+                "Output definitions must be a map. Found a "
+                f"{type(snippet).__name__} instead", path=path,
+                error="Output validation error")
         if keys.value not in snippet:
-            raise _value_missing(keys, path)
-
-
-def _value_missing(keys: Keys, path: Sequence[PathElement]) -> StackValidationFailed:
-    return StackValidationFailed(f"Each output must contain a {keys.value} key.", path=path,
-                                 show_path=False)
+            raise StackValidationFailed(
+                f"Each output definition must contain a {keys.value} key.", path=path,
+                error="Output validation error")
 
 
 def _field(snippet: dict[str, Any], key: str | None, name: str, kinds: tuple[type, ...],

@@ -167,12 +167,11 @@ class VersionRegistry:
         return self.get(present[0], value)
 
     def listing(self) -> list[tuple[str, str, list[str]]]:
-        """(``key.label``, type, aliases) for every registered label, for the API."""
+        """(``key.date``, type, [``key.alias``...]) per version: Heat's template_versions."""
         ensure_loaded()
-        out = []
-        for (key, label), v in self._versions.items():
-            out.append((f"{key}.{label}", v.family, list(v.aliases)))
-        return sorted(out)
+        rows = [(v.name, v.family, [f"{v.key}.{a}" for a in v.aliases])
+                for v in self._all if v.registered]
+        return sorted(rows)
 
     def all_versions(self) -> list[TemplateVersion]:
         ensure_loaded()
