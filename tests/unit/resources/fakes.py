@@ -1,0 +1,128 @@
+"""An in-memory ResourceRuntime and a small driver that runs the two-step contract.
+
+The clock is explicit, so waiting plugins are tested by advancing it, never by sleeping.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from kiln.errors import EntityNotFound
+from kiln.resources.base import Resource, ResourceState, SignalKind
+from kiln.resources.registry import Registry, build_registry
+from kiln.template.definitions import ResourceDefinition
+
+
+class MemoryConfigStore:
+    def __init__(self) -> None:
+        self.configs: dict[str, dict[str, Any]] = {}
+
+    async def create(self, *, name: str, group: str, config: Any,
+                     inputs: Sequence[Mapping[str, Any]],
+                     outputs: Sequence[Mapping[str, Any]],
+                     options: Mapping[str, Any]) -> dict[str, Any]:
+        config_id = str(uuid.uuid4())
+        row = {"id": config_id, "name": name, "group": group, "config": config,
+               "inputs": list(inputs), "outputs": list(outputs), "options": dict(options),
+               "creation_time": "2026-01-01T00:00:00Z"}
+        self.configs[config_id] = row
+        return dict(row)
+
+    async def get(self, config_id: str) -> dict[str, Any]:
+        try:
+            return dict(self.configs[config_id])
+        except KeyError:
+            raise EntityNotFound(f"Software Config ({config_id}) could not be found") from None
+
+    async def delete(self, config_id: str) -> None:
+        self.configs.pop(config_id, None)
+
+
+@dataclass
+class FakeRuntime:
+    stack_id: str = "5a7f7a3e-0000-4000-8000-000000000001"
+    stack_name: str = "teststack"
+    project_id: str = "proj"
+    conf: Any = None
+    nested: Any = None
+    clock: float = 1_000_000.0
+    software_configs: MemoryConfigStore = field(default_factory=MemoryConfigStore)
+    resources: dict[str, Resource] = field(default_factory=dict)
+
+    def resolve(self, node: Any) -> Any:
+        return node  # tests pass already-resolved properties
+
+    def now(self) -> float:
+        return self.clock
+
+    def resource(self, name: str) -> Resource | None:
+        return self.resources.get(name)
+
+    def resource_by_refid(self, refid: str) -> Resource | None:
+        for res in self.resources.values():
+            if res.reference_id() == refid:
+                return res
+        return None
+
+    def signal_url(self, resource_name: str, kind: SignalKind) -> str:
+        if kind == "heat":
+            return (f"http://kiln:8004/v1/{self.project_id}/stacks/{self.stack_name}/"
+                    f"{self.stack_id}/resources/{resource_name}/signal")
+        arn = (f"arn%3Aopenstack%3Aheat%3A%3A{self.project_id}%3Astacks/{self.stack_name}/"
+               f"{self.stack_id}/resources/{resource_name}")
+        path = "waitcondition" if kind == "cfn_waitcondition" else "signal"
+        return f"http://kiln:8000/v1/{path}/{arn}?Signature=abc"
+
+    def signal_token(self, resource_name: str) -> str | None:
+        return "stack-user-token"
+
+
+_REGISTRY: Registry | None = None
+
+
+def registry() -> Registry:
+    global _REGISTRY
+    if _REGISTRY is None:
+        _REGISTRY = build_registry(use_entry_points=False)
+    return _REGISTRY
+
+
+def make(runtime: FakeRuntime, name: str, type_name: str,
+         properties: Mapping[str, Any] | None = None) -> Resource:
+    """A resource of the stack, registered with the runtime like the engine would."""
+    cls = registry().get(type_name)
+    definition = ResourceDefinition(name=name, type=type_name, properties=dict(properties or {}),
+                                    raw={"type": type_name, "properties": properties or {}})
+    res = cls(name, definition, runtime, ResourceState())
+    res.validate()
+    runtime.resources[name] = res
+    return res
+
+
+def roundtrip(token: Any) -> Any:
+    """What the engine does with a token: persist it as JSON and read it back."""
+    return json.loads(json.dumps(token))
+
+
+async def run(res: Resource, action: str, *args: Any, advance: bool = True,
+              max_polls: int = 1000) -> int:
+    """Drive handle_<action> then check_<action>_complete to completion.
+
+    Between polls the fake clock moves by the plugin's poll_delay hint (or 1 s), which is
+    what the engine's scheduler does with real time. Returns the number of checks.
+    """
+    runtime = res.runtime
+    assert isinstance(runtime, FakeRuntime)
+    token = roundtrip(await getattr(res, "handle_" + action)(*args))
+    check = getattr(res, f"check_{action}_complete")
+    for polls in range(1, max_polls + 1):
+        if await check(roundtrip(token)):
+            return polls
+        delay = res.poll_delay(token)
+        if advance:
+            runtime.clock += 1.0 if delay is None else delay
+    raise AssertionError(f"{res.name} {action} never completed")
