@@ -59,6 +59,18 @@ AWS_20100909.add_condition_functions({
 })
 
 
+class _AnyKey(frozenset[str]):
+    """Heat never checks the keys inside a CFN resource (unknown ones are ignored), so
+    every key counts as allowed; iterating still lists the ones the dialect knows."""
+
+    def __contains__(self, key: object) -> bool:
+        return True
+
+
+for _version in (HEAT_20121212, AWS_20100909):
+    _version.resource_keys = _AnyKey(_version.resource_keys)
+
+
 def _hot_2013() -> None:
     from kiln.template.hot.defs import V20130523
 

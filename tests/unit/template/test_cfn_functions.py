@@ -273,3 +273,10 @@ class TestHot20130523:
             "V": {"type": "OS::Heat::Value", "properties": {"value": {"Ref": "x"}}}}})
         assert msg == ("resources.V.properties.value.Ref: The template version is "
                        "invalid: The function Ref is not supported in this version of HOT.")
+
+
+def test_unknown_resource_keys_are_ignored() -> None:
+    # Heat 27 previews this template without complaint (CFN resource keys are not checked)
+    t = {"AWSTemplateFormatVersion": "2010-09-09",
+         "Resources": {"V": {"Type": "OS::Heat::Value", "Bogus": 1}}}
+    assert bound(t).enabled_resource_names() == ["V"]
