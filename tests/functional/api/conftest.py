@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import httpx
 import pytest
@@ -31,7 +32,7 @@ class WireServer:
         return httpx.Client(base_url=self.url, timeout=10.0, follow_redirects=False)
 
 
-def _serve(app: object, port: int) -> tuple[uvicorn.Server, threading.Thread]:
+def _serve(app: Any, port: int) -> tuple[uvicorn.Server, threading.Thread]:
     config = uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None,
                             access_log=False, lifespan="off")
     server = uvicorn.Server(config)
@@ -65,3 +66,21 @@ def wire_server() -> Iterator[WireServer]:
 def wire(wire_server: WireServer) -> Iterator[httpx.Client]:
     with wire_server.client() as client:
         yield client
+
+
+@pytest.fixture(scope="module")
+def heat_endpoint(request: pytest.FixtureRequest) -> str:
+    """The v1 endpoint (``.../v1/<project>``) the heatclient tests drive."""
+    from tests.functional.api.heat_target import COMPARE_URL
+
+    if COMPARE_URL:
+        return COMPARE_URL
+    server = request.getfixturevalue("kiln_server")
+    return str(server.endpoint("demo"))
+
+
+@pytest.fixture(scope="module")
+def hc(heat_endpoint: str) -> object:
+    from tests.support.clients import heat_client
+
+    return heat_client(heat_endpoint)
