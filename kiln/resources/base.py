@@ -208,7 +208,9 @@ class Resource:
         self._properties = value
 
     def validate(self) -> None:
-        """Plugin-specific checks beyond the schema; raise StackValidationFailed."""
+        """Check the properties (schema first); plugins extend with their own rules and
+        call ``super().validate()``. Raises StackValidationFailed."""
+        _ = self.properties
 
     @classmethod
     def supports(cls, action: str) -> bool:

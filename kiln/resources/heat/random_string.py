@@ -135,6 +135,7 @@ class RandomString(Resource):
                 + [(CHARACTER_CLASSES[c["class"]], c["min"]) for c in classes])
 
     def validate(self) -> None:
+        super().validate()
         if sum(m for _, m in self._pools()) > self.properties["length"]:
             raise StackValidationFailed(
                 "Length property cannot be smaller than combined character class and "

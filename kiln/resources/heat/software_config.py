@@ -200,6 +200,7 @@ class SoftwareComponent(SoftwareConfig):
     }
 
     def validate(self) -> None:
+        super().validate()
         seen: set[str] = set()
         for config in self.properties["configs"]:
             actions = config["actions"]
