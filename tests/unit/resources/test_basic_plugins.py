@@ -54,7 +54,7 @@ async def test_defaults_make_a_database_only_resource(rt: FakeRuntime) -> None:
     assert await run(res, "delete") == 1
     assert not Plain.supports("check")
     with pytest.raises(ResourceActionNotSupported,
-                       match="^signal is not supported for resource.$"):
+                       match=r"^signal is not supported for resource\.$"):
         await res.handle_signal({})
 
 
