@@ -24,9 +24,13 @@ from kiln.engine.stack import LiveStack, Slot
 def prepare(stack: LiveStack, slot: Slot) -> None:
     """Resolve and validate the slot's properties and metadata for a create."""
     plugin = slot.plugin
-    props = plugin.make_properties(slot.name, stack.runtime.resolve(slot.definition.properties))
-    plugin.properties = props
-    plugin.validate()
+    if slot.props_final:
+        props = plugin.properties
+    else:
+        props = plugin.make_properties(slot.name,
+                                       stack.runtime.resolve(slot.definition.properties))
+        plugin.properties = props
+        plugin.validate()
     slot.state.properties_data = props.as_dict()
     if slot.definition.metadata is not None:
         meta = stack.runtime.resolve(slot.definition.metadata)

@@ -16,9 +16,9 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from kiln.db import events as db_events
-from kiln.db import resources as db_resources
 from kiln.db import stacks as db_stacks
-from kiln.db.records import NewEvent, NewResource, NewStack, ResourceRecord, StackRecord
+from kiln.db.records import NewEvent, NewResource, NewStack, StackRecord
+from kiln.engine import bulk
 from kiln.engine.actions import CREATE, IN_PROGRESS, stack_started
 from kiln.engine.core import Engine
 from kiln.engine.loader import add_template_slots
@@ -111,6 +111,7 @@ def validate(engine: Engine, stack: LiveStack, *, tree_resources: int = 0) -> No
             raise
         slot.plugin.properties = slot.plugin.make_properties(slot.name, resolved)
         slot.plugin.validate()
+        slot.props_final = True
 
 
 async def check_new(engine: Engine, *, name: str, project_id: str, is_admin: bool) -> None:
@@ -129,9 +130,9 @@ async def check_new(engine: Engine, *, name: str, project_id: str, is_admin: boo
 
 
 def _store(s: Session, new: NewStack, rows: list[NewResource],
-           event: NewEvent) -> tuple[StackRecord, list[ResourceRecord]]:
+           event: NewEvent) -> tuple[StackRecord, dict[str, tuple[int, str, Any]]]:
     rec = db_stacks.create_stack(s, new)
-    created = db_resources.create_resources(s, rows)
+    created = bulk.insert_resources(s, rows)
     db_events.add_events(s, [event])
     return rec, created
 
@@ -159,7 +160,6 @@ async def store(engine: Engine, stack: LiveStack) -> None:
                      physical_resource_id=info.id)
     rec, records = await engine.db.write(_store, new, rows, event)
     info.raw_template_id = rec.raw_template_id
-    for rec in records:
-        slot = stack.slots[rec.name]
-        slot.db_id, slot.uuid = rec.id, rec.uuid
-        slot.created_at, slot.updated_at = rec.created_at, rec.updated_at
+    for name, (rid, ruuid, created_at) in records.items():
+        slot = stack.slots[name]
+        slot.db_id, slot.uuid, slot.created_at = rid, ruuid, created_at

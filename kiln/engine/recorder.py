@@ -1,77 +1,159 @@
 """Every state transition the engine makes, turned into database writes.
 
-A resource transition is ONE write job (row update + its data changes + its event)
-queued on the database's batching writer; a stack transition likewise. Callers get the
-writer's future and await it before anything that depends on the transition starts, so
-"committed before dependants start" holds while a thousand parallel transitions still
-share a handful of commits.
+Transitions queued during one turn of the event loop are coalesced into ONE write job:
+an executemany row update per column set, one multi-row event insert, the data keys
+that changed. A thousand resources finishing together therefore cost a handful of
+statements, not thousands. Each caller still gets its own future, resolved once the job
+is committed, and awaits it before anything that depends on the transition starts
+("committed before dependants start"). Jobs reach the database's writer in the order
+they were flushed, so a resource's transitions are applied in order.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
+import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
 from kiln.db import events as db_events
 from kiln.db import resources as db_resources
 from kiln.db import stacks as db_stacks
 from kiln.db.facade import Database
+from kiln.db.models import ResourceData
 from kiln.db.records import NewEvent, ResourceValues, StackValues
 from kiln.engine.stack import LiveStack, Slot
 
-_NO_PROGRESS = object()
+
+@dataclass(slots=True)
+class _Change:
+    resource_id: int
+    values: ResourceValues
+    data_new: dict[str, str]       # keys not yet stored
+    data_changed: dict[str, str]   # stored keys with a new value
+    data_del: list[str]
+    event: NewEvent | None
 
 
-def _resource_transition(s: Session, resource_id: int, values: ResourceValues,
-                         data_set: Mapping[str, str], data_del: Sequence[str],
-                         event: NewEvent | None) -> None:
-    db_resources.update_resource(s, resource_id, values)
-    for key, value in data_set.items():
-        db_resources.set_resource_data(s, resource_id, key, value)
-    for key in data_del:
-        db_resources.delete_resource_data(s, resource_id, key)
-    if event is not None:
-        db_events.add_events(s, [event])
+_DATA = ResourceData.__table__
+_UPDATE_DATA = (sa.update(_DATA)
+                .where(_DATA.c.resource_id == sa.bindparam("rid"),
+                       _DATA.c.key == sa.bindparam("k"))
+                .values(value=sa.bindparam("v")))
+_DELETE_DATA = sa.delete(_DATA).where(_DATA.c.resource_id == sa.bindparam("rid"),
+                                      _DATA.c.key == sa.bindparam("k"))
 
 
-def _stack_transition(s: Session, stack_id: str, values: StackValues,
-                      event: NewEvent | None) -> None:
-    db_stacks.update_stack(s, stack_id, values)
-    if event is not None:
-        db_events.add_events(s, [event])
+def _write_data(s: Session, changes: Sequence[_Change]) -> None:
+    """Resource data of a whole flush in three executemany statements. The engine knows
+    which keys it stored before (``Slot.saved_data``), so new keys are plain inserts."""
+    inserts = [{"resource_id": c.resource_id, "key": k, "value": v, "redact": False}
+               for c in changes for k, v in c.data_new.items()]
+    updates = [{"rid": c.resource_id, "k": k, "v": v}
+               for c in changes for k, v in c.data_changed.items()]
+    deletes = [{"rid": c.resource_id, "k": k} for c in changes for k in c.data_del]
+    conn = s.connection()
+    if deletes:
+        conn.execute(_DELETE_DATA, deletes)
+    if updates:
+        conn.execute(_UPDATE_DATA, updates)
+    if inserts:
+        conn.execute(sa.insert(_DATA), inserts)
+
+
+def _apply(s: Session, changes: Sequence[_Change],
+           stack_changes: Sequence[tuple[str, StackValues]]) -> None:
+    rows = [c for c in changes if c.resource_id]
+    if rows:
+        # a row's last state is all it needs; every transition keeps its own event
+        last = {c.resource_id: c.values for c in rows}
+        db_resources.update_resources(s, list(last.items()))
+        _write_data(s, rows)
+    for stack_id, values in stack_changes:
+        db_stacks.update_stack(s, stack_id, values)
+    events = [c.event for c in changes if c.event is not None]
+    if events:
+        db_events.add_events(s, events)
+
+
+def _data_changes(slot: Slot) -> tuple[dict[str, str], dict[str, str], list[str]]:
+    data, saved = slot.state.data, slot.saved_data
+    new = {k: str(v) for k, v in data.items() if k not in saved}
+    changed = {k: str(v) for k, v in data.items() if k in saved and saved[k] != v}
+    gone = [k for k in saved if k not in data]
+    slot.saved_data = dict(data)
+    return new, changed, gone
 
 
 class Recorder:
-    """Queues transitions on the database writer; never blocks the event loop."""
+    """Queues transitions, flushing them as one bulk write job per event-loop turn."""
 
     def __init__(self, db: Database, engine_id: str) -> None:
         self.db = db
         self.engine_id = engine_id
+        self._changes: list[_Change] = []
+        self._stack_changes: list[tuple[str, StackValues]] = []
+        self._stack_events: list[NewEvent] = []
+        self._waiters: list[asyncio.Future[None]] = []
+        self._scheduled = False
 
-    def resource(self, stack: LiveStack, slot: Slot, action: str, status: str,
-                 reason: str = "state changed", *, progress: Any = _NO_PROGRESS,
-                 event: bool = True, extra: ResourceValues | None = None,
-                 ) -> asyncio.Future[None]:
-        """Set the slot's state, persist row + data + event in one write job."""
+    # -- queueing -----------------------------------------------------------------------
+    def _enqueue(self) -> asyncio.Future[None]:
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[None] = loop.create_future()
+        self._waiters.append(fut)
+        if not self._scheduled:
+            self._scheduled = True
+            loop.call_soon(self._flush)
+        return fut
+
+    def _flush(self) -> None:
+        self._scheduled = False
+        changes, self._changes = self._changes, []
+        stack_changes, self._stack_changes = self._stack_changes, []
+        stack_events, self._stack_events = self._stack_events, []
+        waiters, self._waiters = self._waiters, []
+        # stack events go after the resource events queued in the same turn
+        changes.extend(_Change(0, {}, {}, {}, [], ev) for ev in stack_events)
+        job = self.db.write(_apply, changes, stack_changes)
+
+        def done(f: asyncio.Future[None]) -> None:
+            exc = None if f.cancelled() else f.exception()
+            for w in waiters:
+                if w.done():
+                    continue
+                if exc is not None:
+                    w.set_exception(exc)
+                else:
+                    w.set_result(None)
+
+        job.add_done_callback(done)
+
+    # -- transitions --------------------------------------------------------------------
+    def _values(self, slot: Slot, progress: Any) -> ResourceValues:
+        """Always the same columns, so a flush is one executemany applied in order."""
         state = slot.state
-        state.action, state.status, state.status_reason = action, status, reason
-        values: ResourceValues = {
-            "action": action, "status": status, "status_reason": reason,
+        return {
+            "action": state.action, "status": state.status,
+            "status_reason": state.status_reason,
             "physical_resource_id": state.resource_id,
             "metadata": state.metadata,
             "properties_data": state.properties_data,
+            "engine_id": self.engine_id if state.status == "IN_PROGRESS" else None,
+            "progress": progress,
+            "progress_action": state.action if progress is not None else None,
         }
-        if progress is not _NO_PROGRESS:
-            values["progress"] = progress
-            values["progress_action"] = action if progress is not None else None
-        if extra:
-            values.update(extra)
-        data_set = {k: v for k, v in state.data.items() if slot.saved_data.get(k) != v}
-        data_del = [k for k in slot.saved_data if k not in state.data]
-        slot.saved_data = dict(state.data)
+
+    def resource(self, stack: LiveStack, slot: Slot, action: str, status: str,
+                 reason: str = "state changed", *, event: bool = True,
+                 ) -> asyncio.Future[None]:
+        """Set the slot's state, persist row + data + event (progress is cleared)."""
+        state = slot.state
+        state.action, state.status, state.status_reason = action, status, reason
+        new, changed, gone = _data_changes(slot)
         ev = None
         if event:
             ev = NewEvent(stack_id=stack.info.id, resource_name=slot.name,
@@ -79,18 +161,16 @@ class Recorder:
                           resource_status=status, resource_status_reason=reason,
                           physical_resource_id=state.resource_id,
                           resource_properties=state.properties_data)
-        return self.db.write(_resource_transition, slot.db_id, values, data_set, data_del, ev)
+        self._changes.append(_Change(slot.db_id, self._values(slot, None), new, changed,
+                                     gone, ev))
+        return self._enqueue()
 
     def progress(self, slot: Slot, token: Any) -> asyncio.Future[None]:
-        """Persist the token (and whatever the handle call changed) before polling."""
-        state = slot.state
-        values: ResourceValues = {"progress": token, "progress_action": state.action,
-                                  "physical_resource_id": state.resource_id,
-                                  "metadata": state.metadata}
-        data_set = {k: v for k, v in state.data.items() if slot.saved_data.get(k) != v}
-        data_del = [k for k in slot.saved_data if k not in state.data]
-        slot.saved_data = dict(state.data)
-        return self.db.write(_resource_transition, slot.db_id, values, data_set, data_del, None)
+        """Persist the token (and whatever the handle call changed) before waiting."""
+        new, changed, gone = _data_changes(slot)
+        self._changes.append(_Change(slot.db_id, self._values(slot, token), new, changed,
+                                     gone, None))
+        return self._enqueue()
 
     def stack(self, stack: LiveStack, action: str, status: str, reason: str, *,
               extra: StackValues | None = None, event: bool = True) -> asyncio.Future[None]:
@@ -99,10 +179,10 @@ class Recorder:
         values: StackValues = {"action": action, "status": status, "status_reason": reason}
         if extra:
             values.update(extra)
-        ev = None
+        self._stack_changes.append((info.id, values))
         if event:
-            ev = NewEvent(stack_id=info.id, resource_name=info.name,
-                          resource_type="OS::Heat::Stack",
-                          resource_action=action, resource_status=status,
-                          resource_status_reason=reason, physical_resource_id=info.id)
-        return self.db.write(_stack_transition, info.id, values, ev)
+            self._stack_events.append(NewEvent(
+                stack_id=info.id, resource_name=info.name, resource_type="OS::Heat::Stack",
+                resource_action=action, resource_status=status,
+                resource_status_reason=reason, physical_resource_id=info.id))
+        return self._enqueue()

@@ -1,9 +1,13 @@
 """Running one resource action: the two-step handle/check contract, persisted.
 
-``handle_<action>`` starts the work and returns a token; the token is committed before
-the first ``check_<action>_complete``; checks back off from ``poll_initial_delay`` to
-``poll_max_delay`` unless the plugin names its own delay. The final state is committed
-before the caller returns, and therefore before any dependant starts.
+``handle_<action>`` starts the work and returns a token; ``check_<action>_complete`` is
+called at once, and if the work is not done the token is committed before the engine
+waits (so any engine can resume from it); checks then back off from
+``poll_initial_delay`` to ``poll_max_delay`` unless the plugin names its own delay. A
+handle and its first check are one step for recovery: a crash inside them leaves the
+resource IN_PROGRESS without a token, exactly like a crash inside the handle alone.
+The final state is committed before the caller returns, and therefore before any
+dependant starts.
 """
 
 from __future__ import annotations
@@ -54,25 +58,27 @@ async def run_action(recorder: Recorder, poller: Poller, stack: LiveStack, slot:
     started = recorder.resource(stack, slot, action, IN_PROGRESS)
     try:
         token = await handle()
-        await started
-        await recorder.progress(slot, token)
         delay = poller.initial
+        first = True
         while not await check(token):
+            if first:
+                first = False
+                await started
+                await recorder.progress(slot, token)
             hint = slot.plugin.poll_delay(token)
             await asyncio.sleep(delay if hint is None else max(hint, 0.0))
             delay = min(delay * 2, poller.maximum)
     except asyncio.CancelledError:
         why = abort_reason()
         reason = f"{action} aborted" + (f" ({why})" if why else "")
-        await asyncio.shield(recorder.resource(stack, slot, action, FAILED, reason,
-                                               progress=None))
+        await asyncio.shield(recorder.resource(stack, slot, action, FAILED, reason))
         raise
     except Exception as exc:  # every plugin error becomes the resource's FAILED state
         if not started.done():
             await started
         reason = failure_reason(slot.name, exc)
-        await recorder.resource(stack, slot, action, FAILED, reason, progress=None)
+        await recorder.resource(stack, slot, action, FAILED, reason)
         raise ActionFailed(reason) from exc
     if on_complete is not None:
         on_complete()
-    await recorder.resource(stack, slot, action, COMPLETE, progress=None)
+    await recorder.resource(stack, slot, action, COMPLETE)

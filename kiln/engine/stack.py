@@ -68,6 +68,9 @@ class Slot:
     replaced_by: int | None = None
     #: data keys as last persisted (to write only the difference)
     saved_data: dict[str, str] = field(default_factory=dict)
+    #: properties were validated from a definition that references no resource, so
+    #: the create can use them as they are
+    props_final: bool = False
 
     @property
     def state(self) -> ResourceState:
