@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 from kiln.db.models import Resource, utcnow
 from kiln.db.records import NewResource
 
-_RESOURCE = Resource.__table__
+_RESOURCE = cast(sa.Table, Resource.__table__)
 
 
 def insert_resources(s: Session, rows: Sequence[NewResource]) -> dict[str, tuple[int, str, Any]]:

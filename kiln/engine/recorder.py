@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
@@ -38,7 +38,7 @@ class _Change:
     event: NewEvent | None
 
 
-_DATA = ResourceData.__table__
+_DATA = cast(sa.Table, ResourceData.__table__)
 _UPDATE_DATA = (sa.update(_DATA)
                 .where(_DATA.c.resource_id == sa.bindparam("rid"),
                        _DATA.c.key == sa.bindparam("k"))
