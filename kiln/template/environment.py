@@ -89,6 +89,13 @@ def _check_sections(env: Mapping[str, Any]) -> dict[str, Any]:
             raise ValueError(f'environment has wrong section "{name}"')
         if env[name] is None:
             raise ValueError(f'environment has empty section "{name}"')
+        # Heat does not check the section types and fails later with a Python error;
+        # say which section is wrong instead.
+        want_list = name in ("encrypted_param_names", "event_sinks")
+        if want_list and not isinstance(env[name], list):
+            raise ValueError(f'environment section "{name}" must be a list')
+        if not want_list and not isinstance(env[name], dict):
+            raise ValueError(f'environment section "{name}" must be a mapping')
     return dict(env)
 
 

@@ -202,7 +202,13 @@ def _check_dict(data: Any, allowed: tuple[str, ...], entity: str) -> Mapping[str
 
 def _num(data: Mapping[str, Any], key: str) -> Any:
     value = data.get(key)
-    return None if value is None else c.str_to_num(value)
+    if value is None:
+        return None
+    try:
+        return c.str_to_num(value)
+    except (ValueError, TypeError):
+        # Heat lets the Python error escape (a bare 400 "ValueError"); say what is wrong.
+        raise c.InvalidSchemaError(f"{key} must be a number, not {value!r}") from None
 
 
 def _hot_constraint(cdef: Mapping[str, Any], with_modulo: bool) -> c.Constraint:
