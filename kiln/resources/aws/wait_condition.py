@@ -30,7 +30,9 @@ def parse_handle_url(url: str) -> tuple[str, str, str, str]:
     parts = urlparse(url)
     if parts.scheme not in ("http", "https") or not parts.netloc or not parts.path:
         raise ValueError(f'"{url}" is not a valid URL')
-    match = re.search("/arn%3Aopenstack%3Aheat%3A%3A", parts.path, re.IGNORECASE)
+    # Heat quotes the ARN in the path; an unquoted one is accepted too
+    match = re.search("/arn(%3A|:)openstack(%3A|:)heat(%3A|:)(%3A|:)", parts.path,
+                      re.IGNORECASE)
     if match is None:
         raise ValueError(f'"{url}" is not a valid ARN URL')
     arn = unquote(parts.path[match.start() + 1:])

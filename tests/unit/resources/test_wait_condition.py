@@ -10,6 +10,7 @@ import json
 
 import pytest
 
+from kiln.resources.aws.wait_condition import parse_handle_url
 from kiln.resources.base import Resource, ResourceFailure
 from kiln.resources.heat.wait_condition import HeatWaitConditionHandle
 from tests.unit.resources.fakes import FakeRuntime, make, roundtrip, run
@@ -164,6 +165,14 @@ async def test_aws_pair(rt: FakeRuntime) -> None:
                                 "Data": "second"})
     assert await cond.check_create_complete(token)
     assert json.loads(cond.get_attribute("Data")) == {"1": "first", "2": "second"}
+
+
+def test_handle_url_parsing() -> None:
+    ident = ("proj", "st", "5a7f", "ah")
+    quoted = "http://h:8000/v1/waitcondition/arn%3Aopenstack%3Aheat%3A%3Aproj%3Astacks/st/5a7f"
+    assert parse_handle_url(quoted + "/resources/ah?Signature=x") == ident
+    plain = "https://h/v1/waitcondition/arn:openstack:heat::proj:stacks/st/5a7f/resources/ah"
+    assert parse_handle_url(plain) == ident
 
 
 @pytest.mark.parametrize(("url", "message"), [
