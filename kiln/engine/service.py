@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from kiln.engine.interface import EngineServiceAPI, Identity
 from kiln.engine.reads import Reads
+from kiln.engine.software import SoftwareOps
 from kiln.engine.stack_ops import StackOps
 
 
-class EngineService(StackOps, Reads):
+class EngineService(SoftwareOps, StackOps, Reads):
     """The engine behind the API: construct, ``await start()``, call, ``await stop()``.
 
     ``EngineService(conf=None, *, db=None, db_url=None, engine_id=None)``: ``db`` is an
