@@ -166,6 +166,14 @@ class ResourceRegistry:
     def _load(self, path: list[str], data: Mapping[str, Any]) -> None:
         for key, value in data.items():
             key = str(key)
+            if not path and key == "resources":
+                if value is None:
+                    continue
+                if not isinstance(value, dict):
+                    # Heat fails later with a Python error; reject it up front.
+                    raise EnvironmentFormatError(
+                        'Environment not in valid format: "resources" in resource_registry '
+                        "must be a mapping")
             if value is None:
                 self._remove([*path, key])
             elif key == "hooks":
