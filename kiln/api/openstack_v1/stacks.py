@@ -21,12 +21,12 @@ from kiln.api.openstack_v1.common import (
     json_response,
 )
 
-# Filters Heat accepts on GET /stacks (the stack fields it can query by).
+# Filters of GET /stacks that select anything in Heat: its stack columns. Heat also takes
+# the other REST field names (stack_name, stack_status, ...) and then ignores them; so
+# does Kiln, by not passing them on.
 _FILTER_KEYS: dict[str, p.ParamKind] = {
     k: "mixed" for k in ("id", "status", "name", "action", "tenant", "username", "owner_id",
-                         "stack_name", "stack_status", "stack_status_reason",
-                         "disable_rollback", "timeout_mins", "stack_owner", "parent",
-                         "stack_user_project_id")}
+                         "disable_rollback", "stack_user_project_id")}
 _LIST_KEYS: dict[str, p.ParamKind] = {
     "limit": "single", "marker": "single", "sort_dir": "single", "sort_keys": "multi",
     "show_deleted": "single", "show_nested": "single", "show_hidden": "single",
@@ -50,6 +50,11 @@ async def index(call: Call) -> Any:
         raise forbidden_policy("stacks:global_index")
     params = p.allowed(query, _LIST_KEYS)
     filters = p.allowed(query, _FILTER_KEYS) or None
+    if filters and "disable_rollback" in filters:
+        flag = filters["disable_rollback"]
+        filters["disable_rollback"] = (
+            [p.extract_bool("disable_rollback", v) for v in flag] if isinstance(flag, list)
+            else p.extract_bool("disable_rollback", flag))
     for key in _BOOL_PARAMS:
         if key in params:
             params[key] = p.extract_bool(key, params[key])
