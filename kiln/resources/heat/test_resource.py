@@ -92,7 +92,8 @@ class TestResource(Resource):
 
     def _done(self, token: Token) -> bool:
         wait = float(token["wait"])
-        if wait < 0 or self.runtime.now() - float(token["started"]) < wait:
+        # a hair of tolerance: sleeping exactly poll_delay() must be enough
+        if wait < 0 or self.runtime.now() < float(token["started"]) + wait - 1e-6:
             return False
         if token["fail"]:
             raise ResourceFailure(f"Test Resource failed {self.name}", exc_type="ValueError")

@@ -7,6 +7,8 @@ import time
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kiln.resources.base import Resource, ResourceFailure
 from tests.unit.resources.fakes import FakeRuntime, make, roundtrip, run
@@ -159,3 +161,18 @@ async def test_hundred_waiting_resources_wait_together() -> None:
     elapsed = time.monotonic() - started
     assert wait <= elapsed < wait + 0.25              # in parallel, not 100 x 0.3 s
     assert max(checks) <= 3                           # the hint avoids busy polling
+
+
+@given(start=st.floats(min_value=0, max_value=2e9, allow_nan=False),
+       wait=st.floats(min_value=0, max_value=1e5, allow_nan=False))
+@settings(max_examples=200, deadline=None)
+def test_sleeping_the_hint_once_is_enough(start: float, wait: float) -> None:
+    rt = FakeRuntime(clock=start)
+    res = make(rt, "t", "OS::Heat::TestResource", {"wait_secs": wait})
+
+    async def scenario() -> bool:
+        token = roundtrip(await res.handle_create())
+        rt.clock += res.poll_delay(token) or 0.0
+        return await res.check_create_complete(token)
+
+    assert asyncio.run(scenario())
