@@ -465,3 +465,7 @@ def validate_all(constraints: Iterable[Constraint], value: Any, *,
 
 def constraints_to_list(constraints: Iterable[Constraint]) -> list[dict[str, Any]]:
     return [c.to_dict() for c in constraints]
+
+
+# Heat's cloud-free custom constraints are always available (registered on import).
+from kiln.template import custom_constraints as _builtin  # noqa: E402,F401

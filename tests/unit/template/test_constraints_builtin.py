@@ -1,0 +1,55 @@
+"""Heat's cloud-free custom constraints; the failure texts are Heat 27's answers for the
+same parameter values (stack preview)."""
+
+from __future__ import annotations
+
+import pytest
+
+from kiln import errors
+from kiln.template.definitions import StackIdentity
+from kiln.template.parameters import bind_parameters, parse_parameters_section
+
+
+def check(constraint: str, value: str) -> str | None:
+    schemas = parse_parameters_section({"a": {"type": "string", "constraints": [
+        {"custom_constraint": constraint}]}}, "hot")
+    try:
+        bind_parameters(schemas, {"a": value}, None, StackIdentity("s", "i", "p"))
+    except errors.StackValidationFailed as exc:
+        return exc.message
+    return None
+
+
+@pytest.mark.parametrize(("constraint", "value", "reason"), [
+    ("ip_addr", "1.2.3", "Invalid IP address"),
+    ("ip_addr", "1.2.3.4", None),
+    ("ip_addr", "::1", None),
+    ("net_cidr", "10.0.0.0", "'10.0.0.0' is not a valid IP subnet"),
+    ("net_cidr", "10.0.0.0/24", None),
+    ("ip_or_cidr", "1.2.3.4/33", "'1.2.3.4/33' is not a valid IP subnet"),
+    ("ip_or_cidr", "1.2.3.4", None),
+    ("mac_addr", "zz", "Invalid MAC address."),
+    ("mac_addr", "fa:16:3e:00:00:01", None),
+    ("dns_domain", "example.com", "'example.com' must end with '.'."),
+    ("dns_domain", "example.com.", None),
+    ("dns_name", "-bad", "'-bad' not in valid format. Reason: Name '-bad' must not start "
+                         "or end with a hyphen."),
+    ("rel_dns_name", "a.b.", "'a.b.' is a FQDN. It should be a relative domain name."),
+    ("timezone", "Mars/Base", "Invalid timezone: 'No time zone found with key Mars/Base'"),
+    ("timezone", "Europe/Paris", None),
+    ("iso_8601", "yesterday", ""),
+    ("iso_8601", "2024-01-02T03:04:05Z", None),
+    ("json_string", "{x", "JSON string {x is invalid: Expecting property name enclosed in "
+                          "double quotes: line 1 column 2 (char 1)"),
+    ("expiration", "2001-01-01T00:00:00Z", "Expiration 2001-01-01T00:00:00Z is invalid: "
+                                           "Expiration time is out of date."),
+    ("expiration", "2999-01-01T00:00:00Z", None),
+])
+def test_builtin(constraint: str, value: str, reason: str | None) -> None:
+    got = check(constraint, value)
+    if reason is None:
+        assert got is None
+    elif reason == "":
+        assert got == f"Parameter 'a' is invalid: Error validating value '{value}'"
+    else:
+        assert got == f"Parameter 'a' is invalid: Error validating value '{value}': {reason}"
