@@ -43,6 +43,8 @@ class Engine:
         self.cancel_rollback: dict[str, bool] = {}
         self.nested: Any = None  # kiln.engine.nested.NestedOps, set by the service
         self.template_cache = TemplateCache()
+        #: the LiveStack each running action works on (signals must reach its plugins)
+        self.live: dict[str, LiveStack] = {}
 
     # -- loading ------------------------------------------------------------------------
     async def load(self, stack_id: str, *, show_deleted: bool = False) -> LiveStack:
@@ -90,10 +92,13 @@ class Engine:
         return ActionInProgress(f"Stack {stack.info.name} already has an action "
                                 f"({stack.info.action}) in progress.")
 
-    def launch(self, stack_id: str, work: Callable[[], Awaitable[None]]) -> asyncio.Task[None]:
+    def launch(self, stack_id: str, work: Callable[[], Awaitable[None]],
+               stack: LiveStack | None = None) -> asyncio.Task[None]:
         """Run ``work`` as the stack's action; the lock is released when it ends."""
         cancel = asyncio.Event()
         self.cancels[stack_id] = cancel
+        if stack is not None:
+            self.live[stack_id] = stack
 
         async def body() -> None:
             try:
@@ -109,6 +114,7 @@ class Engine:
                 if self.tasks.get(stack_id) is task:
                     del self.tasks[stack_id]
                     self.cancels.pop(stack_id, None)
+                    self.live.pop(stack_id, None)
 
         task = asyncio.ensure_future(body())
         self.tasks[stack_id] = task

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from kiln.engine import delete as delete_action
-from kiln.engine import outputs
+from kiln.engine import hooks, outputs
 from kiln.engine.actions import (
     COMPLETE,
     CREATE,
@@ -21,6 +21,12 @@ from kiln.engine.scheduler import Deadline, traverse
 from kiln.engine.stack import LiveStack, Slot
 
 
+def stored_properties(props: Any) -> dict[str, Any]:
+    """What is persisted: the values in force, without the unset (None) ones, so that
+    re-validating them later applies defaults exactly as the first time."""
+    return {k: v for k, v in props.as_dict().items() if v is not None}
+
+
 def prepare(stack: LiveStack, slot: Slot) -> None:
     """Resolve and validate the slot's properties and metadata for a create."""
     plugin = slot.plugin
@@ -31,7 +37,7 @@ def prepare(stack: LiveStack, slot: Slot) -> None:
                                        stack.runtime.resolve(slot.definition.properties))
         plugin.properties = props
         plugin.validate()
-    slot.state.properties_data = props.as_dict()
+    slot.state.properties_data = stored_properties(props)
     if slot.definition.metadata is not None:
         meta = stack.runtime.resolve(slot.definition.metadata)
         if isinstance(meta, dict):
@@ -46,8 +52,10 @@ async def create_resource(engine: Engine, stack: LiveStack, slot: Slot,
         prepare(stack, slot)
         return await plugin.handle_create()
 
+    await hooks.pause(engine, stack, slot, "pre", CREATE)
     await run_action(engine.recorder, engine.poller, stack, slot, CREATE, handle,
                      plugin.check_create_complete, abort_reason=deadline.reason)
+    await hooks.pause(engine, stack, slot, "post", CREATE)
 
 
 def is_nested(slot: Slot) -> bool:

@@ -15,6 +15,7 @@ from kiln.db import events as db_events
 from kiln.db import resources as db_resources
 from kiln.db import stacks as db_stacks
 from kiln.db.records import NewEvent
+from kiln.engine import hooks
 from kiln.engine.actions import (
     COMPLETE,
     DELETE,
@@ -51,8 +52,10 @@ async def delete_resource(engine: Engine, stack: LiveStack, slot: Slot,
             return True
         return await plugin.check_delete_complete(token)
 
+    await hooks.pause(engine, stack, slot, "pre", DELETE)
     await run_action(engine.recorder, engine.poller, stack, slot, DELETE, handle, check,
                      abort_reason=deadline.reason if deadline else lambda: None)
+    await hooks.pause(engine, stack, slot, "post", DELETE)
 
 
 async def delete_resources(engine: Engine, stack: LiveStack, *, action: str = DELETE,

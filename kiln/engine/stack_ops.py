@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from kiln.db import stacks as db_stacks
+from kiln.db.models import utcnow
 from kiln.engine import create as create_action
 from kiln.engine import delete as delete_action
-from kiln.engine import newstack
-from kiln.engine.actions import DELETE, IN_PROGRESS, stack_started
+from kiln.engine import newstack, preview
+from kiln.engine import update as update_action
+from kiln.engine.actions import CREATE, DELETE, IN_PROGRESS, UPDATE, stack_started
 from kiln.engine.base import ServiceBase
 from kiln.engine.context import RequestContext
 from kiln.engine.format import identity
 from kiln.engine.interface import JSON, Identity
+from kiln.engine.stack import LiveStack
+from kiln.errors import NotSupported, StackValidationFailed
 
 
 class StackOps(ServiceBase):
@@ -31,8 +37,25 @@ class StackOps(ServiceBase):
                                username=ctx.username, user_id=ctx.user_id)
         newstack.validate(engine, stack)
         await newstack.store(engine, stack)
-        engine.launch(stack.info.id, lambda: create_action.run_create(engine, stack))
+        engine.launch(stack.info.id, lambda: create_action.run_create(engine, stack),
+                      stack)
         return stack.identity_dict()
+
+    async def preview_stack(self, ctx: RequestContext, stack_name: str,
+                            template: Mapping[str, Any] | str, params: Mapping[str, Any],
+                            files: Mapping[str, str], args: Mapping[str, Any],
+                            environment_files: Sequence[str] | None = None) -> JSON:
+        engine = self.engine
+        await newstack.check_new(engine, name=stack_name, project_id=ctx.project_id,
+                                 is_admin=ctx.is_admin)
+        tmpl, env = newstack.parse_request(template, params, files, environment_files,
+                                           self.conf)
+        stack = newstack.build(engine, name=stack_name, project_id=ctx.project_id,
+                               template=tmpl, environment=env, files=dict(files or {}),
+                               opts=newstack.Options.from_args(args),
+                               username=ctx.username, user_id=ctx.user_id, stack_id="None")
+        newstack.validate(engine, stack)
+        return preview.stack_preview(stack)
 
     async def delete_stack(self, ctx: RequestContext, stack_identity: Identity) -> None:
         engine = self.engine
@@ -42,8 +65,133 @@ class StackOps(ServiceBase):
         stack = await engine.load(rec.id)
         await engine.acquire(stack)
         await engine.recorder.stack(stack, DELETE, IN_PROGRESS, stack_started(DELETE))
-        engine.launch(rec.id, lambda: delete_action.run_delete(engine, stack))
+        engine.launch(rec.id, lambda: delete_action.run_delete(engine, stack), stack)
 
     async def identify_stack(self, ctx: RequestContext, stack_name: str) -> JSON:
         rec = await self._find(ctx, stack_name)
         return identity(rec)
+
+    # -- update -----------------------------------------------------------------------
+    async def _prepare_update(self, ctx: RequestContext, stack_identity: Identity,
+                              template: Mapping[str, Any] | str | None,
+                              params: Mapping[str, Any], files: Mapping[str, str],
+                              args: Mapping[str, Any],
+                              environment_files: Sequence[str] | None,
+                              ) -> tuple[LiveStack, LiveStack]:
+        """(current stack as stored, new stack bound to the new template, validated)."""
+        engine = self.engine
+        rec = await self._find(ctx, stack_identity)
+        if rec.action == DELETE:
+            raise NotSupported("Updating a stack when it is deleting is not supported.")
+        current = await engine.load(rec.id)
+        raw = await self.db.run(db_stacks.get_raw_template, rec.raw_template_id)
+        patch = bool(args.get("existing"))
+        new_files = {**raw.files, **(files or {})} if patch else dict(files or {})
+        body = template if template is not None else (raw.template if patch else None)
+        if body is None:
+            raise StackValidationFailed("No Template provided.")
+        env_body = merged_environment(raw.environment, params, args) if patch \
+            else dict(params or {})
+        tmpl, env = newstack.parse_request(body, env_body, new_files, environment_files,
+                                           self.conf)
+        opts = newstack.Options.from_args(args)
+        if patch or "disable_rollback" not in args:
+            opts.disable_rollback = (bool(args["disable_rollback"])
+                                     if "disable_rollback" in args
+                                     else current.info.disable_rollback)
+        if "timeout_mins" not in args and "timeout" not in args:
+            opts.timeout_mins = current.info.timeout_mins
+        if "tags" not in args:
+            opts.tags = current.info.tags
+        new = newstack.build(engine, name=rec.name, project_id=rec.project_id,
+                             template=tmpl, environment=env, files=new_files, opts=opts,
+                             username=rec.username, user_id=rec.user_id,
+                             stack_id=rec.id, action=UPDATE)
+        new.info = dataclasses.replace(current.info, timeout_mins=opts.timeout_mins,
+                                       disable_rollback=opts.disable_rollback,
+                                       tags=opts.tags)
+        new.parent_facade = current.parent_facade
+        newstack.validate(engine, new)
+        check_immutable(current, new)
+        # the slots were for validation only; the update moves the real ones in
+        new.slots.clear()
+        return current, new
+
+    async def update_stack(self, ctx: RequestContext, stack_identity: Identity,
+                           template: Mapping[str, Any] | str | None,
+                           params: Mapping[str, Any], files: Mapping[str, str],
+                           args: Mapping[str, Any],
+                           environment_files: Sequence[str] | None = None) -> JSON:
+        engine = self.engine
+        current, new = await self._prepare_update(ctx, stack_identity, template, params,
+                                                  files, args, environment_files)
+        await engine.acquire(current)
+        info = new.info
+        hidden = sorted(getattr(new.bound.parameters, "hidden", ()) or ())
+        template_id = await self.db.write(
+            db_stacks.create_raw_template, new.template.raw, new.environment.env_as_dict(),
+            new.files, hidden)
+        prev = info.raw_template_id
+        info.raw_template_id, info.prev_raw_template_id = template_id, prev
+        await engine.recorder.stack(new, UPDATE, IN_PROGRESS, stack_started(UPDATE), extra={
+            "raw_template_id": template_id, "prev_raw_template_id": prev,
+            "timeout": info.timeout_mins, "disable_rollback": info.disable_rollback,
+            "updated_at": utcnow()})
+        if tuple(info.tags) != tuple(current.info.tags):
+            await self.db.write(db_stacks.set_stack_tags, info.id, list(info.tags))
+        engine.launch(info.id, lambda: update_action.run_update(engine, current, new))
+        return new.identity_dict()
+
+    async def preview_update_stack(self, ctx: RequestContext, stack_identity: Identity,
+                                   template: Mapping[str, Any] | str | None,
+                                   params: Mapping[str, Any], files: Mapping[str, str],
+                                   args: Mapping[str, Any],
+                                   environment_files: Sequence[str] | None = None) -> JSON:
+        current, new = await self._prepare_update(ctx, stack_identity, template, params,
+                                                  files, args, environment_files)
+        rec = await self._find(ctx, stack_identity)
+        return preview.update_preview(rec, current, new)
+
+    async def stack_cancel_update(self, ctx: RequestContext, stack_identity: Identity,
+                                  cancel_with_rollback: bool = True) -> None:
+        engine = self.engine
+        rec = await self._find(ctx, stack_identity)
+        allowed = (UPDATE,) if cancel_with_rollback else (UPDATE, CREATE)
+        if not (rec.status == IN_PROGRESS and rec.action in allowed):
+            raise NotSupported(f"Cancelling update when stack is {rec.action}_{rec.status} "
+                               "is not supported.")
+        cancel = engine.cancels.get(rec.id)
+        if cancel is None:
+            raise NotSupported(f"Cancelling update when stack is {rec.action}_{rec.status} "
+                               "is not supported.")
+        engine.cancel_rollback[rec.id] = cancel_with_rollback
+        cancel.set()
+
+
+def merged_environment(stored: Mapping[str, Any], params: Mapping[str, Any] | None,
+                       args: Mapping[str, Any]) -> dict[str, Any]:
+    """PATCH: the stored environment with the request's layered on top; names in
+    ``clear_parameters`` go back to their defaults."""
+    env = {k: (dict(v) if isinstance(v, dict) else v) for k, v in stored.items()}
+    new = dict(params or {})
+    for key in ("parameters", "parameter_defaults", "resource_registry"):
+        if new.get(key):
+            merged = dict(env.get(key) or {})
+            merged.update(new[key])
+            env[key] = merged
+    if new.get("event_sinks"):
+        env["event_sinks"] = list(new["event_sinks"])
+    for name in args.get("clear_parameters") or ():
+        for key in ("parameters", "parameter_defaults"):
+            (env.get(key) or {}).pop(name, None)
+    env.pop("encrypted_param_names", None)
+    return env
+
+
+def check_immutable(current: LiveStack, new: LiveStack) -> None:
+    from kiln.template.parameters import check_immutable as check
+
+    old_params = getattr(current.bound, "parameters", None)
+    new_params = getattr(new.bound, "parameters", None)
+    if old_params is not None and new_params is not None:
+        check(old_params, new_params, new.environment.parameters)
