@@ -76,10 +76,14 @@ def prepare_database_dir(conf: cfg.ConfigOpts, url: str) -> None:
 
 
 def build_service(conf: cfg.ConfigOpts, role: Role) -> Any:
-    """The EngineService for this process (docs/contracts.md §6)."""
-    from kiln.engine import service as engine_service
-    factory: Any = engine_service.EngineService
-    return factory(conf=conf, role=role)
+    """The EngineService for this process (docs/contracts.md §6).
+
+    Every role gets the same in-process engine for now: there is no dispatch between
+    processes yet, so `kiln api` runs the actions it accepts itself, and `kiln engine` is
+    a process holding an engine on the shared database.
+    """
+    from kiln.engine.service import EngineService
+    return EngineService(conf=conf, db_url=database_url(conf))
 
 
 async def start_service(service: Any) -> None:
@@ -124,15 +128,20 @@ def _install_signal_handlers(stop: asyncio.Event) -> None:
 def _make_http_server(app: Any, conf: cfg.ConfigOpts) -> _Server:
     timeout = conf.graceful_shutdown_timeout or None
     config = uvicorn.Config(
-        app, lifespan="auto", log_config=None, access_log=False, server_header=False,
+        app, lifespan="auto", log_config=None, access_log=False, server_header=False, ws="none",
         timeout_graceful_shutdown=timeout, proxy_headers=False)
     return _Server(config)
 
 
-async def run(conf: cfg.ConfigOpts, role: Role, *, started_at: float | None = None) -> None:
-    """Run one Kiln process until SIGTERM/SIGINT, then stop in order (module docstring)."""
-    stop = asyncio.Event()
-    _install_signal_handlers(stop)
+async def run(conf: cfg.ConfigOpts, role: Role, *, started_at: float | None = None,
+              stop: asyncio.Event | None = None) -> None:
+    """Run one Kiln process until SIGTERM/SIGINT, then stop in order (module docstring).
+
+    An embedding caller (a test) may pass its own ``stop`` event instead of signals.
+    """
+    if stop is None:
+        stop = asyncio.Event()
+        _install_signal_handlers(stop)
     prepare_database_dir(conf, database_url(conf))
     sock = None
     if role in ("all", "api"):

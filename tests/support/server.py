@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import psutil
 
 from tests.support.ports import free_port
 
@@ -65,7 +66,11 @@ class KilnProcess:
     config_file: Path
     stderr_path: Path
     port: int | None
+    #: wall-clock seconds from exec to the first HTTP answer (or the engine's "running")
     startup_seconds: float = 0.0
+    #: CPU seconds (user + system) the process had used by then: the start-up work itself,
+    #: independent of how busy the machine is
+    startup_cpu_seconds: float = 0.0
     _stderr: Any = field(default=None, repr=False)
 
     @property
@@ -178,4 +183,6 @@ def start_kiln(workdir: Path, *, command: str = "serve",
         else:
             _wait_log(kiln, "Kiln engine running", deadline)
         kiln.startup_seconds = time.monotonic() - started
+        times = psutil.Process(proc.pid).cpu_times()
+        kiln.startup_cpu_seconds = times.user + times.system
     return kiln
