@@ -121,14 +121,18 @@ def v1_routes() -> list[BaseRoute]:
     routes: list[BaseRoute] = []
     for path, methods, handlers in _merged_table():
         by_method = {m: endpoint(h) for m, h in zip(methods, handlers, strict=True)}
-        fn = by_method[methods[0]] if len(set(handlers)) == 1 else _dispatch(by_method)
-        routes.append(Route(path, fn, methods=list(by_method),
+        routes.append(Route(path, _dispatch(by_method), methods=[*by_method, "OPTIONS"],
                             name=re.sub(r"\W+", "_", path).strip("_")))
     return routes
 
 
 def _dispatch(by_method: dict[str, Endpoint]) -> Endpoint:
+    """Call the method's handler; OPTIONS answers 204 with the allowed methods, as Heat."""
+    allow = ",".join(by_method)
+
     async def run(request: Request) -> Response:
+        if request.method == "OPTIONS":
+            return Response(status_code=204, headers={"Allow": allow})
         method = "GET" if request.method == "HEAD" else request.method
         return await by_method[method](request)
 

@@ -51,6 +51,7 @@ def wire_server() -> Iterator[WireServer]:
     CONF([], project="kiln", default_config_files=[])
     CONF.set_override("max_json_body_size", 4096)
     CONF.set_override("max_template_size", 2048)
+    CONF.set_override("template_url_timeout", 1)
     port = free_port()
     server, thread = _serve(create_app(None, CONF), port)
     try:
@@ -60,6 +61,7 @@ def wire_server() -> Iterator[WireServer]:
         thread.join(10)
         CONF.clear_override("max_json_body_size")
         CONF.clear_override("max_template_size")
+        CONF.clear_override("template_url_timeout")
 
 
 @pytest.fixture

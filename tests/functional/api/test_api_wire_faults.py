@@ -264,3 +264,10 @@ def test_arn_lookup_redirects_without_the_engine(wire: httpx.Client) -> None:
     resp = wire.get(P + "/stacks/" + arn + "/resources/r1")
     assert resp.status_code == 302
     assert resp.headers["location"] == str(wire.base_url) + S + "/resources/r1"
+
+
+def test_options_lists_the_allowed_methods(wire: httpx.Client) -> None:
+    resp = wire.options(P + "/stacks")
+    assert resp.status_code == 204
+    assert resp.headers["allow"] == "GET,POST"
+    assert wire.options(S).headers["allow"] == "GET,PUT,PATCH,DELETE"
