@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import queue
 import threading
@@ -129,23 +130,24 @@ class Database:
                 self._commit_batch(live)
 
     def _commit_batch(self, batch: list[_Job]) -> None:
+        outcomes: list[tuple[_Job, bool, Any]] = []
         try:
             results = self._transaction(batch)
         except Exception as exc:
             if len(batch) == 1:
-                self._resolve_error(batch[0], exc)
-                return
-            LOG.debug("write batch of %d failed; retrying one by one", len(batch))
-            for job in batch:
-                try:
-                    (result,) = self._transaction([job])
-                except Exception as one_exc:
-                    self._resolve_error(job, one_exc)
-                else:
-                    self._resolve(job, result)
-            return
-        for job, result in zip(batch, results, strict=True):
-            self._resolve(job, result)
+                outcomes.append((batch[0], False, exc))
+            else:
+                LOG.debug("write batch of %d failed; retrying one by one", len(batch))
+                for job in batch:
+                    try:
+                        (result,) = self._transaction([job])
+                    except Exception as one_exc:
+                        outcomes.append((job, False, one_exc))
+                    else:
+                        outcomes.append((job, True, result))
+        else:
+            outcomes = [(job, True, r) for job, r in zip(batch, results, strict=True)]
+        self._resolve(outcomes)
 
     def _transaction(self, jobs: list[_Job]) -> list[Any]:
         with self.engine.connect().execution_options(**self._write_options) as conn, \
@@ -157,18 +159,23 @@ class Database:
             return results
 
     @staticmethod
-    def _resolve(job: _Job, result: Any) -> None:
-        def _set() -> None:
-            if not job.future.done():
-                job.future.set_result(result)
-        _call_soon(job.loop, _set)
+    def _resolve(outcomes: list[tuple[_Job, bool, Any]]) -> None:
+        """One wake-up per event loop per batch, not one per write."""
+        by_loop: dict[asyncio.AbstractEventLoop, list[tuple[_Job, bool, Any]]] = {}
+        for outcome in outcomes:
+            by_loop.setdefault(outcome[0].loop, []).append(outcome)
+        for loop, items in by_loop.items():
+            _call_soon(loop, functools.partial(_settle, items))
 
-    @staticmethod
-    def _resolve_error(job: _Job, exc: BaseException) -> None:
-        def _set() -> None:
-            if not job.future.done():
-                job.future.set_exception(exc)
-        _call_soon(job.loop, _set)
+
+def _settle(items: list[tuple[_Job, bool, Any]]) -> None:
+    for job, ok, value in items:
+        if job.future.done():
+            continue
+        if ok:
+            job.future.set_result(value)
+        else:
+            job.future.set_exception(value)
 
 
 def _call_soon(loop: asyncio.AbstractEventLoop, cb: Callable[[], None]) -> None:

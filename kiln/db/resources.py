@@ -7,10 +7,11 @@ one. Ids come from an AUTOINCREMENT sequence and are never reused.
 
 from __future__ import annotations
 
+import functools
 import uuid as uuidlib
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
@@ -110,18 +111,48 @@ def count_tree_resources(s: Session, root_stack_id: str) -> int:
 
 
 _ANY = object()
+_TABLE = cast(sa.Table, Resource.__table__)
+
+
+@functools.lru_cache(maxsize=256)
+def _update_stmt(keys: tuple[str, ...], engine_cond: str) -> sa.Update:
+    """One compiled-once UPDATE per (columns set, condition) shape: the hot path runs the
+    same few shapes thousands of times, and Core statements skip the ORM's per-call work."""
+    cols = _TABLE.c
+    stmt = sa.update(_TABLE).where(cols.id == sa.bindparam("_rid"))
+    if engine_cond == "none":
+        stmt = stmt.where(cols.engine_id.is_(None))
+    elif engine_cond == "eq":
+        stmt = stmt.where(cols.engine_id == sa.bindparam("_engine"))
+    return stmt.values({k: sa.bindparam("v_" + k) for k in keys})
+
+
+def _expire(s: Session, resource_ids: Iterable[int]) -> None:
+    """Core statements bypass the identity map: drop copies this session holds."""
+    if not s.identity_map:
+        return
+    for rid in resource_ids:
+        obj = s.identity_map.get(identity_key(Resource, rid))
+        if obj is not None:
+            s.expire(obj)
 
 
 def update_resource(s: Session, resource_id: int, values: ResourceValues, *,
                     expected_engine: Any = _ANY) -> bool:
     """``expected_engine``: update only if the row's ``engine_id`` is that (None = unowned),
     which is how an engine claims a resource atomically. Returns whether a row changed."""
-    stmt = sa.update(Resource).where(Resource.id == resource_id)
-    if expected_engine is not _ANY:
-        stmt = stmt.where(Resource.engine_id.is_(None) if expected_engine is None
-                          else Resource.engine_id == expected_engine)
-    result = s.execute(stmt.values(**_values(values)))
-    return bool(result.rowcount)  # type: ignore[attr-defined]
+    row = _values(values)
+    params: dict[str, Any] = {"_rid": resource_id}
+    params.update({"v_" + k: v for k, v in row.items()})
+    if expected_engine is _ANY:
+        cond = "any"
+    elif expected_engine is None:
+        cond = "none"
+    else:
+        cond, params["_engine"] = "eq", expected_engine
+    result = s.connection().execute(_update_stmt(tuple(sorted(row)), cond), params)
+    _expire(s, (resource_id,))
+    return bool(result.rowcount)
 
 
 def update_resources(s: Session, updates: Sequence[tuple[int, ResourceValues]]) -> None:
@@ -130,15 +161,10 @@ def update_resources(s: Session, updates: Sequence[tuple[int, ResourceValues]]) 
     for rid, values in updates:
         row = _values(values)
         groups[tuple(sorted(row))].append({"_rid": rid, **{"v_" + k: v for k, v in row.items()}})
+    conn = s.connection()
     for keys, params in groups.items():
-        stmt = (sa.update(Resource).where(Resource.id == sa.bindparam("_rid"))
-                .values({k: sa.bindparam("v_" + k) for k in keys}))
-        s.connection().execute(stmt, params)
-    # Core executemany bypasses the identity map: drop any stale copies it holds.
-    for rid, _ in updates:
-        obj = s.identity_map.get(identity_key(Resource, rid))
-        if obj is not None:
-            s.expire(obj)
+        conn.execute(_update_stmt(keys, "any"), params)
+    _expire(s, (rid for rid, _ in updates))
 
 
 def delete_resource(s: Session, resource_id: int) -> None:

@@ -107,7 +107,8 @@ def test_oldest_purged_beyond_max_events_per_stack(tx: Tx) -> None:
         with tx() as s:
             all_ids += events.add_events(
                 s, [NewEvent(st.id, f"r{batch}-{i}", "T", "CREATE", "COMPLETE")
-                    for i in range(5)], max_events_per_stack=12, purge_batch_size=4)
+                    for i in range(5)], max_events_per_stack=12, purge_batch_size=4,
+                purge_check_probability=1.0)
     with tx() as s:
         remaining = [e.uuid for e in events.list_events(s, EventQuery([st.id],
                                                                       sort_dir="asc"))]
@@ -118,3 +119,18 @@ def test_oldest_purged_beyond_max_events_per_stack(tx: Tx) -> None:
     with tx() as s:
         assert events.purge_events(s, st.id, keep=100, batch_size=10) == 0
         assert events.purge_events(s, st.id, keep=2, batch_size=1) == len(remaining) - 2
+
+
+def test_events_visible_in_their_own_transaction_and_gone_with_its_rollback(tx: Tx) -> None:
+    st = new_stack(tx)
+    with tx() as s:
+        ids = events.add_events(s, [NewEvent(st.id, "r", "T", "CREATE", "COMPLETE")])
+        assert [e.uuid for e in events.list_events(s, EventQuery([st.id]))] == ids
+    try:
+        with tx() as s:
+            events.add_events(s, [NewEvent(st.id, "r2", "T", "CREATE", "COMPLETE")])
+            raise RuntimeError("abort")
+    except RuntimeError:
+        pass
+    with tx() as s:
+        assert [e.uuid for e in events.list_events(s, EventQuery([st.id]))] == ids
