@@ -7,6 +7,7 @@ the same objects is what stops the documentation and the behaviour from drifting
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -95,6 +96,11 @@ class Property:
         out["update_allowed"] = self.update_allowed
         out["immutable"] = self.immutable
         return out
+
+    @functools.cached_property
+    def typed_default(self) -> Any:
+        """The default, converted and checked once (callers get a fresh copy)."""
+        return self.coerce(None, ())
 
     def coerce(self, value: Any, path: tuple[PathElement, ...]) -> Any:
         """Turn a resolved template value into this property's Python type.
@@ -214,6 +220,15 @@ class Attribute:
         return out
 
 
+def _fresh(value: Any) -> Any:
+    """A copy of a JSON-like value, so plugins may change what they were given."""
+    if type(value) is list:
+        return [_fresh(v) for v in value]
+    if type(value) is dict:
+        return {k: _fresh(v) for k, v in value.items()}
+    return value
+
+
 #: Every resource offers ``show``; the base answers it, plugins never declare it.
 SHOW_ATTRIBUTE = Attribute("Detailed information about resource.", "map")
 
@@ -239,7 +254,11 @@ class Properties(Mapping[str, Any]):
         for key, prop in schema.items():
             if key not in data:
                 if prop.default is not None:
-                    values[key] = prop.coerce(None, (*path, key))
+                    try:
+                        values[key] = _fresh(prop.typed_default)
+                    except StackValidationFailed as exc:
+                        raise StackValidationFailed(exc.message,
+                                                    path=(*path, key, *exc.path)) from None
                 elif prop.required:
                     raise StackValidationFailed(f"Property {key} not assigned", path=path)
                 else:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-import secrets
+import functools
+import os
 import string
+import struct
+import threading
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -28,21 +31,67 @@ CHARACTER_CLASSES: dict[str, str] = {
     "octdigits": string.octdigits,
 }
 
-_rng = secrets.SystemRandom()
+
+class _Entropy:
+    """Bytes from the OS's random source, read in blocks: one system call serves many
+    strings (on some kernels each call costs microseconds). Bytes are never reused."""
+
+    BLOCK = 8192
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._buf = b""
+        self._pos = 0
+
+    def take(self, count: int) -> bytes:
+        with self._lock:
+            if self._pos + count > len(self._buf):
+                self._buf = os.urandom(max(self.BLOCK, count))
+                self._pos = 0
+            chunk = self._buf[self._pos:self._pos + count]
+            self._pos += count
+            return chunk
+
+
+_entropy = _Entropy()
+
+
+def _draw(pool: str, count: int) -> list[str]:
+    """*count* characters drawn uniformly from *pool* (at most 256 distinct)."""
+    size = len(pool)
+    limit = 256 - 256 % size          # reject bytes that would bias the modulo
+    out: list[str] = []
+    while len(out) < count:
+        need = count - len(out)
+        out.extend([pool[b % size] for b in _entropy.take(2 * need + 8) if b < limit][:need])
+    return out
+
+
+def _shuffle(chars: list[str]) -> str:
+    """A uniformly random order: sort by independent random 64-bit keys."""
+    keys = struct.unpack(f"<{len(chars)}Q", _entropy.take(8 * len(chars)))
+    return "".join([chars[i] for i in sorted(range(len(chars)), key=keys.__getitem__)])
+
+
+@functools.lru_cache(maxsize=256)
+def _pool(chars: str) -> str:
+    """The distinct characters of *chars*, in a fixed order."""
+    return "".join(sorted(set(chars)))
 
 
 def generate(length: int, pools: Iterable[tuple[str, int]]) -> str:
     """A string of *length* with at least ``min`` characters from each ``(chars, min)``
     pool, the rest drawn from the union of all pools, in random order."""
     picked: list[str] = []
-    union: set[str] = set()
+    union: list[str] = []
     for chars, minimum in pools:
-        members = sorted(set(chars))
-        union.update(members)
-        picked.extend(_rng.choice(members) for _ in range(minimum))
-    everything = sorted(union)
-    picked.extend(_rng.choice(everything) for _ in range(max(0, length - len(picked))))
-    return "".join(_rng.sample(picked, length))
+        members = _pool(chars)
+        union.append(members)
+        picked.extend(_draw(members, minimum))
+    rest = max(0, length - len(picked))
+    if rest:
+        picked.extend(_draw(_pool("".join(union)), rest))
+    return _shuffle(picked)[:length]
 
 
 _MIN = Range(1, 512)

@@ -186,3 +186,12 @@ class TestRandomString:
     def test_generate_is_a_shuffle_of_the_minimums(self) -> None:
         value = generate(3, [("a", 1), ("b", 1), ("c", 1)])
         assert sorted(value) == ["a", "b", "c"]
+
+
+def test_generation_is_unbiased() -> None:
+    # the guaranteed minimums must not sit at fixed positions, and draws must be uniform
+    orders = Counter(generate(2, [("a", 1), ("b", 1)]) for _ in range(2000))
+    assert set(orders) == {"ab", "ba"}
+    assert 800 < orders["ab"] < 1200                    # ~9 standard deviations of slack
+    letters = Counter("".join(generate(64, [("abcdefg", 1)]) for _ in range(200)))
+    assert all(1500 < n < 2150 for n in letters.values())   # 12800 draws over 7 letters
