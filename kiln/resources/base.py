@@ -177,6 +177,9 @@ class Resource:
     support_status: ClassVar[SupportStatus] = SupportStatus()
     #: shown by ``resource_types?with_description=true``
     description: ClassVar[str] = ""
+    #: on replacement, create the new physical resource before deleting the old one
+    #: (Heat's order); a plugin whose old and new cannot coexist sets this False
+    replace_create_first: ClassVar[bool] = True
 
     def __init__(self, name: str, definition: ResourceDefinition, runtime: ResourceRuntime,
                  state: ResourceState | None = None) -> None:
@@ -211,6 +214,17 @@ class Resource:
         """Check the properties (schema first); plugins extend with their own rules and
         call ``super().validate()``. Raises StackValidationFailed."""
         _ = self.properties
+
+    @classmethod
+    def validate_deletion_policy(cls, policy: str) -> None:
+        """Heat's checks: a known policy, and Snapshot only for plugins that implement
+        ``handle_snapshot_delete``. The error path is relative to the resource."""
+        if policy not in ("Delete", "Retain", "Snapshot"):
+            raise StackValidationFailed(f'Invalid deletion policy "{policy}"',
+                                        path=("deletion_policy",))
+        if policy == "Snapshot" and not cls.supports("snapshot_delete"):
+            raise StackValidationFailed(f'"{policy}" deletion policy not supported',
+                                        path=("deletion_policy",))
 
     @classmethod
     def supports(cls, action: str) -> bool:

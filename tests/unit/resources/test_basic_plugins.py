@@ -195,3 +195,22 @@ def test_generation_is_unbiased() -> None:
     assert 800 < orders["ab"] < 1200                    # ~9 standard deviations of slack
     letters = Counter("".join(generate(64, [("abcdefg", 1)]) for _ in range(200)))
     assert all(1500 < n < 2150 for n in letters.values())   # 12800 draws over 7 letters
+
+
+def test_deletion_policies() -> None:
+    none_cls = type(make(FakeRuntime(), "n", "OS::Heat::None"))
+    for ok in ("Delete", "Retain"):
+        none_cls.validate_deletion_policy(ok)
+    with pytest.raises(StackValidationFailed, match=r'^"Snapshot" deletion policy not supported$'):
+        none_cls.validate_deletion_policy("Snapshot")
+    with pytest.raises(StackValidationFailed, match=r'^Invalid deletion policy "Keep"$'):
+        none_cls.validate_deletion_policy("Keep")
+
+    class Snap(Resource):
+        type_name = "Test::Snap"
+
+        async def handle_snapshot_delete(self) -> None:
+            return None
+
+    Snap.validate_deletion_policy("Snapshot")
+    assert Snap.replace_create_first
