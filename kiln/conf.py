@@ -29,6 +29,9 @@ default_opts = [
     cfg.IntOpt("max_nested_stack_depth", default=5, help="Maximum depth of nested stacks."),
     cfg.IntOpt("max_events_per_stack", default=1000,
                help="Events kept per stack; the oldest are purged beyond this."),
+    cfg.ListOpt("hidden_stack_tags", default=[],
+                help="Stacks with any of these tags are left out of stack lists unless "
+                     "show_hidden is asked for."),
     cfg.IntOpt("event_purge_batch_size", default=200,
                help="How many events to purge at once when the limit is exceeded."),
     cfg.IntOpt("max_json_body_size", default=1048576, help="Maximum JSON request body in bytes."),

@@ -16,8 +16,10 @@ through :class:`kiln.db.facade.Database`::
 ``db.write(fn, *args, **kwargs)`` queues ``fn(session, *args, **kwargs)`` to one writer
 thread, which runs everything queued meanwhile in ONE transaction and resolves each future
 once it is committed (a failing function is retried alone so it cannot sink its batch;
-write functions must therefore touch nothing but the session). ``db.write`` returns an
-``asyncio.Future`` immediately, so several writes can be queued before awaiting any.
+write functions must therefore touch nothing but the session). A batch that loses a
+deadlock / serialization conflict on PostgreSQL or MariaDB is retried as a whole.
+``db.write`` returns an ``asyncio.Future`` immediately, so several writes can be queued
+before awaiting any.
 ``db.run`` runs a function in its own short transaction on a reader thread (commits too,
 so small independent writes that need no batching may use it).
 
@@ -66,6 +68,8 @@ locks and engines (``kiln.db.locks``)::
     acquire_stack_lock(s, stack_id: str, engine_id: str) -> LockResult
     release_stack_lock(s, stack_id: str, engine_id: str) -> bool
     steal_stack_lock(s, stack_id: str, old_engine_id: str, new_engine_id: str) -> bool
+    get_stack_lock(s, stack_id: str) -> str | None          # the holding engine
+    stacks_locked_by(s, engine_ids: Sequence[str]) -> list[StackRecord]
     register_engine(s, engine_id: str, *, host: str, hostname: str, binary: str = "kiln-engine",
                     topic: str = "engine", report_interval: int = 5) -> ServiceRecord
     heartbeat(s, engine_id: str) -> None
@@ -96,7 +100,12 @@ resources (``kiln.db.resources``)::
 events (``kiln.db.events``)::
 
     add_events(s, rows: Sequence[NewEvent], *, max_events_per_stack: int = 0,
-               purge_batch_size: int = 200) -> list[str]     # uuids; purges oldest beyond max
+               purge_batch_size: int = 200,
+               purge_check_probability: float | None = None) -> list[str]
+        # uuids. INSERT deferred to the next event query / commit of the session, so a
+        # writer batch inserts all its events at once; the cap is checked like Heat does,
+        # on average every purge_batch_size/2 calls (probability 1.0 = every call)
+    flush_events(s) -> None                      # insert this session's queued events now
     list_events(s, q: EventQuery) -> list[EventRecord]
     count_events(s, stack_id: str) -> int
     get_event(s, stack_id: str, event_uuid: str) -> EventRecord | None
@@ -106,7 +115,8 @@ snapshots (``kiln.db.snapshots``)::
 
     create_snapshot(s, stack_id: str, project_id: str, name: str | None, *,
                     action: str = "SNAPSHOT", status: str = "IN_PROGRESS",
-                    data: Any = None) -> SnapshotRecord
+                    status_reason: str = "", data: Any = None,
+                    id: str | None = None) -> SnapshotRecord
     get_snapshot(s, snapshot_id: str) -> SnapshotRecord | None
     list_snapshots(s, stack_id: str) -> list[SnapshotRecord]          # oldest first
     count_snapshots(s, stack_id: str) -> int

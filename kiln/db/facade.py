@@ -37,6 +37,8 @@ LOG = logging.getLogger(__name__)
 
 #: Upper bound on functions committed together (keeps one transaction's lock time short).
 MAX_BATCH = 500
+#: Attempts of a transaction that lost a deadlock / serialization conflict.
+RETRIES = 3
 
 
 @dataclass(slots=True)
@@ -150,6 +152,20 @@ class Database:
         self._resolve(outcomes)
 
     def _transaction(self, jobs: list[_Job]) -> list[Any]:
+        """Run ``jobs`` in one transaction, again (up to RETRIES times) if the server
+        chose it as a deadlock or serialization victim: such a failure says nothing about
+        the writes themselves."""
+        for attempt in range(RETRIES):
+            try:
+                return self._transaction_once(jobs)
+            except sa.exc.DBAPIError as exc:
+                if attempt == RETRIES - 1 or not is_retryable(exc):
+                    raise
+                LOG.info("retrying a write batch after a transient database error: %s",
+                         exc.orig)
+        raise AssertionError("unreachable")
+
+    def _transaction_once(self, jobs: list[_Job]) -> list[Any]:
         with self.engine.connect().execution_options(**self._write_options) as conn, \
                 Session(bind=conn, expire_on_commit=False) as s:
             with s.begin():
@@ -166,6 +182,15 @@ class Database:
             by_loop.setdefault(outcome[0].loop, []).append(outcome)
         for loop, items in by_loop.items():
             _call_soon(loop, functools.partial(_settle, items))
+
+
+def is_retryable(exc: sa.exc.DBAPIError) -> bool:
+    """Deadlock / serialization failure (PostgreSQL 40P01/40001, MySQL 1213/1205)."""
+    orig = exc.orig
+    if getattr(orig, "sqlstate", None) in ("40001", "40P01"):
+        return True
+    args: tuple[Any, ...] = tuple(getattr(orig, "args", ()))
+    return len(args) > 0 and args[0] in (1205, 1213)
 
 
 def _settle(items: list[tuple[_Job, bool, Any]]) -> None:

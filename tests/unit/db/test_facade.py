@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
 from kiln import errors
@@ -88,3 +89,32 @@ async def test_open_database_creates_schema_on_an_empty_database(url: str) -> No
         assert (await again.run(stacks.get_stack, sid)) is not None
     finally:
         await again.close()
+
+
+class _DeadlockVictim(Exception):
+    sqlstate = "40P01"   # what psycopg reports when PostgreSQL picks this transaction
+
+
+async def test_a_batch_chosen_as_deadlock_victim_is_retried(db: Database) -> None:
+    attempts: list[int] = []
+
+    def flaky(s: Session) -> str:
+        attempts.append(1)
+        if len(attempts) == 1:
+            raise sa.exc.OperationalError("UPDATE ...", {}, _DeadlockVictim())
+        return "done"
+
+    assert await db.write(flaky) == "done"
+    assert len(attempts) == 2
+
+
+async def test_other_database_errors_are_not_retried(db: Database) -> None:
+    attempts: list[int] = []
+
+    def broken(s: Session) -> None:
+        attempts.append(1)
+        raise sa.exc.OperationalError("UPDATE ...", {}, Exception("disk I/O error"))
+
+    with pytest.raises(sa.exc.OperationalError):
+        await db.write(broken)
+    assert len(attempts) == 1
