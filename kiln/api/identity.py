@@ -8,12 +8,24 @@ absolute URLs under the API root of the request (``http://host:port/v1/``).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
 from urllib.parse import quote, unquote
 
 from kiln.api.faults import bad_request
 
 Identity = dict[str, str]
+
+
+@lru_cache(maxsize=16384)
+def _segment(text: str) -> str:
+    """One URL path segment, quoted (``/`` too); cached: lists repeat the same names."""
+    return quote(text, "")
+
+
+@lru_cache(maxsize=4096)
+def _subpath(text: str) -> str:
+    return quote(text)
 
 
 def make_identity(tenant: str, stack_name: str, stack_id: str, path: str = "") -> Identity:
@@ -49,9 +61,10 @@ def to_arn(identity: Mapping[str, str]) -> str:
 
 def url_path(identity: Mapping[str, str]) -> str:
     """``<tenant>/stacks/<name>/<id><path>``, each segment quoted as Heat does."""
+    path = identity.get("path") or ""
     return "{}/stacks/{}/{}{}".format(
-        quote(identity["tenant"], ""), quote(identity["stack_name"], ""),
-        quote(identity["stack_id"], ""), quote(identity.get("path") or ""))
+        _segment(identity["tenant"]), _segment(identity["stack_name"]),
+        _segment(identity["stack_id"]), _subpath(path) if path else "")
 
 
 def make_url(api_root: str, identity: Mapping[str, str]) -> str:

@@ -34,6 +34,9 @@ def _joined_status(item: Mapping[str, Any], action_key: str, status_key: str) ->
     return status
 
 
+_STACK_SKIP = frozenset({"stack_identity", "id", "stack_action", "links", "project"})
+
+
 def format_stack(api_root: str, tenant: str, stack: Mapping[str, Any], *,
                  keys: frozenset[str] | None = None,
                  include_project: bool = False) -> dict[str, Any]:
@@ -41,23 +44,17 @@ def format_stack(api_root: str, tenant: str, stack: Mapping[str, Any], *,
     identity = ident.coerce(stack.get("stack_identity"), tenant, stack.get("stack_name"))
     if identity is None:
         identity = ident.coerce(stack.get("id"), tenant, stack.get("stack_name"))
+    if identity is not None:
+        out["id"] = identity["stack_id"]
+        if identity["stack_name"]:
+            out["links"] = [ident.link(api_root, identity)]
+        if include_project:
+            out["project"] = identity["tenant"]
     for key, value in stack.items():
-        if keys is not None and key not in keys:
+        if key in _STACK_SKIP or (keys is not None and key not in keys):
             continue
-        if key in ("stack_identity", "id"):
-            if "id" in out or identity is None:
-                continue
-            out["id"] = identity["stack_id"]
-            if identity["stack_name"]:
-                out["links"] = [ident.link(api_root, identity)]
-            if include_project:
-                out["project"] = identity["tenant"]
-        elif key in ("stack_action", "links", "project"):
-            continue
-        elif key == "stack_status":
-            out[key] = _joined_status(stack, "stack_action", "stack_status")
-        else:
-            out[key] = value
+        out[key] = (_joined_status(stack, "stack_action", "stack_status")
+                    if key == "stack_status" else value)
     return out
 
 

@@ -1,0 +1,134 @@
+"""API latency of `kiln serve`: stack show and stack list with 500 stacks, 20 clients.
+
+    .venv/bin/python bench/api_bench.py [--stacks 500] [--clients 20] [--requests 2000] [--write]
+
+Starts the installed `kiln serve` on a fresh SQLite state directory, creates ``--stacks``
+one-resource stacks (OS::Heat::None) through the API and waits until they are all
+CREATE_COMPLETE, then runs two phases with ``--clients`` concurrent HTTP/1.1 keep-alive
+clients (httpx, one connection each): GET /stacks/{name}/{id} (show, with outputs
+resolved) for random stacks, and GET /stacks (the full list of ``--stacks``). Reports
+p50/p90/p99/max latency in milliseconds and throughput per phase. Targets (issue 4): p99
+under 20 ms for show and under 50 ms for the list of 500. ``--write`` records the result
+in bench/results/api.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tests.support.server import start_kiln
+
+TEMPLATE = {"heat_template_version": "2018-08-31",
+            "resources": {"x": {"type": "OS::Heat::None"}},
+            "outputs": {"ref": {"value": {"get_resource": "x"}}}}
+
+
+async def create_stacks(endpoint: str, count: int) -> list[str]:
+    urls: list[str] = []
+    limits = httpx.Limits(max_connections=20)
+    async with httpx.AsyncClient(timeout=60, limits=limits) as client:
+        sem = asyncio.Semaphore(20)
+
+        async def one(i: int) -> None:
+            async with sem:
+                resp = await client.post(endpoint + "/stacks", json={
+                    "stack_name": f"bench_{i:04d}", "template": TEMPLATE})
+                resp.raise_for_status()
+                urls.append(resp.json()["stack"]["links"][0]["href"])
+
+        await asyncio.gather(*(one(i) for i in range(count)))
+        deadline = time.monotonic() + 300
+        while True:
+            body = (await client.get(endpoint + "/stacks")).json()
+            states = [s["stack_status"] for s in body["stacks"]]
+            if len(states) == count and all(s == "CREATE_COMPLETE" for s in states):
+                return urls
+            if any(s.endswith("FAILED") for s in states) or time.monotonic() > deadline:
+                raise SystemExit(f"stacks did not all complete: {sorted(set(states))}")
+            await asyncio.sleep(0.2)  # waiting on the engine; not part of any measurement
+
+
+async def phase(clients: int, requests: int, pick_url: Any) -> dict[str, Any]:
+    latencies: list[float] = []
+    per_client = max(1, requests // clients)
+
+    async def client_loop() -> None:
+        async with httpx.AsyncClient(timeout=30,
+                                     limits=httpx.Limits(max_connections=1)) as client:
+            await client.get(pick_url())  # warm the connection
+            for _ in range(per_client):
+                url = pick_url()
+                began = time.perf_counter()
+                resp = await client.get(url)
+                latencies.append((time.perf_counter() - began) * 1000)
+                if resp.status_code != 200:
+                    raise SystemExit(f"GET {url} -> {resp.status_code}: {resp.text[:200]}")
+
+    began = time.perf_counter()
+    await asyncio.gather(*(client_loop() for _ in range(clients)))
+    elapsed = time.perf_counter() - began
+    latencies.sort()
+
+    def pct(p: float) -> float:
+        return round(latencies[min(len(latencies) - 1, int(len(latencies) * p))], 2)
+
+    return {"requests": len(latencies), "p50_ms": pct(0.50), "p90_ms": pct(0.90),
+            "p99_ms": pct(0.99), "max_ms": round(latencies[-1], 2),
+            "mean_ms": round(statistics.fmean(latencies), 2),
+            "requests_per_second": round(len(latencies) / elapsed, 1)}
+
+
+async def run(endpoint: str, stacks: int, clients: int, requests: int) -> dict[str, Any]:
+    urls = await create_stacks(endpoint, stacks)
+    show = await phase(clients, requests, lambda: random.choice(urls))
+    listing = await phase(clients, max(clients, requests // 4),
+                          lambda: endpoint + "/stacks")
+    return {"show": show, "list": listing}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--stacks", type=int, default=500)
+    parser.add_argument("--clients", type=int, default=20)
+    parser.add_argument("--requests", type=int, default=2000)
+    parser.add_argument("--write", action="store_true")
+    args = parser.parse_args()
+    load = os.getloadavg()[0]
+    with tempfile.TemporaryDirectory() as tmp:
+        proc = start_kiln(Path(tmp) / "kiln")
+        try:
+            phases = asyncio.run(run(proc.endpoint("bench"), args.stacks, args.clients,
+                                     args.requests))
+        finally:
+            proc.stop()
+    result = {
+        "benchmark": f"kiln serve API latency: {args.stacks} stacks, {args.clients} "
+                     "concurrent keep-alive clients (SQLite)",
+        "python": platform.python_version(), "machine": platform.machine(),
+        "cpus": os.cpu_count(), "load_average_at_start": round(load, 2),
+        "targets": {"show_p99_ms": 20, "list_p99_ms": 50},
+        **phases,
+    }
+    print(json.dumps(result, indent=2))
+    if args.write:
+        out = Path(__file__).parent / "results" / "api.json"
+        out.write_text(json.dumps(result, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
