@@ -83,6 +83,17 @@ def error_of(type_name: str, props: dict[str, Any]) -> str:
     ("OS::Heat::Value", {"value": 1, "type": "foo"},
      'Property error: resources.r.properties.type: "foo" is not an allowed value ["string", '
      '"number", "comma_delimited_list", "json", "boolean"]'),
+    ("OS::Heat::Value", {"type": "json", "value": [1, 2]},
+     'Property error: resources.r.properties.value: "[1, 2]" is not a map'),
+    ("OS::Heat::Value", {"type": "comma_delimited_list", "value": "a,b"},
+     "Property error: resources.r.properties.value: \"'a,b'\" is not a list"),
+    ("OS::Heat::Value", {"type": "number", "value": "x"},
+     "Property error: resources.r.properties.value: could not convert string to float: 'x'"),
+    ("OS::Heat::Value", {"type": "boolean", "value": "yes"},
+     'Property error: resources.r.properties.value: "yes" is not a valid boolean'),
+    ("OS::Heat::Delay", {"actions": ["CREATE", "X"]},
+     'Property error: resources.r.properties.actions: ["CREATE", "X"] is not an allowed '
+     'value ["CREATE", "DELETE", "SUSPEND", "RESUME"]'),
 ])
 def test_heat_messages(type_name: str, props: dict[str, Any], message: str) -> None:
     assert error_of(type_name, props) == message
