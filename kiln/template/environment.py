@@ -5,10 +5,10 @@ the wire contract that python-heatclient relies on:
 
 * ``environment`` — one mapping (or YAML text) in the request body;
 * ``parameters`` — the caller's ``-P`` values, laid over ``environment.parameters``;
-* ``environment_files`` — names of entries in ``files``. When present, Heat *ignores*
-  the ``environment`` body (the client also sends a client-side merge of the same
-  files there, for old servers) and merges the files in order on top of the caller's
-  parameters: later files override earlier ones, ``parameter_merge_strategies``
+* ``environment_files`` — names of entries in ``files``. When present, Heat's API
+  *ignores* the ``environment`` body (the client also sends a client-side merge of the
+  same files there, for old servers) and the engine merges the files in order on top
+  of the caller's parameters: later files override earlier ones, ``parameter_merge_strategies``
   decide per parameter (``overwrite``/``merge``/``deep_merge``), names the template
   does not declare are dropped once something is already there, and the other
   sections merge one level deep (so a later ``resource_registry.resources`` replaces
@@ -27,7 +27,7 @@ from __future__ import annotations
 import copy
 import fnmatch
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import yaml
@@ -335,6 +335,17 @@ class Environment:
         out["encrypted_param_names"] = list(self.encrypted_param_names)
         return out
 
+    def shown(self, hidden: Iterable[str] = ()) -> dict[str, Any]:
+        """GET .../environment: everything, with hidden parameters' values (in
+        ``parameters`` and ``parameter_defaults``) replaced by ``******``."""
+        out = self.env_as_dict()
+        names = set(hidden)
+        for section in ("parameters", "parameter_defaults"):
+            for name in out[section]:
+                if name in names:
+                    out[section][name] = "******"
+        return out
+
     def child(self, child_params: Mapping[str, Any] | None = None,
               resource_name: str | None = None) -> Environment:
         """The environment of a nested stack (Heat's get_child_environment): the
@@ -470,15 +481,16 @@ def build_environment(environment: Mapping[str, Any] | str | None = None, *,
                       user_params: Mapping[str, Any] | None = None,
                       param_schemas: Mapping[str, ParameterSchema] | None = None,
                       ) -> Environment:
-    """The environment Heat builds for a create/update/validate request.
+    """The environment Heat's engine builds for a create/update/validate request.
 
-    ``user_params`` are the request's ``parameters``; ``param_schemas`` the template's
-    (and its provider templates') declarations, which the merge of
-    ``environment_files`` needs to decide what to keep and how to merge.
+    ``environment`` is what the API hands over: as in Heat, the API has already dropped
+    the request's ``environment`` body when ``environment_files`` is given and laid the
+    request's ``parameters`` over it (``user_params`` does that last step here for
+    callers that have not). ``param_schemas`` are the template's (and its provider
+    templates') declarations, which the merge of ``environment_files`` needs to decide
+    what to keep and how to merge.
     """
-    env: dict[str, Any] = {}
-    if environment is not None and not environment_files:
-        env = parse_environment(environment)
+    env = parse_environment(environment)
     env.setdefault("parameters", {})
     env["parameters"] = dict(env["parameters"])
     env["parameters"].update(user_params or {})

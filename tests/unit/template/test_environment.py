@@ -155,8 +155,9 @@ class TestBuild:
         assert env.parameters == {"a": "caller", "b": "x"}
 
     def test_environment_files_as_heat_merges_them(self) -> None:
-        # Heat 27 answered exactly this for the same request (POST /validate)
-        env = build_environment({"parameters": {"a": "envbody"}},
+        # Heat 27 answered exactly this for the same request (POST /validate) with an
+        # environment body too, which its API (like Kiln's) drops when files are given
+        env = build_environment(None,
                                 environment_files=["e1.yaml", "e2.yaml"],
                                 files=self.FILES, user_params={"a": "caller"},
                                 param_schemas=SCHEMAS)
@@ -167,6 +168,12 @@ class TestBuild:
             "parameter_defaults": {"b": "y"},
             "event_sinks": [],
         }
+
+    def test_files_merge_over_what_the_api_passes(self) -> None:
+        env = build_environment({"parameters": {"a": "caller", "n": 1}},
+                                environment_files=["e1.yaml"], files=self.FILES,
+                                param_schemas=SCHEMAS)
+        assert env.parameters == {"a": "e1", "n": 1}
 
     def test_first_file_keeps_undeclared_names(self) -> None:
         env = build_environment(None, environment_files=["e1.yaml"], files=self.FILES,
@@ -212,3 +219,15 @@ class TestBuild:
         env = Environment({"encrypted_param_names": ["pw"]})
         assert env.env_as_dict()["encrypted_param_names"] == ["pw"]
         assert "encrypted_param_names" not in env.to_dict()
+
+
+def test_shown_masks_hidden_parameters() -> None:
+    # Heat 27's GET .../environment for the same stack
+    env = build_environment({"parameter_defaults": {"pw": "pd", "x": "xd"},
+                             "resource_registry": {"My::T": "OS::Heat::None"}},
+                            user_params={"pw": "secret"})
+    assert env.shown(hidden={"pw"}) == {
+        "resource_registry": {"resources": {}, "My::T": "OS::Heat::None"},
+        "parameters": {"pw": "******"}, "parameter_defaults": {"pw": "******", "x": "xd"},
+        "event_sinks": [], "encrypted_param_names": []}
+    assert env.parameters["pw"] == "secret"
