@@ -45,6 +45,8 @@ FAILED = "FAILED"
 STATE_CHANGED = "state changed"
 #: the stack status reason when an action exceeds the stack timeout (convergence wording)
 TIMED_OUT = "Timed out"
+#: what a resource interrupted by a user's cancel shows ("CREATE aborted (...)")
+CANCELLED = "Operation cancelled"
 
 
 def stack_started(action: str) -> str:

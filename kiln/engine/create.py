@@ -81,7 +81,7 @@ async def run_create(engine: Engine, stack: LiveStack) -> None:
         return
     await engine.recorder.stack(stack, CREATE, FAILED, outcome.reason,
                                 extra=values)  # type: ignore[arg-type]
-    if not stack.info.disable_rollback:
+    if not stack.info.disable_rollback and not outcome.cancelled:
         await rollback_create(engine, stack)
 
 

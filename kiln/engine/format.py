@@ -109,3 +109,36 @@ def event(rec: EventRecord, stack: StackRecord) -> dict[str, Any]:
         "resource_type": rec.resource_type,
         "resource_properties": rec.resource_properties,
     }
+
+
+def slot_resource(slot: Any, info: Any, *, required_by: Sequence[str],
+                  properties: Mapping[str, Any] | None = None,
+                  attributes: Mapping[str, Any] | None = None,
+                  as_new: bool = False) -> dict[str, Any]:
+    """A resource of a live (possibly unsaved) stack, as preview shows it; ``as_new``
+    shows it as the INIT resource an action would create."""
+    state = slot.state
+    action, status = ("INIT", "COMPLETE") if as_new else (state.action, state.status)
+    ident = {"stack_name": info.name, "stack_id": info.id, "tenant": info.project_id,
+             "path": ""}
+    out: dict[str, Any] = {
+        "resource_identity": {**ident, "path": f"/resources/{slot.name}"},
+        "stack_identity": ident,
+        "stack_name": info.name,
+        "resource_name": slot.name,
+        "logical_resource_id": slot.name,
+        "physical_resource_id": "" if as_new else (slot.physical_id or ""),
+        "resource_action": action,
+        "resource_status": f"{action}_{status}",
+        "resource_status_reason": "" if as_new else state.status_reason,
+        "resource_type": slot.definition.type,
+        "creation_time": None if as_new else isotime(slot.created_at),
+        "updated_time": None if as_new else isotime(slot.updated_at or slot.created_at),
+        "required_by": list(required_by),
+        "description": "",
+        "metadata": {} if as_new else dict(state.metadata or {}),
+        "attributes": dict(attributes or {}),
+    }
+    if properties is not None:
+        out["properties"] = dict(properties)
+    return out

@@ -133,3 +133,24 @@ def stored_live_stack(rec: StackRecord, raw: RawTemplateRecord,
                                                                      row.properties_data)
         stack.slots[row.name] = slot
     return stack
+
+
+def stale_slots(stack: LiveStack) -> list[Slot]:
+    """Slots for rows a replacement superseded but that were never deleted."""
+    out: list[Slot] = []
+    definitions = stack.bound.resource_definitions() if stack.bound is not None else {}
+    for row in stack.stale:
+        definition = definitions.get(row.name)
+        if definition is None or definition.type != row.type:
+            definition = ResourceDefinition(name=row.name, type=row.type)
+        slot = make_slot(stack, definition, state_from_record(row),
+                         requires=frozenset(row.requires or ()))
+        slot.db_id, slot.uuid = row.id, row.uuid
+        slot.created_at, slot.updated_at = row.created_at, row.updated_at
+        slot.replaces, slot.replaced_by = row.replaces, row.replaced_by
+        if row.properties_data is not None:
+            with contextlib.suppress(Exception):
+                slot.plugin.properties = slot.plugin.make_properties(row.name,
+                                                                     row.properties_data)
+        out.append(slot)
+    return out

@@ -26,9 +26,10 @@ from kiln.resources.base import ResourceFailure
 class ActionFailed(Exception):
     """A resource action failed; ``reason`` is Heat's resource status reason."""
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, action: str = "") -> None:
         super().__init__(reason)
         self.reason = reason
+        self.action = action
 
 
 def failure_reason(name: str, exc: BaseException) -> str:
@@ -78,7 +79,7 @@ async def run_action(recorder: Recorder, poller: Poller, stack: LiveStack, slot:
             await started
         reason = failure_reason(slot.name, exc)
         await recorder.resource(stack, slot, action, FAILED, reason)
-        raise ActionFailed(reason) from exc
+        raise ActionFailed(reason, action) from exc
     if on_complete is not None:
         on_complete()
     await recorder.resource(stack, slot, action, COMPLETE)

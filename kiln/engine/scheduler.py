@@ -9,10 +9,12 @@ keeps small limits from deadlocking deep nesting.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Any
 
-from kiln.engine.actions import TIMED_OUT, resource_failed
+from kiln.engine.actions import CANCELLED, TIMED_OUT, resource_failed
 from kiln.engine.runner import failure_reason
 from kiln.graph import Graph, walk
 
@@ -32,11 +34,16 @@ class Deadline:
     def __init__(self, seconds: float | None) -> None:
         loop = asyncio.get_running_loop()
         self.at = None if seconds is None else loop.time() + seconds
+        #: set when a user cancel interrupts the action
+        self.cancelled = False
 
     def expired(self) -> bool:
         return self.at is not None and asyncio.get_running_loop().time() >= self.at
 
     def reason(self) -> str | None:
+        """Why running resource actions were interrupted (their FAILED reason)."""
+        if self.cancelled:
+            return CANCELLED
         return TIMED_OUT if self.expired() else None
 
 
@@ -55,15 +62,37 @@ async def traverse(graph: Graph[str], visit: Callable[[str], Awaitable[None]], *
             async with limit:
                 await visit(name)
 
+    walker = asyncio.ensure_future(walk(graph, guarded, fail_fast=True))
+    waiter = asyncio.ensure_future(cancel.wait()) if cancel is not None else None
     try:
         async with asyncio.timeout_at(deadline.at if deadline else None):
-            result = await walk(graph, guarded, cancel=cancel, fail_fast=True)
+            pending = {walker} if waiter is None else {walker, waiter}
+            await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
     except TimeoutError:
+        await _stop(walker)
         return Outcome(ok=False, reason=TIMED_OUT, timed_out=True)
+    finally:
+        if waiter is not None:
+            waiter.cancel()
+    if not walker.done():
+        # a user cancel: running resource actions are interrupted, as Heat's
+        # stop_traversal cancels its workers
+        if deadline is not None:
+            deadline.cancelled = True
+        await _stop(walker)
+        return Outcome(ok=False, cancelled=True, reason=f"Stack {action} cancelled")
+    result = walker.result()
     failed = {name: failure_reason(name, exc) for name, exc in result.failed.items()}
     if failed:
-        first = next(iter(failed.values()))
-        return Outcome(ok=False, reason=resource_failed(action, first), failed=failed)
-    if result.cancelled:
-        return Outcome(ok=False, cancelled=True, reason=f"Stack {action} cancelled")
+        # Heat names the failing resource's own action (a create inside an update
+        # fails the stack with "Resource CREATE failed: ...")
+        name, exc = next(iter(result.failed.items()))
+        own = getattr(exc, "action", "") or action
+        return Outcome(ok=False, reason=resource_failed(own, failed[name]), failed=failed)
     return Outcome(ok=True)
+
+
+async def _stop(task: asyncio.Task[Any]) -> None:
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task

@@ -1,0 +1,192 @@
+"""Stack update through EngineService; expected events are those the live Heat 27 peer
+produced for the same templates (convergence engine)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from kiln.engine.context import RequestContext
+from kiln.engine.service import EngineService
+from kiln.errors import ActionInProgress, NotSupported
+
+from .support import create, events, hot, resources
+
+
+def tres(value: str, **props: Any) -> dict[str, Any]:
+    return {"type": "OS::Heat::TestResource", "properties": {"value": value, **props}}
+
+
+V1 = hot({"a": tres("one"), "b": tres("one", update_replace=True),
+          "c": {"type": "OS::Heat::Value", "properties": {"value": {"get_attr": ["b", "output"]}}},
+          "gone": {"type": "OS::Heat::None"}},
+         outputs={"c": {"value": {"get_attr": ["c", "value"]}}})
+V2 = hot({"a": tres("two"), "b": tres("two", update_replace=True),
+          "c": {"type": "OS::Heat::Value", "properties": {"value": {"get_attr": ["b", "output"]}}},
+          "new": {"type": "OS::Heat::None"}},
+         outputs={"c": {"value": {"get_attr": ["c", "value"]}}})
+
+
+async def update(svc: EngineService, ctx: RequestContext, ident: Any, template: Any,
+                 **args: Any) -> dict[str, Any]:
+    await svc.update_stack(ctx, ident, template, args.pop("params", {}), {}, args)
+    await svc.wait_for_stack(ident["stack_id"])
+    return await svc.show_stack(ctx, ident)
+
+
+async def physical_ids(svc: EngineService, ctx: RequestContext, ident: Any) -> dict[str, str]:
+    return {r["resource_name"]: r["physical_resource_id"]
+            for r in await svc.list_stack_resources(ctx, ident)}
+
+
+async def test_update_in_place_replace_add_and_remove(service: EngineService,
+                                                      ctx: RequestContext) -> None:
+    stack = await create(service, ctx, "upd", V1)
+    ident = stack["stack_identity"]
+    before = await physical_ids(service, ctx, ident)
+    n_create_events = len(await events(service, ctx, ident))
+
+    preview = await service.preview_update_stack(ctx, ident, V2, {}, {}, {})
+    assert {k: sorted(r["resource_name"] for r in v)
+            for k, v in preview["resource_changes"].items()} == {
+        "added": ["new"], "deleted": ["gone"], "replaced": ["b"], "updated": ["a"],
+        "unchanged": ["c"]}
+
+    stack = await update(service, ctx, ident, V2)
+    assert stack["stack_status"] == "UPDATE_COMPLETE"
+    assert stack["stack_status_reason"] == "Stack UPDATE completed successfully"
+    assert stack["updated_time"] is not None
+    assert stack["outputs"][0]["output_value"] == "two"
+    after = await physical_ids(service, ctx, ident)
+    assert after["a"] == before["a"]            # updated in place
+    assert after["b"] != before["b"]            # replaced
+    assert after["c"] == before["c"]
+    assert set(after) == {"a", "b", "c", "new"}
+    evs = (await events(service, ctx, ident))[n_create_events:]
+    assert evs[0] == ("upd", "UPDATE_IN_PROGRESS", "Stack UPDATE started")
+    assert evs[-1] == ("upd", "UPDATE_COMPLETE", "Stack UPDATE completed successfully")
+    by_res: dict[str, list[str]] = {}
+    for name, status, _ in evs[1:-1]:
+        by_res.setdefault(name, []).append(status)
+    assert by_res["a"] == ["UPDATE_IN_PROGRESS", "UPDATE_COMPLETE"]
+    assert by_res["b"] == ["UPDATE_IN_PROGRESS", "UPDATE_COMPLETE", "CREATE_IN_PROGRESS",
+                           "CREATE_COMPLETE", "DELETE_IN_PROGRESS", "DELETE_COMPLETE"]
+    assert by_res["c"] == ["UPDATE_IN_PROGRESS", "UPDATE_COMPLETE"]
+    assert by_res["gone"] == ["DELETE_IN_PROGRESS", "DELETE_COMPLETE"]
+    assert by_res["new"] == ["CREATE_IN_PROGRESS", "CREATE_COMPLETE"]
+    replace_reason = next(r for n, s, r in evs if n == "b" and s == "UPDATE_COMPLETE")
+    assert replace_reason == (f'The Resource TestResource "b" [{before["b"]}] Stack "upd" '
+                              f'[{stack["id"]}] requires replacement.')
+    # the old b is deleted only after c (which needs b) was updated
+    names = [(n, s) for n, s, _ in evs]
+    assert names.index(("c", "UPDATE_COMPLETE")) < names.index(("b", "DELETE_IN_PROGRESS"))
+
+
+async def test_patch_with_nothing_changed_is_a_fast_noop(service: EngineService,
+                                                         ctx: RequestContext) -> None:
+    template = hot({"r": {"type": "OS::Heat::RandomString",
+                          "properties": {"length": {"get_param": "n"}}}},
+                   parameters={"n": {"type": "number", "default": 8}})
+    stack = await create(service, ctx, "patchy", template, params={"parameters": {"n": 12}})
+    ident = stack["stack_identity"]
+    before = await physical_ids(service, ctx, ident)
+    n_events = len(await events(service, ctx, ident))
+    stack = await update(service, ctx, ident, None, existing=True)
+    assert stack["stack_status"] == "UPDATE_COMPLETE"
+    assert stack["parameters"]["n"] == "12"     # PATCH keeps the stored parameters
+    assert await physical_ids(service, ctx, ident) == before
+    assert [s for _, s, _ in (await events(service, ctx, ident))[n_events:]] == [
+        "UPDATE_IN_PROGRESS", "UPDATE_COMPLETE"]
+    # a PATCH with a new parameter value replaces the resource (length not updatable)
+    stack = await update(service, ctx, ident, None, existing=True,
+                         params={"parameters": {"n": 5}})
+    assert stack["parameters"]["n"] == "5"
+    res = await service.describe_stack_resource(ctx, ident, "r")
+    assert len(res["attributes"]["value"]) == 5
+    assert res["physical_resource_id"] != before["r"]
+    # PUT without parameters goes back to the template default
+    stack = await update(service, ctx, ident, template)
+    assert stack["parameters"]["n"] == "8"
+
+
+FAILING_REPLACE = hot({"a": tres("one"),
+                       "b": tres("two", update_replace=True, fail=True)})
+START = hot({"a": tres("one"), "b": tres("one", update_replace=True)})
+
+
+async def test_failed_replacement_rolls_back_to_the_old_resource(
+        service: EngineService, ctx: RequestContext) -> None:
+    stack = await create(service, ctx, "rb", START, disable_rollback=False)
+    ident = stack["stack_identity"]
+    before = await physical_ids(service, ctx, ident)
+    n_events = len(await events(service, ctx, ident))
+    stack = await update(service, ctx, ident, FAILING_REPLACE, disable_rollback=False)
+    assert stack["stack_status"] == "ROLLBACK_COMPLETE"
+    assert stack["stack_status_reason"] == "Stack ROLLBACK completed successfully"
+    reason = "ValueError: resources.b: Test Resource failed b"
+    evs = [(n, s, r) for n, s, r in (await events(service, ctx, ident))[n_events:]]
+    assert [(n, s) for n, s, _ in evs] == [
+        ("rb", "UPDATE_IN_PROGRESS"), ("b", "UPDATE_IN_PROGRESS"), ("b", "UPDATE_COMPLETE"),
+        ("b", "CREATE_IN_PROGRESS"), ("b", "CREATE_FAILED"), ("rb", "UPDATE_FAILED"),
+        ("rb", "ROLLBACK_IN_PROGRESS"), ("b", "DELETE_IN_PROGRESS"),
+        ("b", "DELETE_COMPLETE"), ("rb", "ROLLBACK_COMPLETE")]
+    assert evs[4][2] == reason
+    assert evs[5][2] == f"Resource CREATE failed: {reason}"
+    # the resource the failed replacement would have superseded is back
+    assert await physical_ids(service, ctx, ident) == before
+    assert (await service.get_template(ctx, ident)) == START
+
+
+async def test_failed_update_without_rollback_stays_failed(service: EngineService,
+                                                           ctx: RequestContext) -> None:
+    stack = await create(service, ctx, "norb", START)
+    ident = stack["stack_identity"]
+    stack = await update(service, ctx, ident, hot({"a": tres("two", fail=True),
+                                                   "b": tres("one", update_replace=True)}))
+    assert stack["stack_status"] == "UPDATE_FAILED"
+    assert stack["stack_status_reason"] == (
+        "Resource UPDATE failed: ValueError: resources.a: Test Resource failed a")
+    assert (await resources(service, ctx, ident))["a"] == "UPDATE_FAILED"
+    # the next update replaces the failed resource, as Heat does
+    before = await physical_ids(service, ctx, ident)
+    stack = await update(service, ctx, ident, START)
+    assert stack["stack_status"] == "UPDATE_COMPLETE"
+    assert (await physical_ids(service, ctx, ident))["a"] != before["a"]
+
+
+async def test_update_while_creating_is_refused_and_cancel_needs_an_update(
+        service: EngineService, ctx: RequestContext) -> None:
+    slow = hot({"s": tres("x", wait_secs=30)})
+    ident = await service.create_stack(ctx, "busy", slow, {}, {}, {})
+    with pytest.raises(ActionInProgress) as info:
+        await service.update_stack(ctx, ident, START, {}, {}, {})
+    assert info.value.message == "Stack busy already has an action (CREATE) in progress."
+    with pytest.raises(NotSupported, match="Cancelling update when stack is CREATE_IN_PROGRESS"):
+        await service.stack_cancel_update(ctx, ident, cancel_with_rollback=True)
+    # cancel without rollback may stop a create
+    await service.stack_cancel_update(ctx, ident, cancel_with_rollback=False)
+    await service.wait_for_stack(ident["stack_id"])
+    shown = await service.show_stack(ctx, ident)
+    assert shown["stack_status"] == "CREATE_FAILED"
+    assert shown["stack_status_reason"] == "Stack CREATE cancelled"
+
+
+async def test_cancel_update_with_rollback_restores_the_previous_template(
+        service: EngineService, ctx: RequestContext) -> None:
+    stack = await create(service, ctx, "cancelme", START)
+    ident = stack["stack_identity"]
+    slow = hot({"a": tres("one"), "b": tres("one", update_replace=True),
+                "s": tres("x", action_wait_secs={"create": 30})})
+    await service.update_stack(ctx, ident, slow, {}, {}, {})
+    while (await resources(service, ctx, ident)).get("s") != "CREATE_IN_PROGRESS":
+        await asyncio.sleep(0.01)
+    await service.stack_cancel_update(ctx, ident, cancel_with_rollback=True)
+    await service.wait_for_stack(ident["stack_id"])
+    shown = await service.show_stack(ctx, ident)
+    assert shown["stack_status"] == "ROLLBACK_COMPLETE"
+    assert set(await resources(service, ctx, ident)) == {"a", "b"}
+    evs = await events(service, ctx, ident)
+    assert ("s", "CREATE_FAILED", "CREATE aborted (Operation cancelled)") in evs
+    assert ("cancelme", "UPDATE_FAILED", "Stack UPDATE cancelled") in evs
