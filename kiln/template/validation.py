@@ -40,8 +40,10 @@ class ValidateBadRequest(_e.HTTPBadRequest):
 
 
 def as_validate_error(exc: _e.KilnError) -> _e.KilnError:
-    """The error /validate answers with for ``exc`` (see module docstring)."""
-    if isinstance(exc, _e.StackValidationFailed):
+    """The error /validate answers with for ``exc`` (see module docstring); apply it to
+    errors from loading the template too (Heat reports a bad section as HTTPBadRequest
+    there, but a bad version or reference with its own type)."""
+    if isinstance(exc, _e.StackValidationFailed | _e.InvalidTemplateSection):
         return ValidateBadRequest(exc.message, path=exc.path)
     return exc
 
@@ -178,3 +180,29 @@ def validation_summary(*, description: str,
         result["ParameterGroups"] = parameter_groups
     result["Environment"] = environment.to_dict()
     return result
+
+
+def validate_template(template: Any, environment: Any, *,
+                      identity: Any = None) -> dict[str, Any]:
+    """POST /validate for a loaded :class:`~kiln.template.template.Template`: Heat's
+    shallow checks (parameter schemas but not values, parameter groups, conditions,
+    references, dependency cycles) and then the body. Resource types and properties are
+    the engine's to check. Errors are raised as /validate reports them."""
+    from kiln.template.definitions import StackIdentity
+
+    try:
+        bound = template.bind(environment=environment, user_params={},
+                              identity=identity or StackIdentity("dummy", "", ""),
+                              validate_params=False)
+        family = template.version.family
+        if family == "hot":
+            validate_parameter_groups(template.raw.get("parameter_groups"),
+                                      group_parameter_names(template.parameter_schemas,
+                                                            family))
+        bound.validate()
+        return validation_summary(
+            description=template.description, schemas=template.parameter_schemas,
+            parameter_groups=template.raw.get("parameter_groups") if family == "hot"
+            else None, environment=environment, family=family)
+    except _e.KilnError as exc:
+        raise as_validate_error(exc) from None

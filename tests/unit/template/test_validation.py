@@ -124,3 +124,42 @@ def test_parameter_groups(groups: Any, message: str) -> None:
     assert exc.value.message == message
     wire = as_validate_error(exc.value)
     assert wire.error_type == "HTTPBadRequest" and wire.message == message
+
+
+def test_validate_template_end_to_end() -> None:
+    from kiln.template import load_template
+    from kiln.template.validation import validate_template
+
+    tmpl = load_template({"heat_template_version": "2018-08-31", "description": "hi",
+                          "parameters": {"a": {"type": "number", "constraints": [
+                              {"range": {"max": 5}}]}},
+                          "parameter_groups": [{"label": "G", "parameters": ["a"]}],
+                          "resources": {"r": {"type": "OS::Heat::None"}}})
+    env = build_environment(user_params={"a": 9})
+    body = validate_template(tmpl, env)
+    assert body["Description"] == "hi"
+    assert body["Parameters"]["a"] == {"Type": "Number", "Description": "",
+                                       "NoEcho": "false", "Label": "a", "Value": 9,
+                                       "MaxValue": 5}
+    assert body["ParameterGroups"] == [{"label": "G", "parameters": ["a"]}]
+
+
+def test_validate_template_errors_as_heat_reports_them() -> None:
+    from kiln.template import load_template
+    from kiln.template.validation import validate_template
+
+    tmpl = load_template({"heat_template_version": "2018-08-31",
+                          "parameters": {"a": {"type": "string"}},
+                          "parameter_groups": [{"label": "G", "parameters": ["b"]}]})
+    with pytest.raises(errors.HTTPBadRequest) as exc:
+        validate_template(tmpl, build_environment())
+    assert exc.value.message == ("Parameter Groups error: parameter_groups.G: The grouped "
+                                 "parameter b does not reference a valid parameter.")
+    with pytest.raises(errors.UnknownUserParameter):
+        validate_template(tmpl, build_environment(user_params={"zz": 1}))
+    tmpl = load_template({"heat_template_version": "2018-08-31", "resources": {
+        "r": {"type": "OS::Heat::None", "properties": {"a": {"get_resource": "nope"}}}}})
+    with pytest.raises(errors.InvalidTemplateReference) as ref:
+        validate_template(tmpl, build_environment())
+    assert ref.value.message == 'The specified reference "nope" (in r.Properties.a) is ' \
+                                "incorrect."
