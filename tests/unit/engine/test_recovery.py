@@ -1,0 +1,200 @@
+"""Recovery of stacks a dead engine left IN_PROGRESS.
+
+The state a crash leaves is written straight into the database (the lock held by an
+engine that never heartbeats, resource rows mid-action with or without a persisted
+token), then this engine's sweep runs. Expected reasons are Heat's own wording for the
+same situations ("Worker went down during resource CREATE" for a resource, "Engine went
+down during stack UPDATE" for a stack that is reset).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from typing import Any
+
+import sqlalchemy as sa
+
+from kiln.db import locks as db_locks
+from kiln.db import resources as db_resources
+from kiln.db.facade import open_database
+from kiln.db.models import Service, Stack
+from kiln.engine.context import RequestContext
+from kiln.engine.service import EngineService
+
+from .support import create, hot, resources
+
+GHOST = "ghost-engine"
+
+
+def tres(**props: Any) -> dict[str, Any]:
+    return {"type": "OS::Heat::TestResource", "properties": {"value": "v", **props}}
+
+
+TEMPLATE = hot({
+    "a": {"type": "OS::Heat::None"},
+    "b": tres(),
+    "c": tres(),
+    "d": {"type": "OS::Heat::None", "depends_on": ["b", "c"]},
+})
+
+
+def crash(svc: EngineService, stack_id: str, action: str,
+          rows: dict[str, dict[str, Any]], *, holder: str | None = GHOST) -> None:
+    """Rewrite a stored stack as a crashed engine would have left it."""
+    with svc.db.session() as s:
+        s.execute(sa.update(Stack).where(Stack.id == stack_id)
+                  .values(action=action, status="IN_PROGRESS", engine_id=holder))
+        by_name = {r.name: r for r in db_resources.list_resources(s, stack_id)}
+        for name, values in rows.items():
+            db_resources.update_resource(s, by_name[name].id, values)  # type: ignore[arg-type]
+
+
+def mid(action: str, token: Any = None, **extra: Any) -> dict[str, Any]:
+    values = {"action": action, "status": "IN_PROGRESS", "engine_id": GHOST,
+              "progress": token, "progress_action": action if token is not None else None}
+    values.update(extra)
+    return values
+
+
+def done_token() -> dict[str, Any]:
+    return {"started": time.time() - 60, "wait": 0.0, "fail": False}
+
+
+async def recover(svc: EngineService, stack_id: str) -> list[str]:
+    assert svc.recovery is not None
+    taken = await svc.recovery.sweep()
+    await svc.wait_for_stack(stack_id)
+    return taken
+
+
+async def test_create_resumes_from_tokens_and_starts_the_rest(
+        service: EngineService, ctx: RequestContext) -> None:
+    stack = await create(service, ctx, "resume", TEMPLATE)
+    sid = stack["id"]
+    crash(service, sid, "CREATE", {
+        "b": mid("CREATE", done_token(), physical_resource_id="b-physical"),
+        "c": {"action": "INIT", "status": "COMPLETE", "physical_resource_id": None},
+        "d": {"action": "INIT", "status": "COMPLETE", "physical_resource_id": None},
+    })
+    assert await recover(service, sid) == [sid]
+    shown = await service.show_stack(ctx, stack["stack_identity"])
+    assert shown["stack_status"] == "CREATE_COMPLETE"
+    assert await resources(service, ctx, stack["stack_identity"]) == {
+        "a": "CREATE_COMPLETE", "b": "CREATE_COMPLETE", "c": "CREATE_COMPLETE",
+        "d": "CREATE_COMPLETE"}
+    # b was continued with check_create_complete, not created again
+    b = await service.describe_stack_resource(ctx, stack["stack_identity"], "b")
+    assert b["physical_resource_id"] == "b-physical"
+    with service.db.session() as s:
+        assert db_locks.get_stack_lock(s, sid) is None
+
+
+async def test_resource_caught_inside_its_handle_fails_the_stack(
+        service: EngineService, ctx: RequestContext) -> None:
+    stack = await create(service, ctx, "midhandle", TEMPLATE)
+    sid = stack["id"]
+    crash(service, sid, "CREATE", {"c": mid("CREATE"),
+                                   "d": {"action": "INIT", "status": "COMPLETE"}})
+    await recover(service, sid)
+    shown = await service.show_stack(ctx, stack["stack_identity"])
+    assert shown["stack_status"] == "CREATE_FAILED"
+    assert shown["stack_status_reason"] == (
+        "Resource CREATE failed: Worker went down during resource CREATE")
+    c = await service.describe_stack_resource(ctx, stack["stack_identity"], "c")
+    assert c["resource_status"] == "CREATE_FAILED"
+    assert c["resource_status_reason"] == "Worker went down during resource CREATE"
+    assert (await resources(service, ctx, stack["stack_identity"]))["d"] == "INIT_COMPLETE"
+    # the user can delete what is left
+    await service.delete_stack(ctx, stack["stack_identity"])
+    await service.wait_for_stack(sid)
+    assert (await service.show_stack(ctx, stack["stack_identity"]))["stack_status"] == \
+        "DELETE_COMPLETE"
+
+
+async def test_failed_resume_rolls_back_unless_disabled(
+        service: EngineService, ctx: RequestContext) -> None:
+    stack = await create(service, ctx, "rb", TEMPLATE, disable_rollback=False)
+    sid = stack["id"]
+    crash(service, sid, "CREATE", {"c": mid("CREATE")})
+    await recover(service, sid)
+    shown = await service.show_stack(ctx, stack["stack_identity"])
+    assert shown["stack_status"] == "ROLLBACK_COMPLETE"
+    assert await resources(service, ctx, stack["stack_identity"]) == {}
+
+
+async def test_delete_continues_and_finishes(service: EngineService,
+                                             ctx: RequestContext) -> None:
+    stack = await create(service, ctx, "del", TEMPLATE)
+    sid = stack["id"]
+    crash(service, sid, "DELETE", {
+        "d": {"action": "DELETE", "status": "COMPLETE"},
+        "b": mid("DELETE", done_token()),
+        "c": mid("DELETE"),               # inside handle_delete: issued again
+    })
+    await recover(service, sid)
+    shown = await service.show_stack(ctx, stack["stack_identity"])
+    assert shown["stack_status"] == "DELETE_COMPLETE"
+    with service.db.session() as s:
+        assert db_resources.list_resources(s, sid) == []
+
+
+async def test_other_actions_are_failed_with_heats_reason(
+        service: EngineService, ctx: RequestContext) -> None:
+    stack = await create(service, ctx, "upd", TEMPLATE)
+    sid = stack["id"]
+    crash(service, sid, "UPDATE", {"b": mid("UPDATE", done_token())})
+    await recover(service, sid)
+    shown = await service.show_stack(ctx, stack["stack_identity"])
+    assert shown["stack_status"] == "UPDATE_FAILED"
+    assert shown["stack_status_reason"] == "Engine went down during stack UPDATE"
+    b = await service.describe_stack_resource(ctx, stack["stack_identity"], "b")
+    assert (b["resource_status"], b["resource_status_reason"]) == (
+        "UPDATE_FAILED", "Engine went down during stack UPDATE")
+
+
+async def test_live_engines_keep_their_stacks(service: EngineService,
+                                              ctx: RequestContext) -> None:
+    stack = await create(service, ctx, "alive", TEMPLATE)
+    sid = stack["id"]
+    with service.db.session() as s:
+        db_locks.register_engine(s, GHOST, host="h", hostname="h")
+    crash(service, sid, "CREATE", {"c": mid("CREATE", done_token())})
+    assert service.recovery is not None
+    assert await service.recovery.sweep() == []          # heartbeat is fresh
+    with service.db.session() as s:
+        s.execute(sa.update(Service).where(Service.engine_id == GHOST)
+                  .values(updated_at=dt.datetime(2000, 1, 1)))
+    assert await recover(service, sid) == [sid]          # silent too long: taken over
+    assert (await service.show_stack(ctx, stack["stack_identity"]))["stack_status"] == \
+        "CREATE_COMPLETE"
+
+
+async def test_unlocked_in_progress_stack_is_taken(service: EngineService,
+                                                   ctx: RequestContext) -> None:
+    """An engine that stopped cleanly released its locks with work unfinished."""
+    stack = await create(service, ctx, "loose", TEMPLATE)
+    sid = stack["id"]
+    crash(service, sid, "CREATE", {"d": {"action": "INIT", "status": "COMPLETE"}},
+          holder=None)
+    assert await recover(service, sid) == [sid]
+    assert (await service.show_stack(ctx, stack["stack_identity"]))["stack_status"] == \
+        "CREATE_COMPLETE"
+
+
+async def test_engine_registers_and_unregisters(sqlite_url: str, ctx: RequestContext) -> None:
+    svc = EngineService(db_url=sqlite_url, engine_id="engine-one")
+    await svc.start()
+    services = await svc.list_services(ctx)
+    assert [(s["engine_id"], s["status"], s["topic"]) for s in services] == [
+        ("engine-one", "up", "engine")]
+    assert set(services[0]) == {"id", "binary", "engine_id", "host", "hostname", "topic",
+                                "report_interval", "created_at", "updated_at",
+                                "deleted_at", "status"}
+    await svc.stop()
+    # a clean stop leaves no registered engine whose work others would wait for
+    reopened = await open_database(sqlite_url)
+    try:
+        assert await reopened.run(db_locks.list_services) == []
+    finally:
+        await reopened.close()
