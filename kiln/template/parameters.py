@@ -316,6 +316,35 @@ def parse_parameters_section(section: Any, family: Family,
             for name, data in section.items()}
 
 
+_VERSION_KEYS = {"heat_template_version": "hot", "AWSTemplateFormatVersion": "cfn",
+                 "HeatTemplateFormatVersion": "cfn"}
+
+
+def all_parameter_schemas(schemas: Mapping[str, ParameterSchema],
+                          files: Mapping[str, str] | None) -> dict[str, ParameterSchema]:
+    """The declarations merging ``environment_files`` considers, as Heat's
+    ``all_param_schemata``: every template among ``files`` (provider templates), then
+    the stack's own on top. Files that are not templates are skipped."""
+    from kiln.template.parser import load_data
+
+    out: dict[str, ParameterSchema] = {}
+    for text in (files or {}).values():
+        try:
+            data = load_data(text)
+        except _e.KilnError:
+            continue
+        keys = [k for k in _VERSION_KEYS if isinstance(data.get(k), str)]
+        if len(keys) != 1:
+            continue
+        family: Family = "hot" if _VERSION_KEYS[keys[0]] == "hot" else "cfn"
+        section = data.get("parameters" if family == "hot" else "Parameters")
+        version = str(data[keys[0]]) if family == "hot" else None
+        # a bad declaration in any template among the files fails the request, as in Heat
+        out.update(parse_parameters_section(section, family, version))
+    out.update(schemas)
+    return out
+
+
 # -- binding values ----------------------------------------------------------------------
 
 class EnvironmentParams(Protocol):

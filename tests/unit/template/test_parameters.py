@@ -317,3 +317,17 @@ def test_immutable() -> None:
         check_immutable(old, new, {"a": "2"})
     assert exc.value.message == \
         "The following parameters are immutable and may not be updated: a"
+
+
+def test_all_parameter_schemas_include_provider_templates() -> None:
+    from kiln.template.parameters import all_parameter_schemas
+
+    own = hot({"a": {"type": "string"}})
+    files = {"nested.yaml": "heat_template_version: 2018-08-31\nparameters:\n"
+                            "  a: {type: number}\n  inner: {type: json}\n",
+             "env.yaml": "parameters:\n  a: 1\n",
+             "script.sh": "#!/bin/sh\necho hi\n"}
+    merged = all_parameter_schemas(own, files)
+    assert set(merged) == {"a", "inner"}
+    assert merged["a"].type == "string"  # the stack's own declaration wins
+    assert merged["inner"].value_type == "map"
