@@ -134,10 +134,24 @@ def _redact(url: str) -> str:
 
 
 @main.command("config-reference")
-def config_reference() -> None:
+@click.option("--write", "target", type=click.Path(dir_okay=False, exists=True),
+              help="Replace the marked reference section of this file (e.g. README.md) "
+                   "instead of printing.")
+def config_reference(target: str | None) -> None:
     """Print every configuration option as Markdown (the README's reference section)."""
-    from kiln.conf_reference import render_markdown
-    click.echo(render_markdown(), nl=False)
+    from kiln.conf_reference import render_markdown, replace_section
+    text = render_markdown()
+    if target is None:
+        click.echo(text, nl=False)
+        return
+    with open(target, encoding="utf-8") as f:
+        old = f.read()
+    try:
+        new = replace_section(old, text)
+    except ValueError as exc:
+        _fail(f"{target}: {exc}", EXIT_RUNTIME)
+    with open(target, "w", encoding="utf-8") as f:
+        f.write(new)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -67,3 +67,15 @@ def render_markdown(conf: cfg.ConfigOpts = CONF) -> str:
                 "|---|---|---|---|", *rows, ""]
     out.append(END_MARKER)
     return "\n".join(out) + "\n"
+
+
+def replace_section(document: str, reference: str) -> str:
+    """``document`` with the text between the reference markers replaced by ``reference``."""
+    try:
+        start = document.index(BEGIN_MARKER)
+        end = document.index(END_MARKER, start) + len(END_MARKER)
+    except ValueError:
+        raise ValueError("no configuration reference markers found") from None
+    if document[end:end + 1] == "\n":
+        end += 1
+    return document[:start] + reference + document[end:]

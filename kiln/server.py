@@ -101,12 +101,18 @@ async def start_service(service: Any) -> None:
         raise StartupError(f"cannot open the database: {exc.orig}") from None
 
 
+#: Seconds the engine gets beyond graceful_shutdown_timeout to checkpoint and close the
+#: database: it drains running actions within graceful_shutdown_timeout itself.
+STOP_GRACE = 10.0
+
+
 async def stop_service(service: Any, timeout: float | None) -> None:
     """Let the engine finish or checkpoint its work; bounded so a stop cannot hang forever."""
+    bound = None if timeout is None else timeout + STOP_GRACE
     try:
-        await asyncio.wait_for(service.stop(), timeout)
+        await asyncio.wait_for(service.stop(), bound)
     except TimeoutError:
-        LOG.error("engine did not finish or checkpoint its work within %ss", timeout)
+        LOG.error("engine did not finish or checkpoint its work within %ss", bound)
 
 
 def _install_signal_handlers(stop: asyncio.Event) -> None:

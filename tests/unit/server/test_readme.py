@@ -41,7 +41,7 @@ def test_configuration_reference_is_current() -> None:
     end = README.index(END_MARKER) + len(END_MARKER) + 1
     assert README[start:end] == render_markdown(), (
         "README's configuration reference is stale: regenerate it with "
-        "`kiln config-reference`")
+        "`kiln config-reference --write README.md`")
 
 
 def test_every_option_is_documented_under_its_section() -> None:
@@ -52,3 +52,13 @@ def test_every_option_is_documented_under_its_section() -> None:
                 continue
             part = reference.split(f"### `[{section}]`", 1)[1].split("### ", 1)[0]
             assert f"| `{name}` |" in part, f"[{section}] {name} missing from the reference"
+
+
+def test_rewriting_the_reference_keeps_the_rest_of_the_document() -> None:
+    from kiln.conf_reference import replace_section
+
+    document = f"intro\n{BEGIN_MARKER}\nold table\n{END_MARKER}\noutro\n"
+    assert replace_section(document, "NEW\n") == "intro\nNEW\noutro\n"
+    assert replace_section(README, render_markdown()) == README.replace(
+        README[README.index(BEGIN_MARKER):README.index(END_MARKER) + len(END_MARKER) + 1],
+        render_markdown())
