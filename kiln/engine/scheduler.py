@@ -51,7 +51,7 @@ async def traverse(graph: Graph[str], visit: Callable[[str], Awaitable[None]], *
                    action: str, limit: asyncio.Semaphore | None,
                    unlimited: Callable[[str], bool] = lambda name: False,
                    deadline: Deadline | None = None,
-                   cancel: asyncio.Event | None = None) -> Outcome:
+                   cancel: asyncio.Event | None = None, fail_fast: bool = True) -> Outcome:
     """Walk ``graph``; the first failure stops new starts (as Heat does) and names the
     stack's reason ``Resource <ACTION> failed: <resource reason>``."""
 
@@ -62,7 +62,7 @@ async def traverse(graph: Graph[str], visit: Callable[[str], Awaitable[None]], *
             async with limit:
                 await visit(name)
 
-    walker = asyncio.ensure_future(walk(graph, guarded, fail_fast=True))
+    walker = asyncio.ensure_future(walk(graph, guarded, fail_fast=fail_fast))
     waiter = asyncio.ensure_future(cancel.wait()) if cancel is not None else None
     try:
         async with asyncio.timeout_at(deadline.at if deadline else None):

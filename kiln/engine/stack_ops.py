@@ -13,15 +13,15 @@ from kiln.engine import delete as delete_action
 from kiln.engine import newstack, preview
 from kiln.engine import update as update_action
 from kiln.engine.actions import CREATE, DELETE, IN_PROGRESS, UPDATE, stack_started
-from kiln.engine.base import ServiceBase
 from kiln.engine.context import RequestContext
 from kiln.engine.format import identity
 from kiln.engine.interface import JSON, Identity
+from kiln.engine.lifecycle import LifecycleOps
 from kiln.engine.stack import LiveStack
 from kiln.errors import NotSupported, StackValidationFailed
 
 
-class StackOps(ServiceBase):
+class StackOps(LifecycleOps):
     async def create_stack(self, ctx: RequestContext, stack_name: str,
                            template: Mapping[str, Any] | str, params: Mapping[str, Any],
                            files: Mapping[str, str], args: Mapping[str, Any],

@@ -1,0 +1,80 @@
+"""Suspend, resume, check and mark-unhealthy through EngineService (Heat 27 wording)."""
+
+from __future__ import annotations
+
+from kiln.engine.context import RequestContext
+from kiln.engine.service import EngineService
+
+from .support import create, events, hot, resources
+
+STACK = hot({
+    "a": {"type": "OS::Heat::TestResource", "properties": {"value": "x"}},
+    "b": {"type": "OS::Heat::None", "depends_on": ["a"]},
+})
+
+
+async def run(svc: EngineService, ctx: RequestContext, ident: dict, call: str) -> dict:  # type: ignore[type-arg]
+    await getattr(svc, call)(ctx, ident)
+    await svc.wait_for_stack(ident["stack_id"])
+    return await svc.show_stack(ctx, ident)
+
+
+async def test_suspend_walks_dependants_first_and_resume_reverses(
+        service: EngineService, ctx: RequestContext) -> None:
+    stack = await create(service, ctx, "sr", STACK)
+    ident = stack["stack_identity"]
+    n = len(await events(service, ctx, ident))
+    shown = await run(service, ctx, ident, "stack_suspend")
+    assert shown["stack_status"] == "SUSPEND_COMPLETE"
+    assert shown["stack_status_reason"] == "Stack SUSPEND completed successfully"
+    assert [(r, s) for r, s, _ in (await events(service, ctx, ident))[n:]] == [
+        ("sr", "SUSPEND_IN_PROGRESS"), ("b", "SUSPEND_IN_PROGRESS"), ("b", "SUSPEND_COMPLETE"),
+        ("a", "SUSPEND_IN_PROGRESS"), ("a", "SUSPEND_COMPLETE"), ("sr", "SUSPEND_COMPLETE")]
+    n = len(await events(service, ctx, ident))
+    shown = await run(service, ctx, ident, "stack_resume")
+    assert shown["stack_status"] == "RESUME_COMPLETE"
+    assert [(r, s) for r, s, _ in (await events(service, ctx, ident))[n:]] == [
+        ("sr", "RESUME_IN_PROGRESS"), ("a", "RESUME_IN_PROGRESS"), ("a", "RESUME_COMPLETE"),
+        ("b", "RESUME_IN_PROGRESS"), ("b", "RESUME_COMPLETE"), ("sr", "RESUME_COMPLETE")]
+
+
+async def test_resume_of_a_stack_never_suspended_fails_with_heats_reason(
+        service: EngineService, ctx: RequestContext) -> None:
+    stack = await create(service, ctx, "rs", STACK)
+    shown = await run(service, ctx, stack["stack_identity"], "stack_resume")
+    assert shown["stack_status"] == "RESUME_FAILED"
+    assert shown["stack_status_reason"] == (
+        "Resource RESUME failed: Error: resources.a: "
+        "State ('CREATE', 'COMPLETE') invalid for resume")
+
+
+async def test_check_reports_plugins_without_check_support(service: EngineService,
+                                                           ctx: RequestContext) -> None:
+    stack = await create(service, ctx, "chk", STACK)
+    ident = stack["stack_identity"]
+    shown = await run(service, ctx, ident, "stack_check")
+    assert shown["stack_status"] == "CHECK_COMPLETE"
+    assert shown["stack_status_reason"] == "Stack CHECK completed successfully"
+    b = await service.describe_stack_resource(ctx, ident, "b")
+    assert b["resource_status"] == "CHECK_COMPLETE"
+    assert b["resource_status_reason"] == "CHECK not supported for OS::Heat::None"
+    assert (await resources(service, ctx, ident))["a"] == "CHECK_COMPLETE"
+
+
+async def test_mark_unhealthy_then_update_replaces_the_resource(service: EngineService,
+                                                                ctx: RequestContext) -> None:
+    stack = await create(service, ctx, "sick", STACK)
+    ident = stack["stack_identity"]
+    before = (await service.describe_stack_resource(ctx, ident, "a"))["physical_resource_id"]
+    await service.resource_mark_unhealthy(ctx, ident, "a", True, "broken disk")
+    res = await service.describe_stack_resource(ctx, ident, "a")
+    assert (res["resource_status"], res["resource_status_reason"]) == ("CHECK_FAILED",
+                                                                      "broken disk")
+    await service.update_stack(ctx, ident, None, {}, {}, {"existing": True})
+    await service.wait_for_stack(ident["stack_id"])
+    res = await service.describe_stack_resource(ctx, ident, "a")
+    assert res["resource_status"] == "CREATE_COMPLETE"
+    assert res["physical_resource_id"] != before
+    # marking healthy a resource that is not CHECK_FAILED changes nothing
+    await service.resource_mark_unhealthy(ctx, ident, "b", False)
+    assert (await resources(service, ctx, ident))["b"] == "CREATE_COMPLETE"
