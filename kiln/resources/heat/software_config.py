@@ -15,7 +15,7 @@ import yaml
 
 from kiln.errors import EntityNotFound, StackValidationFailed
 from kiln.resources.base import Attribute, Property, Resource, SupportStatus, Token
-from kiln.template.constraints import AllowedValues, Length
+from kiln.template.constraints import AllowedValues, Length, str_to_bool, str_to_num
 
 IO_TYPES = ("String", "Number", "CommaDelimitedList", "Json", "Boolean")
 
@@ -62,9 +62,52 @@ CONFIG_STRING = Property(
     "performed.")
 
 
-def _io(items: Any) -> list[dict[str, Any]]:
-    """Inputs/outputs as the store keeps them: unset keys dropped."""
-    return [{k: v for k, v in item.items() if v is not None} for item in items or []]
+_EMPTY_DEFAULTS: dict[str, Any] = {"String": "", "Number": 0, "CommaDelimitedList": [],
+                                   "Json": {}, "Boolean": False}
+
+
+def typed_default(io_type: str, value: Any) -> Any:
+    """An input's default as Heat stores it: converted to the input's type, and the
+    type's empty value when none was given."""
+    if value is None:
+        return _fresh_empty(io_type)
+    try:
+        if io_type == "Number":
+            return str_to_num(value)
+        if io_type == "Boolean":
+            return str_to_bool(value)
+        if io_type == "CommaDelimitedList" and isinstance(value, str):
+            return [v.strip() for v in value.split(",")] if value else []
+    except ValueError:
+        return value
+    return value
+
+
+def _fresh_empty(io_type: str) -> Any:
+    empty = _EMPTY_DEFAULTS.get(io_type)
+    return list(empty) if isinstance(empty, list) else dict(empty) if isinstance(
+        empty, dict) else empty
+
+
+def stored_inputs(items: Any) -> list[dict[str, Any]]:
+    """Inputs as Heat keeps them for a config resource: every key present (a missing
+    description is ``""``, a missing default the type's empty value), and
+    ``replace_on_change`` only when true."""
+    out = []
+    for item in items or []:
+        entry = {"name": item["name"], "description": item.get("description") or "",
+                 "type": item["type"],
+                 "default": typed_default(item["type"], item.get("default"))}
+        if item.get("replace_on_change"):
+            entry["replace_on_change"] = True
+        out.append(entry)
+    return out
+
+
+def stored_outputs(items: Any) -> list[dict[str, Any]]:
+    return [{"name": item["name"], "description": item.get("description") or "",
+             "type": item["type"], "error_output": bool(item.get("error_output"))}
+            for item in items or []]
 
 
 class SoftwareConfig(Resource):
@@ -97,8 +140,8 @@ class SoftwareConfig(Resource):
         """The software-config fields this resource stores (name is added by create)."""
         props = self.properties
         return {"group": props["group"], "config": props["config"],
-                "options": props["options"] or {}, "inputs": _io(props["inputs"]),
-                "outputs": _io(props["outputs"])}
+                "options": props["options"] or {}, "inputs": stored_inputs(props["inputs"]),
+                "outputs": stored_outputs(props["outputs"])}
 
     async def handle_create(self) -> Token:
         fields = {"group": "Heat::Ungrouped", "config": None, "options": {}, "inputs": [],
@@ -213,8 +256,8 @@ class SoftwareComponent(SoftwareConfig):
     def config_to_store(self) -> dict[str, Any]:
         props = self.properties
         return {"group": "component", "config": {"configs": props["configs"]},
-                "options": props["options"] or {}, "inputs": _io(props["inputs"]),
-                "outputs": _io(props["outputs"])}
+                "options": props["options"] or {}, "inputs": stored_inputs(props["inputs"]),
+                "outputs": stored_outputs(props["outputs"])}
 
     def resolve_attribute(self, name: str) -> Any:
         # Heat declares only ``config`` but answers only ``configs``, so ``config`` is None

@@ -21,25 +21,31 @@ def rt() -> FakeRuntime:
 
 async def test_software_config_round_trip(rt: FakeRuntime) -> None:
     res = make(rt, "sc", "OS::Heat::SoftwareConfig", {
-        "config": "#!/bin/sh\necho hi",
-        "inputs": [{"name": "foo"}, {"name": "bar", "type": "Number", "default": 3,
-                                     "description": "d"}],
-        "outputs": [{"name": "out1"}],
+        "group": "script",
+        "config": "echo hi",
+        "inputs": [{"name": "foo", "default": "dflt"},
+                   {"name": "bar", "type": "Number", "replace_on_change": True},
+                   {"name": "baz", "description": "d"}],
+        "outputs": [{"name": "result"}, {"name": "err", "error_output": True}],
         "options": {"a": 1},
     })
     await run(res, "create")
     stored = rt.software_configs.configs[res.resource_id or ""]
     assert res.reference_id() == stored["id"]
     assert stored["name"].startswith("teststack-sc-")
-    assert stored["group"] == "Heat::Ungrouped"
-    assert stored["config"] == "#!/bin/sh\necho hi"
+    assert stored["group"] == "script"
+    assert stored["config"] == "echo hi"
     assert stored["options"] == {"a": 1}
+    # what Heat 27 stored for the same resource (GET /software_configs/{id})
     assert stored["inputs"] == [
-        {"name": "foo", "type": "String", "replace_on_change": False},
-        {"name": "bar", "type": "Number", "default": 3, "description": "d",
-         "replace_on_change": False}]
-    assert stored["outputs"] == [{"name": "out1", "type": "String", "error_output": False}]
-    assert res.get_attribute("config") == "#!/bin/sh\necho hi"
+        {"name": "foo", "description": "", "type": "String", "default": "dflt"},
+        {"name": "bar", "description": "", "type": "Number", "default": 0,
+         "replace_on_change": True},
+        {"name": "baz", "description": "d", "type": "String", "default": ""}]
+    assert stored["outputs"] == [
+        {"name": "result", "description": "", "type": "String", "error_output": False},
+        {"name": "err", "description": "", "type": "String", "error_output": True}]
+    assert res.get_attribute("config") == "echo hi"
     await run(res, "delete")
     assert rt.software_configs.configs == {}
     await run(res, "delete")                          # already gone: still fine
@@ -122,3 +128,21 @@ async def test_multipart_of_multipart_flattens(rt: FakeRuntime) -> None:
     assert isinstance(parts, list)
     assert [p.get_payload() for p in parts] == ["one", "two", "three"]
     assert parts[0].get_content_type() == "text/x-shellscript"
+
+
+async def test_input_defaults_are_typed_like_heat(rt: FakeRuntime) -> None:
+    res = make(rt, "sc", "OS::Heat::SoftwareConfig", {"inputs": [
+        {"name": "l", "type": "CommaDelimitedList", "default": "a,b"},
+        {"name": "j", "type": "Json"},
+        {"name": "b", "type": "Boolean", "default": "true"},
+        {"name": "n", "type": "Number", "default": "3"}]})
+    await run(res, "create")
+    stored = rt.software_configs.configs[res.resource_id or ""]
+    # observed on Heat 27 for the same properties
+    assert stored["config"] is None
+    assert stored["group"] == "Heat::Ungrouped"
+    assert stored["inputs"] == [
+        {"name": "l", "description": "", "type": "CommaDelimitedList", "default": ["a", "b"]},
+        {"name": "j", "description": "", "type": "Json", "default": {}},
+        {"name": "b", "description": "", "type": "Boolean", "default": True},
+        {"name": "n", "description": "", "type": "Number", "default": 3}]
