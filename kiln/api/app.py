@@ -12,6 +12,7 @@ import logging
 import uuid
 from importlib import resources
 from typing import Any
+from urllib.parse import unquote_to_bytes
 
 from oslo_config import cfg
 from starlette.applications import Starlette
@@ -71,6 +72,8 @@ class RequestIdMiddleware:
             await send(message)
 
         try:
+            if _unreadable_url(scope):
+                raise HTTPError(400, "The request URL is not valid UTF-8 or contains NUL.")
             await self.app(scope, receive, send_with_id)
         except Exception as exc:
             if not isinstance(exc, errors.KilnError):
@@ -79,6 +82,18 @@ class RequestIdMiddleware:
             if started:
                 raise
             await fault_response(exc)(scope, receive, send_with_id)
+
+
+def _unreadable_url(scope: Scope) -> bool:
+    """A path or query that is not UTF-8, or holds a NUL: Heat answers 400 before routing."""
+    raw_path = scope.get("raw_path") or scope.get("path", "").encode("utf-8", "surrogateescape")
+    query = scope.get("query_string", b"")
+    try:
+        text = unquote_to_bytes(raw_path).decode("utf-8")
+        text += unquote_to_bytes(query.replace(b"+", b" ")).decode("utf-8")
+    except UnicodeDecodeError:
+        return True
+    return "\x00" in text
 
 
 async def _kiln_error(request: Request, exc: Exception) -> Response:

@@ -271,3 +271,19 @@ def test_options_lists_the_allowed_methods(wire: httpx.Client) -> None:
     assert resp.status_code == 204
     assert resp.headers["allow"] == "GET,POST"
     assert wire.options(S).headers["allow"] == "GET,PUT,PATCH,DELETE"
+
+
+def test_urls_that_are_not_utf8_or_hold_nul_are_400(wire: httpx.Client) -> None:
+    for path in ("/v1/%FF/stacks", P + "/stacks/%C3%28", P + "/stacks/a%00b",
+                 P + "/stacks?name=%00", P + "/stacks?name=%FF"):
+        fault(wire.get(path), 400, "HTTPBadRequest")
+
+
+def test_the_openapi_description_is_served(wire: httpx.Client) -> None:
+    import yaml
+
+    resp = wire.get("/openapi.yaml")
+    assert resp.status_code == 200
+    spec = yaml.safe_load(resp.text)
+    assert spec["openapi"].startswith("3.")
+    assert "/v1/{tenant_id}/stacks" in spec["paths"]
