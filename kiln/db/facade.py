@@ -19,6 +19,7 @@ import contextlib
 import functools
 import logging
 import queue
+import sqlite3
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -108,8 +109,17 @@ class Database:
 
     def _run_sync(self, fn: Callable[..., T], args: tuple[Any, ...],
                   kwargs: dict[str, Any]) -> T:
-        with Session(self.engine, expire_on_commit=False) as s, s.begin():
-            return fn(s, *args, **kwargs)
+        # A function that reads and then writes (e.g. register_engine) can meet SQLite's
+        # SQLITE_BUSY without the busy timeout helping (its read snapshot went stale while
+        # the writer committed); like a deadlock victim, it is simply run again.
+        for attempt in range(RETRIES):
+            try:
+                with Session(self.engine, expire_on_commit=False) as s, s.begin():
+                    return fn(s, *args, **kwargs)
+            except sa.exc.DBAPIError as exc:
+                if attempt == RETRIES - 1 or not is_retryable(exc):
+                    raise
+        raise AssertionError("unreachable")
 
     def _writer_loop(self) -> None:
         stop = False
@@ -185,8 +195,12 @@ class Database:
 
 
 def is_retryable(exc: sa.exc.DBAPIError) -> bool:
-    """Deadlock / serialization failure (PostgreSQL 40P01/40001, MySQL 1213/1205)."""
+    """Deadlock / serialization failure (PostgreSQL 40P01/40001, MySQL 1213/1205, SQLite
+    busy/locked)."""
     orig = exc.orig
+    if isinstance(orig, sqlite3.OperationalError) and (
+            "locked" in str(orig) or "busy" in str(orig)):
+        return True
     if getattr(orig, "sqlstate", None) in ("40001", "40P01"):
         return True
     args: tuple[Any, ...] = tuple(getattr(orig, "args", ()))

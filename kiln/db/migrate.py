@@ -52,16 +52,12 @@ def current_revision(engine: sa.Engine) -> str | None:
 
 
 def ensure_schema(engine: sa.Engine) -> None:
-    """Make the database usable by this version of Kiln, as cheaply as possible."""
-    with engine.connect() as conn:
-        tables = set(sa.inspect(conn).get_table_names())
-    if not tables:
-        with engine.begin() as conn:
-            models.Base.metadata.create_all(conn)
-            version = sa.Table("alembic_version", sa.MetaData(),
-                               sa.Column("version_num", sa.String(32), primary_key=True))
-            version.create(conn)
-            conn.execute(version.insert().values(version_num=HEAD))
+    """Make the database usable by this version of Kiln, as cheaply as possible.
+
+    Several processes (``kiln api`` and ``kiln engine``) may start at once on the same new
+    database, so the check-and-create runs under a lock every backend offers: SQLite's
+    write lock, a PostgreSQL advisory lock, a MariaDB named lock."""
+    if _create_if_empty(engine):
         return
     if current_revision(engine) == HEAD:
         return
@@ -69,3 +65,34 @@ def ensure_schema(engine: sa.Engine) -> None:
 
     with engine.begin() as conn:
         command.upgrade(_alembic_config(conn), "head")  # type: ignore[arg-type]
+
+
+_LOCK_NAME = "kiln_schema"
+_PG_LOCK_KEY = 0x6B696C6E  # "kiln"
+
+
+def _create_if_empty(engine: sa.Engine) -> bool:
+    """create_all + stamp on a database without tables; False if it has some."""
+    dialect = engine.dialect.name
+    options = {"kiln_begin": "IMMEDIATE"} if dialect == "sqlite" else {}
+    with engine.connect().execution_options(**options) as conn:
+        if dialect in ("mysql", "mariadb"):
+            conn.execute(sa.text("SELECT GET_LOCK(:n, 60)"), {"n": _LOCK_NAME})
+            conn.commit()   # the named lock belongs to the session, not the transaction
+        try:
+            with conn.begin():
+                if dialect == "postgresql":
+                    conn.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"),
+                                 {"k": _PG_LOCK_KEY})
+                if sa.inspect(conn).get_table_names():
+                    return False
+                models.Base.metadata.create_all(conn)
+                version = sa.Table("alembic_version", sa.MetaData(),
+                                   sa.Column("version_num", sa.String(32), primary_key=True))
+                version.create(conn)
+                conn.execute(version.insert().values(version_num=HEAD))
+            return True
+        finally:
+            if dialect in ("mysql", "mariadb"):
+                conn.execute(sa.text("SELECT RELEASE_LOCK(:n)"), {"n": _LOCK_NAME})
+                conn.commit()

@@ -4,6 +4,7 @@ write failing alone."""
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 
 import pytest
 import sqlalchemy as sa
@@ -118,3 +119,16 @@ async def test_other_database_errors_are_not_retried(db: Database) -> None:
     with pytest.raises(sa.exc.OperationalError):
         await db.write(broken)
     assert len(attempts) == 1
+
+
+async def test_run_retries_when_sqlite_reports_the_database_locked(db: Database) -> None:
+    attempts: list[int] = []
+
+    def read_then_write(s: Session) -> int:
+        attempts.append(1)
+        if len(attempts) == 1:
+            raise sa.exc.OperationalError("UPDATE ...", {},
+                                          sqlite3.OperationalError("database is locked"))
+        return len(attempts)
+
+    assert await db.run(read_then_write) == 2

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import sqlalchemy as sa
 from alembic.autogenerate import compare_metadata
 from alembic.config import Config
@@ -39,3 +41,31 @@ def test_ensure_schema_on_empty_database_stamps_head(engine: sa.Engine) -> None:
     with engine.connect() as conn:
         diff = compare_metadata(MigrationContext.configure(conn), Base.metadata)
     assert diff == []
+
+
+def test_processes_starting_together_on_a_new_database_both_succeed(url: str) -> None:
+    engines = [make_engine(url) for _ in range(3)]
+    barrier = threading.Barrier(len(engines))
+    failures: list[BaseException] = []
+
+    def start(eng: sa.Engine) -> None:
+        try:
+            barrier.wait(timeout=10)
+            migrate.ensure_schema(eng)
+        except BaseException as exc:  # reported below
+            failures.append(exc)
+
+    threads = [threading.Thread(target=start, args=(e,)) for e in engines]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    try:
+        assert failures == []
+        assert migrate.current_revision(engines[0]) == migrate.HEAD
+        with engines[0].connect() as conn:
+            assert compare_metadata(MigrationContext.configure(conn), Base.metadata) == []
+            assert conn.execute(sa.text("SELECT COUNT(*) FROM alembic_version")).scalar() == 1
+    finally:
+        for e in engines:
+            e.dispose()
