@@ -280,3 +280,28 @@ def test_unknown_resource_keys_are_ignored() -> None:
     t = {"AWSTemplateFormatVersion": "2010-09-09",
          "Resources": {"V": {"Type": "OS::Heat::Value", "Bogus": 1}}}
     assert bound(t).enabled_resource_names() == ["V"]
+
+
+def test_ref_to_a_disabled_resource() -> None:
+    # Heat 27: the stack is created; Ref to the disabled resource is an output error,
+    # while Fn::GetAtt to it fails validation.
+    t = {"AWSTemplateFormatVersion": "2010-09-09",
+         "Conditions": {"Off": {"Fn::Equals": [1, 2]}},
+         "Resources": {"D": {"Type": "OS::Heat::Value", "Condition": "Off"},
+                       "E": {"Type": "OS::Heat::Value"}},
+         "Outputs": {"ref_disabled": {"Value": {"Ref": "D"}},
+                     "if_ref": {"Value": {"Fn::If": ["Off", {"Ref": "D"}, "alt"]}},
+                     "ref_e": {"Value": {"Ref": "E"}}}}
+    b = bound(t)
+    b.validate()
+    outs = b.outputs()
+    assert outs["ref_disabled"].error == \
+        'The specified reference "D" (in unknown) is incorrect.'
+    assert outs["if_ref"].value == "alt"
+    assert outs["ref_e"].value == "E-physical"
+    assert b.dependencies() == {"E": frozenset()}
+    t["Outputs"]["bad"] = {"Value": {"Fn::GetAtt": ["D", "value"]}}
+    with pytest.raises(errors.StackValidationFailed) as exc:
+        bound(t).validate()
+    assert exc.value.message == ('Outputs.bad.Value.Fn::GetAtt: The specified reference '
+                                 '"D" (in unknown) is incorrect.')
