@@ -99,6 +99,27 @@ class BoundTemplate:
         return self._yaql_limits
 
     def resolve(self, node: Any, nullable: bool = False) -> Any:
+        t = type(node)
+        if t is dict:
+            out = {}
+            for k, v in node.items():
+                tv = type(v)
+                if tv is dict or tv is list or isinstance(v, Function):
+                    v = self.resolve(v, True)
+                    if v is OMITTED:
+                        continue
+                out[k] = v
+            return out
+        if t is list:
+            items = []
+            for v in node:
+                tv = type(v)
+                if tv is dict or tv is list or isinstance(v, Function):
+                    v = self.resolve(v, True)
+                    if v is OMITTED:
+                        continue
+                items.append(v)
+            return items
         if isinstance(node, Function):
             if node.touches:
                 value = node.result(self)
@@ -111,20 +132,6 @@ class BoundTemplate:
             if value is OMITTED and not nullable:
                 return None
             return value
-        if isinstance(node, dict):
-            out = {}
-            for k, v in node.items():
-                r = self.resolve(v, True)
-                if r is not OMITTED:
-                    out[k] = r
-            return out
-        if isinstance(node, list):
-            items = []
-            for v in node:
-                r = self.resolve(v, True)
-                if r is not OMITTED:
-                    items.append(r)
-            return items
         return node
 
     def parameter(self, name: str) -> Any:
@@ -187,15 +194,13 @@ class BoundTemplate:
     def _definition(self, snippet: ResourceSnippet) -> ResourceDefinition:
         name = snippet.name
         keys = self.template.keys
-        _check_references(snippet.properties, self)
-        _check_references(snippet.metadata, self)
+        implied = frozenset(_references(list(snippet.reference_nodes), self))
         explicit = []
         for dep in snippet.depends_on:
             if dep not in self.template.resources:
                 raise reference_error(dep, name, (keys.resources, name, keys.depends_on))
             if self.resource_enabled(dep):
                 explicit.append(dep)
-        implied = deps_mod_names(snippet, self)
         depends = frozenset(explicit) | implied
         external = snippet.external_id
         if external is not None and self.resolve(external):
@@ -258,20 +263,23 @@ class BoundTemplate:
                          and self.resource_enabled(n))
 
 
-def deps_mod_names(snippet: ResourceSnippet, ctx: BoundTemplate) -> frozenset[str]:
-    from kiln.template.function import dependencies
-
-    return frozenset(dependencies([snippet.properties, snippet.metadata], ctx))
-
-
-def _check_references(tree: Any, ctx: BoundTemplate) -> None:
+def _references(tree: Any, ctx: BoundTemplate) -> set[str]:
+    """Check every reference in ``tree`` (Heat's messages) and return the names."""
+    names: set[str] = set()
     stack: list[Any] = [tree]
     while stack:
         item = stack.pop()
-        if isinstance(item, Function):
+        t = type(item)
+        if t is dict:
+            stack.extend(item.values())
+        elif t is list:
+            stack.extend(item)
+        elif isinstance(item, Function) and item.touches:
             item.check_references(ctx)
+            names.update(item.dependencies(ctx))
             stack.append(item.dependency_args(ctx))
-        elif isinstance(item, dict):
-            stack.extend(reversed(list(item.values())))
-        elif isinstance(item, list):
-            stack.extend(reversed(item))
+    return names
+
+
+def _check_references(tree: Any, ctx: BoundTemplate) -> None:
+    _references(tree, ctx)

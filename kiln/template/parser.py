@@ -132,24 +132,31 @@ def _yaml_error(text: str, exc: yaml.YAMLError, url: str | None) -> TemplatePars
 
 
 def check_shape(data: Any, *, budget: int) -> None:
-    """Reject nesting beyond MAX_DEPTH and alias expansion beyond ``budget`` elements."""
-    stack: list[tuple[Any, int]] = [(data, 0)]
+    """Reject nesting beyond MAX_DEPTH and alias expansion beyond ``budget`` elements.
+
+    Walks one nesting level at a time, so the work is bounded by ``budget`` even when
+    YAML aliases make the data a DAG that would expand exponentially.
+    """
+    level: list[Any] = [data] if isinstance(data, dict | list) else []
+    depth = 0
     seen = 0
-    while stack:
-        item, depth = stack.pop()
-        seen += 1
-        if seen > budget:
-            raise RequestLimitExceeded(
-                "Request limit exceeded: Template expands to more than "
-                f"{budget} elements (YAML aliases).")
-        if isinstance(item, dict):
-            if depth >= MAX_DEPTH:
-                raise _too_deep()
-            stack.extend((v, depth + 1) for v in item.values())
-        elif isinstance(item, list):
-            if depth >= MAX_DEPTH:
-                raise _too_deep()
-            stack.extend((v, depth + 1) for v in item)
+    while level:
+        depth += 1
+        if depth > MAX_DEPTH:
+            raise _too_deep()
+        nxt: list[Any] = []
+        for item in level:
+            values = item.values() if type(item) is dict else item
+            seen += len(values)
+            if seen > budget:
+                raise RequestLimitExceeded(
+                    "Request limit exceeded: Template expands to more than "
+                    f"{budget} elements (YAML aliases).")
+            for v in values:
+                t = type(v)
+                if t is dict or t is list:
+                    nxt.append(v)
+        level = nxt
 
 
 def load_data(body: str | bytes | Mapping[str, Any], *, max_size: int = 524288,

@@ -10,7 +10,9 @@ stack (parameters, environment, resolver) is :meth:`Template.bind`, in
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import gc
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +20,7 @@ from kiln.errors import PathElement
 from kiln.template import parser
 from kiln.template.definitions import ResourceResolver, StackIdentity
 from kiln.template.errors import StackValidationFailed, section_error
-from kiln.template.function import Function
+from kiln.template.function import Function, direct_children
 from kiln.template.versions import REGISTRY, TemplateVersion
 
 if TYPE_CHECKING:
@@ -74,6 +76,9 @@ class ResourceSnippet:
     external_id: Any
     condition: Any
     raw: Mapping[str, Any]
+    #: the function nodes of properties+metadata that may refer to resources, found
+    #: once here so each stack's dependency walk skips the plain data
+    reference_nodes: tuple[Function, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -159,38 +164,68 @@ class _Builder:
 
     def build(self, data: Any, path: tuple[PathElement, ...], *,
               condition: bool = False) -> Any:
-        if isinstance(data, dict):
+        """The tree for ``data``; recursion depth is bounded by parser.MAX_DEPTH."""
+        t = type(data)
+        if t is dict:
             if len(data) == 1:
                 ((key, raw),) = data.items()
                 table = self.cond_functions if condition else self.functions
-                cls = table.get(key) if isinstance(key, str) else None
+                cls = table.get(key) if type(key) is str else None
                 if cls is not None:
-                    fpath = (*path, key)
-                    args: Any
-                    if cls.condition_args and isinstance(raw, list):
-                        args = [self.build(a, (*fpath, i),
-                                           condition=(i in cls.condition_args) or condition)
-                                for i, a in enumerate(raw)]
-                    else:
-                        args = self.build(raw, fpath, condition=condition)
-                    node = cls(key, args, path)
-                    node.validate(self.ctx)
-                    return node
-            return {k: self.build(v, (*path, k if isinstance(k, str | int) else str(k)),
-                                  condition=condition)
-                    for k, v in data.items()}
-        if isinstance(data, list):
-            return [self.build(v, (*path, i), condition=condition)
-                    for i, v in enumerate(data)]
+                    return self._node(cls, key, raw, path, condition)
+            out = {}
+            for k, v in data.items():
+                tv = type(v)
+                if tv is dict or tv is list:
+                    v = self.build(v, (*path, k if isinstance(k, str | int) else str(k)),
+                                   condition=condition)
+                out[k] = v
+            return out
+        if t is list:
+            items = []
+            for i, v in enumerate(data):
+                tv = type(v)
+                if tv is dict or tv is list:
+                    v = self.build(v, (*path, i), condition=condition)
+                items.append(v)
+            return items
         return data
+
+    def _node(self, cls: type[Function], key: str, raw: Any,
+              path: tuple[PathElement, ...], condition: bool) -> Function:
+        fpath = (*path, key)
+        args: Any
+        if cls.condition_args and isinstance(raw, list):
+            args = [self.build(a, (*fpath, i),
+                               condition=(i in cls.condition_args) or condition)
+                    for i, a in enumerate(raw)]
+        else:
+            args = self.build(raw, fpath, condition=condition)
+        node = cls(key, args, path)
+        node.validate(self.ctx)
+        return node
 
 
 def load_template(body: str | bytes | Mapping[str, Any], *,
                   files: Mapping[str, str] | None = None,
                   max_size: int = 524288, url: str | None = None) -> Template:
     """Parse, check and build a template (see the module docstring for the order)."""
-    data = parser.load_data(body, max_size=max_size, url=url)
-    return build_template(data, files=files or {})
+    with _gc_paused():
+        data = parser.load_data(body, max_size=max_size, url=url)
+        return build_template(data, files=files or {})
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Parsing allocates many objects and no cycles; the cyclic collector's repeated
+    passes over the growing tree would make loading superlinear in template size."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def build_template(data: dict[str, Any], *, files: Mapping[str, str]) -> Template:
@@ -335,10 +370,11 @@ def _resource(builder: _Builder, name: str, snippet: dict[str, Any],
     typename = "string_or_boolean" if keys is HOT_KEYS else "string or boolean"
     cond = _field(snippet, keys.condition, name, (str, bool, Function), typename,
                   parsed(keys.condition, condition=True))
+    refs = tuple(n for n in direct_children([props, meta]) if n.touches)
     return ResourceSnippet(name=name, type=rtype, properties=props, metadata=meta,
                            depends_on=tuple(depends or ()), deletion_policy=deletion,
                            update_policy=update, description=desc, external_id=external,
-                           condition=cond, raw=snippet)
+                           condition=cond, raw=snippet, reference_nodes=refs)
 
 
 def _output(builder: _Builder, name: str, snippet: dict[str, Any], keys: Keys) -> OutputSnippet:
