@@ -95,18 +95,23 @@ class ParameterSchema:
     #: CFN ConstraintDescription (also kept on each constraint as its description)
     constraint_description: str | None = None
     raw: Mapping[str, Any] = field(default_factory=dict)
+    #: set once check_schema passed (the schema is immutable, so once is enough)
+    _checked: bool = field(default=False, compare=False, repr=False)
 
     @property
     def required(self) -> bool:
         return self.default is None
 
     def with_default(self, default: Any) -> ParameterSchema:
-        return _replace(self, default=default)
+        return _replace(self, default=default, _checked=False)
 
     def check_schema(self) -> None:
         """Heat's schema check: constraints fit the type, the default satisfies them."""
+        if self._checked:
+            return
         c.check_applicable(self.constraints, self.value_type, self.type)
         if self.default is None:
+            object.__setattr__(self, "_checked", True)
             return
         default = self.default
         if self.value_type == "list":
@@ -123,6 +128,7 @@ class ParameterSchema:
                            type_name=self.type, skip_custom=True)
         except (ValueError, TypeError) as exc:
             raise c.InvalidSchemaError(f"Invalid default {self.default} ({exc})") from None
+        object.__setattr__(self, "_checked", True)
 
     def check_value(self, value: Any, context: Any = None) -> None:
         """Validate a supplied value (raises ValueError/TypeError with Heat's text)."""

@@ -331,3 +331,11 @@ def test_all_parameter_schemas_include_provider_templates() -> None:
     assert set(merged) == {"a", "inner"}
     assert merged["a"].type == "string"  # the stack's own declaration wins
     assert merged["inner"].value_type == "map"
+
+
+def test_schema_check_is_redone_for_a_new_default() -> None:
+    s = hot({"a": {"type": "number", "default": 1,
+                   "constraints": [{"range": {"max": 5}}]}})["a"]
+    s.check_schema()
+    with pytest.raises(c.InvalidSchemaError, match="Invalid default 9"):
+        s.with_default(9).check_schema()
