@@ -50,8 +50,11 @@ __all__ = [
     "ResourceRuntime",
     "ResourceState",
     "SoftwareConfigStore",
+    "SoftwareDeploymentStore",
     "SupportStatus",
     "Token",
+    "UpdateReplace",
+    "select_path",
 ]
 
 #: Whatever handle_* returns; must survive ``json.dumps``/``json.loads`` unchanged.
@@ -77,6 +80,12 @@ class ResourceFailure(KilnError):
     def status_reason(self, resource_name: str) -> str:
         """Heat's status reason for this failure of resource *resource_name*."""
         return f"{self.exc_type}: resources.{resource_name}: {self.message}"
+
+
+class UpdateReplace(Exception):
+    """Raised by ``handle_update`` when only then does a plugin learn that the change
+    needs a new physical resource (a deployment input marked replace_on_change changed).
+    Nothing has been changed yet; the engine replaces the resource instead."""
 
 
 @dataclass
@@ -115,6 +124,31 @@ class SoftwareConfigStore(Protocol):
     async def delete(self, config_id: str) -> None: ...
 
 
+class SoftwareDeploymentStore(Protocol):
+    """The engine's software_deployment table (Heat's deployment dicts: ``id``,
+    ``server_id``, ``config_id``, ``input_values``, ``output_values``, ``action``,
+    ``status``, ``status_reason``, ``creation_time``). Creating or updating one refreshes
+    the server's deployment metadata; ``get``/``update``/``delete`` raise EntityNotFound
+    for an unknown id. ``signal`` applies an agent's signal (outputs, status code) exactly
+    as ``EngineService.signal_software_deployment`` does and returns the event reason."""
+
+    async def create(self, *, deployment_id: str, server_id: str, config_id: str,
+                     input_values: Mapping[str, Any] | None, action: str, status: str,
+                     status_reason: str) -> dict[str, Any]: ...
+
+    async def get(self, deployment_id: str) -> dict[str, Any]: ...
+
+    async def update(self, deployment_id: str, *, config_id: str | None = None,
+                     input_values: Mapping[str, Any] | None = None,
+                     output_values: Mapping[str, Any] | None = None,
+                     action: str | None = None, status: str | None = None,
+                     status_reason: str | None = None) -> dict[str, Any]: ...
+
+    async def delete(self, deployment_id: str) -> None: ...
+
+    async def signal(self, deployment_id: str, details: Any) -> str | None: ...
+
+
 class ResourceRuntime(Protocol):
     """Everything a plugin may reach outside itself; the engine implements it.
 
@@ -140,6 +174,9 @@ class ResourceRuntime(Protocol):
 
     @property
     def software_configs(self) -> SoftwareConfigStore: ...
+
+    @property
+    def software_deployments(self) -> SoftwareDeploymentStore: ...
 
     def resolve(self, node: Any) -> Any:
         """Resolve an unresolved template tree (functions) in this stack's template."""

@@ -42,6 +42,46 @@ class MemoryConfigStore:
         self.configs.pop(config_id, None)
 
 
+class MemoryDeploymentStore:
+    """Deployments as the engine keeps them; ``signal`` follows Heat's rules in short."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, dict[str, Any]] = {}
+
+    async def create(self, *, deployment_id: str, server_id: str, config_id: str,
+                     input_values: Mapping[str, Any] | None, action: str, status: str,
+                     status_reason: str) -> dict[str, Any]:
+        row = {"id": deployment_id, "server_id": server_id, "config_id": config_id,
+               "input_values": dict(input_values or {}), "output_values": None,
+               "action": action, "status": status, "status_reason": status_reason}
+        self.rows[deployment_id] = row
+        return dict(row)
+
+    async def get(self, deployment_id: str) -> dict[str, Any]:
+        try:
+            return dict(self.rows[deployment_id])
+        except KeyError:
+            raise EntityNotFound(f"Deployment {deployment_id} not found") from None
+
+    async def update(self, deployment_id: str, **values: Any) -> dict[str, Any]:
+        row = self.rows[deployment_id]
+        row.update({k: v for k, v in values.items() if v is not None})
+        return dict(row)
+
+    async def delete(self, deployment_id: str) -> None:
+        if self.rows.pop(deployment_id, None) is None:
+            raise EntityNotFound(f"Deployment {deployment_id} not found")
+
+    async def signal(self, deployment_id: str, details: Any) -> str | None:
+        row = self.rows[deployment_id]
+        code = details.get("deploy_status_code")
+        failed = bool(code) and str(code) != "0"
+        row.update(output_values=dict(details), status="FAILED" if failed else "COMPLETE",
+                   status_reason=f"deploy_status_code : Deployment exited with non-zero "
+                                 f"status code: {code}" if failed else "Outputs received")
+        return f"deployment {deployment_id} {'failed' if failed else 'succeeded'}"
+
+
 @dataclass
 class FakeRuntime:
     stack_id: str = "5a7f7a3e-0000-4000-8000-000000000001"
@@ -51,6 +91,7 @@ class FakeRuntime:
     nested: Any = None
     clock: float = 1_000_000.0
     software_configs: MemoryConfigStore = field(default_factory=MemoryConfigStore)
+    software_deployments: MemoryDeploymentStore = field(default_factory=MemoryDeploymentStore)
     resources: dict[str, Resource] = field(default_factory=dict)
 
     def resolve(self, node: Any) -> Any:
