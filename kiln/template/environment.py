@@ -151,6 +151,33 @@ def _as_set(value: Any) -> set[str]:
     return set()
 
 
+#: The aliases of Heat's stock global environment (etc/heat/environment.d/default.yaml);
+#: user mappings take precedence. (Its two ``file:///etc/heat/templates/...`` entries
+#: need files a Kiln host does not have and are left out.)
+GLOBAL_ALIASES: dict[str, str] = {
+    "OS::Quantum*": "OS::Neutron*",
+    "OS::Metering::Alarm": "OS::Aodh::Alarm",
+    "OS::Ceilometer::Alarm": "OS::Aodh::Alarm",
+    "OS::Ceilometer::GnocchiResourcesAlarm": "OS::Aodh::GnocchiResourcesAlarm",
+    "OS::Ceilometer::GnocchiAggregationByMetricsAlarm":
+        "OS::Aodh::GnocchiAggregationByMetricsAlarm",
+    "OS::Ceilometer::GnocchiAggregationByResourcesAlarm":
+        "OS::Aodh::GnocchiAggregationByResourcesAlarm",
+    "OS::Ceilometer::CombinationAlarm": "OS::Aodh::CombinationAlarm",
+}
+
+
+def _global_candidates(type_name: str) -> list[tuple[tuple[str, ...], str, Any]]:
+    found: list[tuple[tuple[str, ...], str, Any]] = []
+    if type_name in GLOBAL_ALIASES:
+        found.append(((type_name,), type_name, GLOBAL_ALIASES[type_name]))
+    for key, value in GLOBAL_ALIASES.items():
+        if key.endswith("*") and type_name != value and type_name.startswith(key[:-1]):
+            found.append(((key,), key, value))
+    found.sort(key=lambda item: item[0])
+    return found
+
+
 class ResourceRegistry:
     """The user's type mappings, per-resource overrides and hooks."""
 
@@ -241,6 +268,8 @@ class ResourceRegistry:
             if current.endswith(TEMPLATE_SUFFIXES):
                 return current
             candidates = self._candidates(current, resource_name)
+            if not candidates:
+                candidates = _global_candidates(current)
             if not candidates:
                 return current
             _path, key, value = candidates[0]

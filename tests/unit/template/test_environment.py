@@ -231,3 +231,13 @@ def test_shown_masks_hidden_parameters() -> None:
         "parameters": {"pw": "******"}, "parameter_defaults": {"pw": "******", "x": "xd"},
         "event_sinks": [], "encrypted_param_names": []}
     assert env.parameters["pw"] == "secret"
+
+
+def test_heat_stock_global_aliases() -> None:
+    r = ResourceRegistry()
+    assert r.resolve("OS::Quantum::Net") == "OS::Neutron::Net"
+    assert r.resolve("OS::Ceilometer::Alarm") == "OS::Aodh::Alarm"
+    # a user mapping wins over the stock alias
+    r = ResourceRegistry({"OS::Ceilometer::Alarm": "OS::Heat::None"})
+    assert r.resolve("OS::Ceilometer::Alarm") == "OS::Heat::None"
+    assert "OS::Ceilometer::Alarm" not in ResourceRegistry().as_dict()
