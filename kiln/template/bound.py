@@ -274,7 +274,7 @@ def _references(tree: Any, ctx: BoundTemplate) -> set[str]:
             stack.extend(item.values())
         elif t is list:
             stack.extend(item)
-        elif isinstance(item, Function) and item.touches:
+        elif isinstance(item, Function) and item.walk:
             item.check_references(ctx)
             names.update(item.dependencies(ctx))
             stack.append(item.dependency_args(ctx))

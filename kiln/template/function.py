@@ -140,7 +140,7 @@ class Function:
     "x")``) so its errors name the place.
     """
 
-    __slots__ = ("args", "fn_name", "path", "touches")
+    __slots__ = ("args", "fn_name", "path", "touches", "walk")
 
     #: Indexes of list arguments parsed with the version's *condition* table (``if``'s
     #: first argument is a condition, so ``equals`` etc. work there).
@@ -151,13 +151,20 @@ class Function:
     #: nodes are re-resolved every time, all others are memoised per BoundTemplate.
     touches_resources: ClassVar[bool] = False
 
+    #: True if the node must be looked at when a stack validates the template even
+    #: though it reads no resource (``if`` checks its condition name there, as Heat's
+    #: macro does). ``walk`` is then set on it and on every node above it.
+    stack_checked: ClassVar[bool] = False
+
     def __init__(self, fn_name: str, args: Any, path: Path = ()) -> None:
         self.fn_name = fn_name
         self.args = args
         self.path = path
-        self.touches: bool = self.touches_resources or any(
-            n.touches for n in direct_children(args)
-        )
+        children = list(direct_children(args))
+        self.touches: bool = self.touches_resources or any(n.touches for n in children)
+        #: whether stack validation must visit this subtree (references or ``if``)
+        self.walk: bool = self.touches or self.stack_checked or any(
+            n.walk for n in children)
 
     # -- the contract -------------------------------------------------------------------
 

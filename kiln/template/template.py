@@ -370,7 +370,7 @@ def _resource(builder: _Builder, name: str, snippet: dict[str, Any],
     typename = "string_or_boolean" if keys is HOT_KEYS else "string or boolean"
     cond = _field(snippet, keys.condition, name, (str, bool, Function), typename,
                   parsed(keys.condition, condition=True))
-    refs = tuple(n for n in direct_children([props, meta]) if n.touches)
+    refs = tuple(n for n in direct_children([props, meta]) if n.walk)
     return ResourceSnippet(name=name, type=rtype, properties=props, metadata=meta,
                            depends_on=tuple(depends or ()), deletion_policy=deletion,
                            update_policy=update, description=desc, external_id=external,

@@ -111,6 +111,7 @@ class If(Function):
     __slots__ = ()
     nullable = False
     condition_args = (0,)
+    stack_checked = True
 
     def _shape_ok(self) -> bool:
         if not self.args or not isinstance(self.args, list):

@@ -215,3 +215,14 @@ def test_resolution_does_not_change_the_template() -> None:
     props = b.resource_definitions()["r"].properties
     assert b.resolve(props) == {"a": "x,y", "b": [1]}
     assert b.template.raw["resources"]["r"]["properties"]["b"] == [1, {"if": [False, 1]}]
+
+
+def test_if_with_an_unknown_condition_fails_stack_validation() -> None:
+    # Heat parses `if` when it builds the definitions, so this is a validation error
+    # even though the property is never resolved.
+    body = hot("2016-10-14", resources={"r": {"type": "X", "properties": {
+        "a": {"list_join": [",", [{"if": ["nope", "1", "2"]}]]}}}})
+    with pytest.raises(StackValidationFailed) as exc:
+        bind(body).validate()
+    assert exc.value.message == ('resources.r.properties.a.list_join[1][0].if: Invalid '
+                                 'condition "nope"')
