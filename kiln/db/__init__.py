@@ -54,7 +54,8 @@ stacks (``kiln.db.stacks``)::
     find_stack(s, project_id: str, name_or_id: str) -> StackRecord | None
     list_stacks(s, q: StackQuery) -> list[StackRecord]
     count_stacks(s, q: StackQuery) -> int          # same filters, no limit/marker
-    count_project_stacks(s, project_id: str) -> int   # live stacks incl. nested (quota)
+    count_project_stacks(s, project_id: str, *, include_nested: bool = False) -> int
+        # live stacks; top-level only by default, as Heat's max_stacks_per_tenant counts
     list_child_stacks(s, owner_id: str) -> list[StackRecord]
     list_tree_stacks(s, root_stack_id: str) -> list[StackRecord]   # root + all nested
     update_stack(s, stack_id: str, values: StackValues, *,
@@ -143,9 +144,10 @@ software (``kiln.db.software``)::
                                values: SoftwareDeploymentValues) -> SoftwareDeploymentRecord | None
     delete_software_deployment(s, deployment_id: str) -> bool
 
-Secrets (``kiln.db.crypt``): hidden parameter values and ``redact`` resource data are
-Fernet-encrypted with a key derived from ``CONF.auth_encryption_key``; records always carry
-plaintext.
+Secrets (``kiln.db.crypt``): ``redact`` resource data always, and - when
+``encrypt_parameters_and_properties`` is set (Kiln's default) - hidden parameter values,
+resource properties data and event resource properties are Fernet-encrypted with a key
+derived from ``CONF.auth_encryption_key``; records always carry plaintext.
 """
 
 from __future__ import annotations

@@ -67,3 +67,21 @@ def decrypt_value(stored: Any) -> Any:
     if not is_encrypted(stored):
         return stored
     return json.loads(decrypt(stored))
+
+
+#: Key of the one-entry object that stands for an encrypted JSON document in a JSON column.
+SEALED_KEY = "__kiln_encrypted__"
+
+
+def seal(value: Any) -> Any:
+    """Resource properties (which often carry hidden parameter values) as stored: one
+    encrypted document when ``encrypt_parameters_and_properties`` is set, else as is."""
+    if value is None or not CONF.encrypt_parameters_and_properties:
+        return value
+    return {SEALED_KEY: encrypt_value(value)}
+
+
+def unseal(stored: Any) -> Any:
+    if isinstance(stored, dict) and len(stored) == 1 and SEALED_KEY in stored:
+        return decrypt_value(stored[SEALED_KEY])
+    return stored

@@ -16,7 +16,7 @@ from typing import Any, cast
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
-from kiln.db import _query
+from kiln.db import _query, crypt
 from kiln.db.models import Event, utcnow
 from kiln.db.records import EventQuery, EventRecord, NewEvent
 
@@ -29,7 +29,9 @@ _FIELDS = [c.key for c in Event.__table__.columns]
 
 
 def _record(row: Event) -> EventRecord:
-    return EventRecord(**{k: getattr(row, k) for k in _FIELDS})
+    fields = {k: getattr(row, k) for k in _FIELDS}
+    fields["resource_properties"] = crypt.unseal(fields["resource_properties"])
+    return EventRecord(**fields)
 
 
 _INSERT = sa.insert(cast(sa.Table, Event.__table__))
@@ -72,7 +74,7 @@ def add_events(s: Session, rows: Sequence[NewEvent], *, max_events_per_stack: in
                              "resource_action": r.resource_action,
                              "resource_status": r.resource_status,
                              "resource_status_reason": r.resource_status_reason or "",
-                             "resource_properties": r.resource_properties,
+                             "resource_properties": crypt.seal(r.resource_properties),
                              "created_at": r.created_at or now})
     if purge_check_probability is None:
         purge_check_probability = 2.0 / max(purge_batch_size, 1)

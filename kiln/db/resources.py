@@ -28,12 +28,15 @@ def _values(values: Mapping[str, Any]) -> dict[str, Any]:
     out = dict(values)
     if "metadata" in out:
         out["rsrc_metadata"] = out.pop("metadata")
+    if "properties_data" in out:
+        out["properties_data"] = crypt.seal(out["properties_data"])
     out.setdefault("updated_at", utcnow())
     return out
 
 
 def _record(row: Resource, data: Mapping[str, str]) -> ResourceRecord:
     fields = {k: getattr(row, k) for k in _FIELDS}
+    fields["properties_data"] = crypt.unseal(fields["properties_data"])
     return ResourceRecord(**fields, metadata=row.rsrc_metadata, data=dict(data))
 
 
@@ -61,7 +64,8 @@ def create_resources(s: Session, rows: Sequence[NewResource]) -> list[ResourceRe
                      root_stack_id=r.root_stack_id, name=r.name, type=r.type,
                      physical_resource_id=r.physical_resource_id, action=r.action,
                      status=r.status, status_reason=r.status_reason,
-                     properties_data=r.properties_data, rsrc_metadata=r.metadata,
+                     properties_data=crypt.seal(r.properties_data),
+                     rsrc_metadata=r.metadata,
                      requires=None if r.requires is None else list(r.requires),
                      needed_by=None if r.needed_by is None else list(r.needed_by),
                      replaces=r.replaces, traversal_id=r.traversal_id, created_at=now)

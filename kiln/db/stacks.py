@@ -228,10 +228,14 @@ def count_stacks(s: Session, q: StackQuery) -> int:
     return int(s.execute(stmt).scalar_one())
 
 
-def count_project_stacks(s: Session, project_id: str) -> int:
-    return int(s.execute(sa.select(sa.func.count(Stack.id))
-                         .where(Stack.project_id == project_id,
-                                Stack.deleted_at.is_(None))).scalar_one())
+def count_project_stacks(s: Session, project_id: str, *, include_nested: bool = False) -> int:
+    """Live stacks of a project. Heat's ``max_stacks_per_tenant`` check counts top-level
+    stacks only (the default here); ``include_nested`` counts every live stack."""
+    stmt = sa.select(sa.func.count(Stack.id)).where(Stack.project_id == project_id,
+                                                    Stack.deleted_at.is_(None))
+    if not include_nested:
+        stmt = stmt.where(Stack.owner_id.is_(None))
+    return int(s.execute(stmt).scalar_one())
 
 
 def list_child_stacks(s: Session, owner_id: str) -> list[StackRecord]:

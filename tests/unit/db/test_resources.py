@@ -138,3 +138,49 @@ def test_resource_data_plain_and_redacted(tx: Tx) -> None:
         assert resources.get_resource_data(s, r.id) == {"password": "hunter2-secret"}
         resources.delete_resource(s, r.id)   # data goes with it
         assert s.execute(sa.select(sa.func.count()).select_from(ResourceData)).scalar() == 0
+
+
+def test_properties_encrypted_at_rest_when_configured(tx: Tx) -> None:
+    from kiln.conf import CONF
+    from kiln.db import events
+    from kiln.db.models import Event, Resource
+    from kiln.db.records import EventQuery, NewEvent
+
+    assert CONF.encrypt_parameters_and_properties      # Kiln's default
+    st = new_stack(tx)
+    props = {"password": "pa55-in-props", "length": 8}
+    with tx() as s:
+        (r,) = resources.create_resources(s, [NewResource(st.id, st.id, "r", "T",
+                                                          properties_data=props)])
+        (r2,) = resources.create_resources(s, [NewResource(st.id, st.id, "r2", "T")])
+        resources.update_resource(s, r2.id, {"properties_data": {"token": "tok-secret"}})
+        events.add_events(s, [NewEvent(st.id, "r", "T", "CREATE", "COMPLETE",
+                                       resource_properties=props)])
+    with tx() as s:
+        raw = s.execute(sa.select(Resource.properties_data).order_by(Resource.id)).all()
+        assert "pa55" not in str(raw) and "tok-secret" not in str(raw)
+        raw_ev = s.execute(sa.select(Event.resource_properties)).scalar_one()
+        assert "pa55" not in str(raw_ev)
+        assert resources.get_resource(s, r.id).properties_data == props  # type: ignore[union-attr]
+        assert resources.get_resource(s, r2.id).properties_data == {  # type: ignore[union-attr]
+            "token": "tok-secret"}
+        (ev,) = events.list_events(s, EventQuery([st.id]))
+        assert ev.resource_properties == props
+
+
+def test_properties_stored_plain_when_encryption_is_off(tx: Tx) -> None:
+    from kiln.conf import CONF
+    from kiln.db.models import Resource
+
+    st = new_stack(tx)
+    CONF.set_override("encrypt_parameters_and_properties", False)
+    try:
+        with tx() as s:
+            (r,) = resources.create_resources(s, [NewResource(st.id, st.id, "r", "T",
+                                                              properties_data={"a": "b"})])
+    finally:
+        CONF.clear_override("encrypt_parameters_and_properties")
+    with tx() as s:
+        raw = s.execute(sa.select(Resource.properties_data)).scalar_one()
+        assert raw == {"a": "b"}
+        assert resources.get_resource(s, r.id).properties_data == {"a": "b"}  # type: ignore[union-attr]

@@ -60,7 +60,9 @@ def test_nested_stack_inherits_root_and_is_hidden_from_default_list(tx: Tx) -> N
         assert [x.id for x in stacks.list_child_stacks(s, root.id)] == [child.id]
         assert [x.id for x in stacks.list_tree_stacks(s, root.id)] == [
             root.id, child.id, grandchild.id]
-        assert stacks.count_project_stacks(s, "p1") == 3
+        # Heat's max_stacks_per_tenant counts top-level stacks only
+        assert stacks.count_project_stacks(s, "p1") == 1
+        assert stacks.count_project_stacks(s, "p1", include_nested=True) == 3
 
 
 def _set_created(tx: Tx, stack_id: str, when: dt.datetime,
