@@ -218,3 +218,38 @@ def test_available_functions_per_version() -> None:
     v = REGISTRY.get("heat_template_version", "2016-10-14")
     assert sorted(v.available_functions(conditions=True)) == [
         "and", "equals", "get_param", "not", "or"]
+
+
+def test_ambiguous_versions() -> None:
+    body = {"heat_template_version": "2016-10-14", "AWSTemplateFormatVersion": "2010-09-09"}
+    with pytest.raises(InvalidTemplateVersion) as exc:
+        load_template(body)
+    assert exc.value.message == ("The template version is invalid: Ambiguous versions "
+                                 "(AWSTemplateFormatVersion, heat_template_version)")
+
+
+def test_malformed_sections_get_clear_errors() -> None:
+    # Heat 27 leaks "'list' object has no attribute 'items'" (and an AttributeError for
+    # outputs) here; Kiln words it like Heat's message for a malformed resource.
+    with pytest.raises(StackValidationFailed) as exc:
+        load_template(hot("2016-10-14", resources=["a"]))
+    assert exc.value.message == ('"resources" must contain a map of resource maps. Found a '
+                                 "[<class 'list'>] instead")
+    with pytest.raises(StackValidationFailed) as exc:
+        load_template(hot("2016-10-14", resources={"r": "foo"}))
+    assert exc.value.message == ('"resources" must contain a map of resource maps. Found a '
+                                 "[<class 'str'>] instead")
+    with pytest.raises(StackValidationFailed) as exc:
+        load_template(hot("2016-10-14", outputs={"o": "foo"}))
+    assert exc.value.message == ("Output validation error: outputs.o: Output definitions "
+                                 "must be a map. Found a str instead")
+    with pytest.raises(StackValidationFailed) as exc:
+        load_template(hot("2016-10-14", conditions={"c": {"equals": [1]}}))
+    assert exc.value.message == ('conditions.c.equals: Arguments to "equals" must be of the '
+                                 "form: [value_1, value_2]")
+
+
+def test_empty_sections_are_fine() -> None:
+    t = load_template("heat_template_version: 2016-10-14\nresources:\noutputs:\nconditions:\n"
+                      "parameters:\n")
+    assert t.resource_names == [] and t.outputs == {} and t.condition_names == []
