@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from kiln.template.errors import heat_path, reference_error
+from kiln.template.errors import attribute_error, heat_path, reference_error
 from kiln.template.function import Function, ResolveContext, ValidateContext
 
 _CFN_SECTIONS = {"properties": "Properties", "metadata": "Metadata",
@@ -106,12 +106,23 @@ class GetAttThenSelect(Function):
     def check_references(self, ctx: ResolveContext) -> None:
         name = self._name(ctx)
         if _exists(ctx, name):
+            self._check_attribute(ctx, name)
             return
         if self.path[:1] in (("resources",), ("Resources",)):
             raise reference_error(str(name), reference_key(self.path))
         # elsewhere (outputs) Heat reports it from validate(), wrapped with the path
         err = reference_error(str(name), "unknown")
         raise self.arg_error(err.message)
+
+    def _check_attribute(self, ctx: ResolveContext, name: str) -> None:
+        """Heat checks a literal attribute name against the resource's schema when it
+        validates a stack; a resolver that knows schemas offers ``has_attribute``."""
+        parts = self.parts()
+        has_attribute = getattr(ctx.resolver, "has_attribute", None)
+        if parts is None or has_attribute is None or not isinstance(parts[1], str):
+            return
+        if not has_attribute(name, parts[1]):
+            raise self.arg_error(attribute_error(name, parts[1]).message)
 
     def result(self, ctx: ResolveContext) -> Any:
         parts = self.parts()

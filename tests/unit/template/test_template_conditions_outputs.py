@@ -226,3 +226,28 @@ def test_if_with_an_unknown_condition_fails_stack_validation() -> None:
         bind(body).validate()
     assert exc.value.message == ('resources.r.properties.a.list_join[1][0].if: Invalid '
                                  'condition "nope"')
+
+
+class SchemaResolver(FakeResolver):
+    def has_attribute(self, name: str, attr: str) -> bool:
+        return attr in ("value", "show")
+
+
+def test_attribute_names_are_checked_when_the_resolver_knows_schemas() -> None:
+    body = hot("2016-10-14", resources={
+        "s": {"type": "OS::Heat::Value"},
+        "r": {"type": "OS::Heat::Value", "properties": {"value": {"get_attr": ["s", "nope"]}}}})
+    with pytest.raises(StackValidationFailed) as exc:
+        bind(body, resolver=SchemaResolver()).validate()
+    assert exc.value.message == ("resources.r.properties.value.get_attr: The Referenced "
+                                 "Attribute (s nope) is incorrect.")
+    ok = hot("2016-10-14", resources={"s": {"type": "OS::Heat::Value"}},
+             outputs={"o": {"value": {"get_attr": ["s", "show"]}},
+                      "all": {"value": {"get_attr": ["s"]}}})
+    bind(ok, resolver=SchemaResolver()).validate()
+    bad = hot("2016-10-14", resources={"s": {"type": "OS::Heat::Value"}},
+              outputs={"o": {"value": {"get_attr": ["s", "nope"]}}})
+    with pytest.raises(StackValidationFailed) as exc:
+        bind(bad, resolver=SchemaResolver()).validate()
+    assert exc.value.message == ("outputs.o.value.get_attr: The Referenced Attribute "
+                                 "(s nope) is incorrect.")
