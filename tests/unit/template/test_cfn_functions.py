@@ -305,3 +305,16 @@ def test_ref_to_a_disabled_resource() -> None:
         bound(t).validate()
     assert exc.value.message == ('Outputs.bad.Value.Fn::GetAtt: The specified reference '
                                  '"D" (in unknown) is incorrect.')
+
+
+def test_condition_that_is_not_a_boolean() -> None:
+    # Heat 27 (preview): "Condition validation error: The definition of condition "c"
+    # is invalid: t2y" for a Ref to the stack name used as a condition
+    t = {"AWSTemplateFormatVersion": "2010-09-09",
+         "Conditions": {"c": {"Ref": "AWS::StackName"}},
+         "Resources": {"V": {"Type": "OS::Heat::Value", "Condition": "c"}}}
+    b = load_template(json.dumps(t)).bind(identity=StackIdentity("t2y", "i", "p"))
+    with pytest.raises(errors.StackValidationFailed) as exc:
+        b.validate()
+    assert exc.value.message == ('Condition validation error: The definition of '
+                                 'condition "c" is invalid: t2y')
