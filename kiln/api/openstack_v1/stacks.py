@@ -167,6 +167,8 @@ async def _update(call: Call, *, patch: bool, preview_only: bool) -> Any:
                   environment_files=data.environment_files())
     if preview_only:
         changes = await call.service.preview_update_stack(call.ctx, **kwargs)
+        if isinstance(changes, dict) and set(changes) == {"resource_changes"}:
+            changes = changes["resource_changes"]
         return {"resource_changes": changes}
     await call.service.update_stack(call.ctx, **kwargs)
     return empty(202)
