@@ -55,3 +55,20 @@ def heat_client(endpoint: str) -> Any:
 
     sess = session.Session(auth=NoAuth(endpoint=endpoint))
     return heat.Client("1", session=sess, endpoint_override=endpoint)
+
+
+def wait_for_stack_status(heat: Any, stack: str, *, timeout: float = 60.0) -> Any:
+    """Poll (short, growing pauses; bounded) until the stack's action is no longer
+    IN_PROGRESS, as `openstack stack create --wait` does; return the stack."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    delay = 0.05
+    while True:
+        current = heat.stacks.get(stack)
+        if not current.stack_status.endswith("_IN_PROGRESS"):
+            return current
+        if time.monotonic() > deadline:
+            raise AssertionError(f"stack {stack} still {current.stack_status} after {timeout}s")
+        time.sleep(delay)  # status poll with backoff, bounded by the deadline
+        delay = min(delay * 2, 0.5)

@@ -24,6 +24,14 @@ from tests.support.server import KilnProcess, start_kiln
 StartKiln = Callable[..., KilnProcess]
 
 
+def report_errors(proc: KilnProcess) -> None:
+    """Print the server's ERROR records, so a failing test's report shows what the server
+    logged (pytest shows captured output of failing tests only)."""
+    for record in proc.log_records():
+        if record.get("level") in ("ERROR", "CRITICAL"):
+            print(f"kiln {proc.stderr_path.name}: {record}")
+
+
 @pytest.fixture
 def start_kiln_factory(tmp_path: Path) -> Iterator[StartKiln]:
     started: list[KilnProcess] = []
@@ -38,6 +46,7 @@ def start_kiln_factory(tmp_path: Path) -> Iterator[StartKiln]:
     yield factory
     for proc in reversed(started):
         proc.stop()
+        report_errors(proc)
 
 
 @pytest.fixture(scope="module")
@@ -45,6 +54,7 @@ def kiln_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KilnProces
     proc = start_kiln(tmp_path_factory.mktemp("kiln"))
     yield proc
     status = proc.stop()
+    report_errors(proc)
     assert status == 0, f"kiln serve exited {status} on SIGTERM:\n{proc.logs()}"
 
 
