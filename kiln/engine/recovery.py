@@ -33,11 +33,12 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
+from kiln.db import events as db_events
 from kiln.db import locks as db_locks
 from kiln.db import resources as db_resources
 from kiln.db import stacks as db_stacks
 from kiln.db.models import Stack
-from kiln.db.records import StackRecord
+from kiln.db.records import NewEvent, StackRecord
 from kiln.engine import create as create_action
 from kiln.engine import delete as delete_action
 from kiln.engine import outputs
@@ -81,6 +82,23 @@ def orphaned_stacks(s: Session, dead_after: float, me: str) -> list[StackRecord]
         if rec is not None:
             found.setdefault(rec.id, rec)
     return sorted(found.values(), key=lambda r: (r.nested_depth, r.created_at, r.id))
+
+
+def _fail_stored(s: Session, stack_id: str, reason: str) -> None:
+    """Last resort when a stack cannot even be loaded: fail it row by row."""
+    rec = db_stacks.get_stack(s, stack_id)
+    if rec is None or rec.status != IN_PROGRESS:
+        return
+    for row in db_resources.list_resources(s, stack_id):
+        if row.status == IN_PROGRESS:
+            db_resources.update_resource(s, row.id, {
+                "status": FAILED, "status_reason": reason, "engine_id": None,
+                "progress": None, "progress_action": None})
+    db_stacks.update_stack(s, stack_id, {"status": FAILED, "status_reason": reason})
+    db_events.add_events(s, [NewEvent(
+        stack_id=stack_id, resource_name=rec.name, resource_type="OS::Heat::Stack",
+        resource_action=rec.action, resource_status=FAILED, resource_status_reason=reason,
+        physical_resource_id=stack_id)])
 
 
 def _take(s: Session, rec: StackRecord, me: str) -> bool:
@@ -297,6 +315,7 @@ class Recovery:
                 stack = await engine.load(rec.id)
             except Exception:
                 LOG.exception("cannot load stack %s for recovery", rec.id)
+                await engine.db.write(_fail_stored, rec.id, engine_went_down(rec.action))
                 await engine.db.run(db_locks.release_stack_lock, rec.id, me)
                 continue
             engine.launch(rec.id, _work(engine, stack), stack)
@@ -311,8 +330,12 @@ def _work(engine: Any, stack: LiveStack) -> Callable[[], Awaitable[None]]:
             await resume(engine, stack)
         except Exception:
             LOG.exception("recovery of stack %s failed", stack.info.id)
-            with contextlib.suppress(Exception):
+            try:
                 await fail_stack(engine, stack)
+            except Exception:
+                LOG.exception("cannot fail stack %s", stack.info.id)
+                await engine.db.write(_fail_stored, stack.info.id,
+                                      engine_went_down(stack.info.action))
     return run
 
 
