@@ -215,6 +215,10 @@ class ResourceRegistry:
 
     def resolve(self, type_name: str, resource_name: str | None = None) -> str:
         """The type (or provider template file name) ``type_name`` finally maps to."""
+        if type_name.endswith(TEMPLATE_SUFFIXES) and type_name not in self._reg:
+            # Heat records a template used directly as a type in the stack's registry
+            # (GET .../environment then shows "file.yaml": "file.yaml").
+            self._reg[type_name] = type_name
         current = type_name
         for _ in range(_MAX_ALIAS_DEPTH):
             if current.endswith(TEMPLATE_SUFFIXES):

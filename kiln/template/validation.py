@@ -206,3 +206,30 @@ def validate_template(template: Any, environment: Any, *,
             else None, environment=environment, family=family)
     except _e.KilnError as exc:
         raise as_validate_error(exc) from None
+
+
+def describe_nested(resource_type: str, template: Any, environment: Any,
+                    nested: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """One ``NestedParameters`` entry of /validate?show_nested=true: a nested stack's
+    parameters as its parent passes them (``environment.parameters`` give ``Value``).
+
+    The engine knows which resources are nested stacks and with what parameters (that
+    is the plugins' child_template/child_params), so it calls this per nested resource
+    and passes the entries of the next level as ``nested``.
+    """
+    family = template.version.family
+    out: dict[str, Any] = {
+        "Type": resource_type,
+        "Description": template.description,
+        "Parameters": {
+            name: describe_parameter(
+                schema, user_value=environment.parameters.get(name),
+                user_default=environment.parameter_defaults.get(name))
+            for name, schema in template.parameter_schemas.items()},
+    }
+    groups = template.raw.get("parameter_groups") if family == "hot" else None
+    if groups:
+        out["ParameterGroups"] = groups
+    if nested:
+        out["NestedParameters"] = dict(nested)
+    return out

@@ -241,3 +241,12 @@ def test_heat_stock_global_aliases() -> None:
     r = ResourceRegistry({"OS::Ceilometer::Alarm": "OS::Heat::None"})
     assert r.resolve("OS::Ceilometer::Alarm") == "OS::Heat::None"
     assert "OS::Ceilometer::Alarm" not in ResourceRegistry().as_dict()
+
+
+def test_template_type_used_directly_is_recorded() -> None:
+    # Heat 27's /validate Environment after a resource of type nested.yaml
+    env = build_environment({"resource_registry": {"My::Nest": "inner.yaml"}})
+    assert env.registry.resolve("nested.yaml", "n") == "nested.yaml"
+    assert env.registry.resolve("My::Nest", "m") == "inner.yaml"
+    assert env.to_dict()["resource_registry"] == {
+        "resources": {}, "My::Nest": "inner.yaml", "nested.yaml": "nested.yaml"}

@@ -163,3 +163,33 @@ def test_validate_template_errors_as_heat_reports_them() -> None:
         validate_template(tmpl, build_environment())
     assert ref.value.message == 'The specified reference "nope" (in r.Properties.a) is ' \
                                 "incorrect."
+
+
+def test_nested_entry_as_heat_shows_it() -> None:
+    from kiln.template import load_template
+    from kiln.template.validation import describe_nested
+
+    nested = load_template("heat_template_version: 2018-08-31\ndescription: nd\n"
+                           "parameters:\n  a: {type: string, hidden: true}\n"
+                           "  b: {type: number, default: 3}\nparameter_groups:\n"
+                           "- label: g\n  parameters: [a]\n")
+    inner = load_template("heat_template_version: 2018-08-31\n"
+                          "parameters:\n  z: {type: string, default: zz}\n")
+    inner_entry = describe_nested("inner.yaml", inner, build_environment())
+    entry = describe_nested("nested.yaml", nested,
+                            build_environment(user_params={"a": "fromparent"}),
+                            nested={"inner": inner_entry})
+    # Heat 27's NestedParameters["n"] for the same templates
+    assert entry == {
+        "Type": "nested.yaml", "Description": "nd",
+        "Parameters": {
+            "a": {"Type": "String", "Description": "", "NoEcho": "true", "Label": "a",
+                  "Value": "fromparent"},
+            "b": {"Type": "Number", "Description": "", "NoEcho": "false", "Label": "b",
+                  "Default": 3}},
+        "ParameterGroups": [{"label": "g", "parameters": ["a"]}],
+        "NestedParameters": {"inner": {
+            "Type": "inner.yaml", "Description": "No description",
+            "Parameters": {"z": {"Type": "String", "Description": "", "NoEcho": "false",
+                                 "Label": "z", "Default": "zz"}}}},
+    }
