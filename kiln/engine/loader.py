@@ -30,7 +30,7 @@ def plugin_class(stack: LiveStack, definition: ResourceDefinition) -> tuple[str,
     if registry.is_template(resolved):
         from kiln.resources.provider import provider_class
 
-        return resolved, provider_class(resolved)
+        return resolved, provider_class(resolved, stack.files)
     try:
         return resolved, global_registry().get(resolved)
     except (KeyError, ResourceTypeNotFound):

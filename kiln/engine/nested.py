@@ -1,18 +1,172 @@
 """Child stacks run by the same engine, for nested-stack plugins (no RPC round trip).
 
-Filled in with the nested-stack plugins; the engine only needs :meth:`facade_for`
-until then.
+Implements :class:`kiln.resources.nested.NestedStackOps`. A child stack is an ordinary
+stack row (``owner_id`` = parent, ``nested_depth`` + 1, ``parent_resource_name``) whose
+actions run as tasks of this engine; ``wait`` awaits that task, so a parent resource
+finishes the moment its child does. Limits are Heat's: ``max_nested_stack_depth`` and
+``max_resources_per_stack`` counted over the whole tree.
 """
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
+from collections.abc import Mapping
 from typing import Any
+
+from kiln.db import resources as db_resources
+from kiln.db import stacks as db_stacks
+from kiln.engine import create as create_action
+from kiln.engine import delete as delete_action
+from kiln.engine import lifecycle, newstack
+from kiln.engine import update as update_action
+from kiln.engine.actions import DELETE, IN_PROGRESS, UPDATE, stack_started
+from kiln.engine.stack import LiveStack
+from kiln.errors import RequestLimitExceeded
+from kiln.resources.base import Resource
+from kiln.resources.nested import NAME_KEY
+from kiln.template import load_template
 
 
 class NestedOps:
     def __init__(self, service: Any) -> None:
         self.service = service
 
+    @property
+    def engine(self) -> Any:
+        return self.service.engine
+
+    # -- helpers ------------------------------------------------------------------------
+    @staticmethod
+    def _parent_stack(parent: Resource) -> LiveStack:
+        stack: LiveStack = parent.runtime.stack  # type: ignore[attr-defined]
+        return stack
+
+    def _facade(self, parent: Resource) -> dict[str, Any]:
+        stack = self._parent_stack(parent)
+        update_policy = parent.definition.update_policy
+        try:
+            update_policy = stack.runtime.resolve(update_policy) if update_policy else {}
+        except Exception:
+            update_policy = {}
+        return {"metadata": dict(parent.metadata or {}),
+                "deletion_policy": parent.definition.deletion_policy,
+                "update_policy": update_policy or {}}
+
+    def _build(self, parent: Resource, template: Mapping[str, Any],
+               parameters: Mapping[str, Any], files: Mapping[str, str] | None,
+               timeout_mins: int | None, *, name: str, stack_id: str | None = None,
+               action: str = "CREATE") -> LiveStack:
+        engine = self.engine
+        pstack = self._parent_stack(parent)
+        info = pstack.info
+        limit = engine.conf.max_nested_stack_depth
+        if info.nested_depth + 1 > limit:
+            raise RequestLimitExceeded(
+                f"Request limit exceeded: Recursion depth exceeds {limit}.")
+        files = dict(pstack.files if files is None else files)
+        tmpl = load_template(template, files=files, max_size=engine.conf.max_template_size)
+        env = pstack.environment.child(dict(parameters), resource_name=parent.name)
+        opts = newstack.Options(timeout_mins=timeout_mins, disable_rollback=True)
+        parent_ref = newstack.Parent(stack_id=info.id, root_stack_id=info.root_stack_id,
+                                     nested_depth=info.nested_depth,
+                                     resource_name=parent.name, facade=self._facade(parent))
+        return newstack.build(engine, name=name, project_id=info.project_id, template=tmpl,
+                              environment=env, files=files, opts=opts,
+                              username=info.username, user_id=info.user_id,
+                              parent=parent_ref, stack_id=stack_id, action=action)
+
+    async def _validate(self, stack: LiveStack, *, existing: int = 0) -> None:
+        engine = self.engine
+        tree = 0
+        if engine.conf.max_resources_per_stack != -1:
+            tree = await engine.db.run(db_resources.count_tree_resources,
+                                       stack.info.root_stack_id) - existing
+        newstack.validate(engine, stack, tree_resources=tree)
+
+    # -- NestedStackOps -----------------------------------------------------------------
+    async def create(self, parent: Resource, *, template: Mapping[str, Any],
+                     parameters: Mapping[str, Any], files: Mapping[str, str] | None = None,
+                     timeout_mins: int | None = None) -> str:
+        engine = self.engine
+        name = parent.physical_resource_name()
+        child = self._build(parent, template, parameters, files, timeout_mins, name=name)
+        await self._validate(child)
+        await newstack.store(engine, child)
+        parent.data[NAME_KEY] = name
+        engine.launch(child.info.id, lambda: create_action.run_create(engine, child))
+        return child.info.id
+
+    async def update(self, parent: Resource, stack_id: str, *, template: Mapping[str, Any],
+                     parameters: Mapping[str, Any], files: Mapping[str, str] | None = None,
+                     timeout_mins: int | None = None) -> None:
+        engine = self.engine
+        current = await engine.load(stack_id)
+        new = self._build(parent, template, parameters, files, timeout_mins,
+                          name=current.info.name, stack_id=stack_id, action=UPDATE)
+        new.info = dataclasses.replace(current.info, timeout_mins=timeout_mins)
+        await self._validate(new, existing=len(current.slots))
+        new.slots.clear()
+        await engine.acquire(current)
+        hidden = sorted(getattr(new.bound.parameters, "hidden", ()) or ())
+        template_id = await engine.db.write(
+            db_stacks.create_raw_template, new.template.raw, new.environment.env_as_dict(),
+            new.files, hidden)
+        prev = new.info.raw_template_id
+        new.info.raw_template_id, new.info.prev_raw_template_id = template_id, prev
+        await engine.recorder.stack(new, UPDATE, IN_PROGRESS, stack_started(UPDATE), extra={
+            "raw_template_id": template_id, "prev_raw_template_id": prev})
+        engine.launch(stack_id, lambda: update_action.run_update(
+            engine, current, new, allow_rollback=False))
+
+    async def delete(self, stack_id: str) -> bool:
+        engine = self.engine
+        rec = await engine.db.run(db_stacks.get_stack, stack_id)
+        if rec is None:
+            return False
+        await engine.preempt(stack_id)
+        stack = await engine.load(stack_id)
+        await engine.acquire(stack)
+        await engine.recorder.stack(stack, DELETE, IN_PROGRESS, stack_started(DELETE))
+        engine.launch(stack_id, lambda: delete_action.run_delete(engine, stack))
+        return True
+
+    async def action(self, stack_id: str, action: str) -> None:
+        engine = self.engine
+        stack = await engine.load(stack_id)
+        await engine.acquire(stack)
+        await engine.recorder.stack(stack, action, IN_PROGRESS, stack_started(action))
+        engine.launch(stack_id, lambda: lifecycle.run_simple(engine, stack, action))
+
+    async def wait(self, stack_id: str) -> tuple[str, str, str]:
+        engine = self.engine
+        delay = engine.poller.initial
+        while True:
+            await engine.wait(stack_id)
+            rec = await engine.db.run(db_stacks.get_stack, stack_id, show_deleted=True)
+            if rec is None:
+                return DELETE, "COMPLETE", ""
+            if rec.deleted_at is not None:
+                return DELETE, "COMPLETE", rec.status_reason
+            if rec.status != IN_PROGRESS or engine.running(stack_id):
+                if rec.status != IN_PROGRESS:
+                    return rec.action, rec.status, rec.status_reason
+                continue
+            # another engine (or a recovery) is running it: poll
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, engine.poller.maximum)
+
+    async def outputs(self, stack_id: str) -> dict[str, Any]:
+        rec = await self.engine.db.run(db_stacks.get_stack, stack_id, show_deleted=True)
+        if rec is None:
+            return {}
+        return {o["output_key"]: o.get("output_value") for o in (rec.outputs or [])}
+
     async def facade_for(self, rec: Any) -> dict[str, Any]:
-        """What ``resource_facade`` returns inside a child stack of ``rec``'s parent."""
-        return {}
+        """resource_facade inside a stored child: the parent resource's metadata."""
+        if rec.owner_id is None or rec.parent_resource_name is None:
+            return {}
+        row = await self.engine.db.run(db_resources.get_resource_by_name, rec.owner_id,
+                                       rec.parent_resource_name)
+        metadata = dict(row.metadata or {}) if row is not None else {}
+        return {"metadata": metadata, "deletion_policy": "Delete", "update_policy": {}}

@@ -141,18 +141,20 @@ class Reads(ServiceBase):
                                    filters: Mapping[str, Any] | None = None) -> list[JSON]:
         rec = await self._find(ctx, stack_identity)
 
-        def read(s: Session) -> list[tuple[StackRecord, list[ResourceRecord]]]:
+        def read(s: Session) -> tuple[list[tuple[StackRecord, list[ResourceRecord]]],
+                                      list[StackRecord]]:
             out = [(rec, db_resources.list_resources(s, rec.id))]
+            kids = db_stacks.list_child_stacks(s, rec.id)
             if nested_depth:
                 for child in db_stacks.list_tree_stacks(s, rec.root_stack_id):
                     if child.id != rec.id and 0 < child.nested_depth - rec.nested_depth \
                             <= nested_depth:
                         out.append((child, db_resources.list_resources(s, child.id)))
-            return out
+                        kids.append(child)
+            return out, kids
 
-        groups = await self.db.run(read)
-        children = {g[0].owner_id and (g[0].owner_id, g[0].parent_resource_name): g[0]
-                    for g in groups[1:]}
+        groups, kids = await self.db.run(read)
+        children = {(k.owner_id, k.parent_resource_name): k for k in kids}
         result: list[JSON] = []
         for stack, rows in groups:
             current = _current_rows(rows)

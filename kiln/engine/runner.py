@@ -61,6 +61,11 @@ async def run_action(recorder: Recorder, poller: Poller, stack: LiveStack, slot:
         token = await handle()
         delay = poller.initial
         first = True
+        if getattr(slot.plugin, "is_nested_stack", False):
+            # the first check waits for a whole child stack: persist the token first
+            first = False
+            await started
+            await recorder.progress(slot, token)
         while not await check(token):
             if first:
                 first = False

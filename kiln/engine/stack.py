@@ -183,7 +183,12 @@ class StackRuntime:
 
     @property
     def software_configs(self) -> Any:
+        """Stores the service attaches to its NestedOps (see kiln.engine.software)."""
         return getattr(self._stack.nested, "software_configs", None)
+
+    @property
+    def software_deployments(self) -> Any:
+        return getattr(self._stack.nested, "software_deployments", None)
 
     @property
     def stack(self) -> LiveStack:

@@ -1,0 +1,114 @@
+"""Provider templates: a resource type that the environment (or the type name itself)
+maps to a template file runs that template as a nested stack.
+
+The plugin class is made per template: its properties are the template's parameters
+(every one update_allowed, so a property change updates the child in place), its
+attributes the template's outputs plus ``OS::stack_id``. get_resource on it gives the
+child stack's ARN, unless the template has an ``OS::stack_id`` output, whose value wins
+(as in Heat).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from typing import Any, ClassVar, cast
+
+import yaml
+
+from kiln.errors import StackValidationFailed
+from kiln.resources.base import Attribute, Properties, Property
+from kiln.resources.nested import NestedStackResource
+from kiln.resources.schema import PropertyType
+
+STACK_ID_OUTPUT = "OS::stack_id"
+
+_PARAM_TO_PROPERTY: dict[str, PropertyType] = {
+    "string": "string", "number": "number", "comma_delimited_list": "list", "json": "map",
+    "boolean": "boolean", "String": "string", "Number": "number",
+    "CommaDelimitedList": "list", "Json": "map", "Boolean": "boolean"}
+
+_CACHE: dict[tuple[str, str], type[TemplateResource]] = {}
+
+
+def _parse(text: str, name: str) -> Mapping[str, Any]:
+    try:
+        data = json.loads(text)
+    except ValueError:
+        try:
+            data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        except yaml.YAMLError as exc:
+            raise StackValidationFailed(f"Could not parse template {name}: {exc}") from None
+    if not isinstance(data, Mapping):
+        raise StackValidationFailed(f"Could not parse template {name}: not a mapping")
+    return data
+
+
+def _schemas(template: Mapping[str, Any]) -> tuple[dict[str, Property], dict[str, Attribute]]:
+    params = template.get("parameters") or template.get("Parameters") or {}
+    outputs = template.get("outputs") or template.get("Outputs") or {}
+    props: dict[str, Property] = {}
+    for pname, pdef in params.items() if isinstance(params, Mapping) else ():
+        pdef = pdef if isinstance(pdef, Mapping) else {}
+        ptype = _PARAM_TO_PROPERTY.get(str(pdef.get("type", pdef.get("Type", "string"))),
+                                       "string")
+        default = pdef.get("default", pdef.get("Default"))
+        desc = pdef.get("description", pdef.get("Description"))
+        props[pname] = Property(ptype, None if desc is None else str(desc),
+                                required=default is None, update_allowed=True)
+    attrs: dict[str, Attribute] = {}
+    for oname, odef in outputs.items() if isinstance(outputs, Mapping) else ():
+        odef = odef if isinstance(odef, Mapping) else {}
+        desc = odef.get("description", odef.get("Description"))
+        attrs[oname] = Attribute(None if desc is None else str(desc))
+    attrs.setdefault(STACK_ID_OUTPUT, Attribute("The stack id of the nested stack."))
+    return props, attrs
+
+
+class TemplateResource(NestedStackResource):
+    """Base of the per-template classes :func:`provider_class` makes."""
+
+    template_name: ClassVar[str] = ""
+    template_body: ClassVar[Mapping[str, Any]] = {}
+
+    def child_template(self, properties: Properties) -> Mapping[str, Any]:
+        return self.template_body
+
+    def child_parameters(self, properties: Properties) -> Mapping[str, Any]:
+        """Only the values the parent template set: the child applies its own defaults."""
+        return {k: properties[k] for k in properties.user_keys if k in properties}
+
+    def resolve_attribute(self, name: str) -> Any:
+        if name == STACK_ID_OUTPUT and STACK_ID_OUTPUT not in self.nested_outputs():
+            return self.stack_arn()
+        return self.nested_outputs().get(name)
+
+    def reference_id(self) -> str:
+        if self.resource_id is None:
+            return self.name
+        outputs = self.nested_outputs()
+        if STACK_ID_OUTPUT in outputs and outputs[STACK_ID_OUTPUT] is not None:
+            return str(outputs[STACK_ID_OUTPUT])
+        return self.stack_arn() or self.name
+
+
+def provider_class(resolved: str, files: Mapping[str, str]) -> type[TemplateResource]:
+    """The plugin class for template file ``resolved`` (made once per template text)."""
+    text = files.get(resolved)
+    if text is None:
+        from kiln.errors import ResourceTypeNotFound
+
+        raise ResourceTypeNotFound(f'Could not fetch remote template "{resolved}": '
+                                   "file not provided.")
+    key = (resolved, hashlib.sha256(text.encode("utf-8")).hexdigest())
+    cls = _CACHE.get(key)
+    if cls is None:
+        body = _parse(text, resolved)
+        props, attrs = _schemas(body)
+        cls = cast(type[TemplateResource], type(
+            "TemplateResource", (TemplateResource,),
+            {"type_name": resolved, "template_name": resolved, "template_body": body,
+             "properties_schema": props, "attributes_schema": attrs}))
+        _CACHE[key] = cls
+    return cls
