@@ -339,3 +339,18 @@ def test_schema_check_is_redone_for_a_new_default() -> None:
     s.check_schema()
     with pytest.raises(c.InvalidSchemaError, match="Invalid default 9"):
         s.with_default(9).check_schema()
+
+
+def test_immutable_compares_the_raw_input_with_the_old_typed_value() -> None:
+    # Heat 27: re-sending b="1" for a number parameter whose old value is 1 is refused
+    s = hot({"a": {"type": "string", "immutable": True},
+             "b": {"type": "number", "immutable": True, "default": 1}})
+    old = bind(s, {"a": "x"})
+    new = bind(s, {"a": "x", "b": "1"})
+    with pytest.raises(errors.ImmutableParameterModified) as exc:
+        check_immutable(old, new, {"a": "x", "b": "1"})
+    assert exc.value.message == \
+        "The following parameters are immutable and may not be updated: b"
+    new = bind(s, {"a": "z", "b": 2})
+    with pytest.raises(errors.ImmutableParameterModified, match="updated: a, b$"):
+        check_immutable(old, new, {"a": "z", "b": 2})
