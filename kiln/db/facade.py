@@ -63,11 +63,11 @@ class Database:
         self._closed = False
         self._write_options: dict[str, Any] = (
             {"kiln_begin": "IMMEDIATE"} if db_engine.is_sqlite(engine) else {})
-        self._writer = threading.Thread(target=self._writer_loop, name="kiln-db-w", daemon=True)
-        self._writer.start()
         #: Commits and functions written, for benchmarks and diagnostics.
         self.commits = 0
         self.writes = 0
+        self._writer = threading.Thread(target=self._writer_loop, name="kiln-db-w", daemon=True)
+        self._writer.start()
 
     # -- public -------------------------------------------------------------------------
 
@@ -138,8 +138,13 @@ class Database:
                     break
                 batch.append(nxt)
             live = [j for j in batch if not j.future.cancelled()]
-            if live:
+            if not live:
+                continue
+            try:
                 self._commit_batch(live)
+            except BaseException as exc:  # never leave an awaiting caller hanging
+                LOG.exception("database writer failed")
+                self._resolve([(job, False, exc) for job in live])
 
     def _commit_batch(self, batch: list[_Job]) -> None:
         outcomes: list[tuple[_Job, bool, Any]] = []
