@@ -215,31 +215,56 @@ class ResourceRegistry:
 
     def resolve(self, type_name: str, resource_name: str | None = None) -> str:
         """The type (or provider template file name) ``type_name`` finally maps to."""
+        return self._resolve(type_name, resource_name)[0]
+
+    def template_entry(self, type_name: str,
+                       resource_name: str | None = None) -> tuple[str, ...] | None:
+        """Where the user entry that makes ``type_name`` a provider template sits
+        (``("OS::Nova::Server",)``, ``("resources", "web", "OS::Nova::Server")``), or
+        None if it does not resolve to a template through the user's registry."""
+        resolved, path = self._resolve(type_name, resource_name)
+        return path if self.is_template(resolved) else None
+
+    def _resolve(self, type_name: str, resource_name: str | None,
+                 ) -> tuple[str, tuple[str, ...] | None]:
         if type_name.endswith(TEMPLATE_SUFFIXES) and type_name not in self._reg:
             # Heat records a template used directly as a type in the stack's registry
             # (GET .../environment then shows "file.yaml": "file.yaml").
             self._reg[type_name] = type_name
         current = type_name
+        last: tuple[str, ...] | None = None
         for _ in range(_MAX_ALIAS_DEPTH):
             if current.endswith(TEMPLATE_SUFFIXES):
-                return current
-            candidates = self._candidates(current, resource_name)
+                return current, (current,) if current in self._reg else last
+            user = self._candidates(current, resource_name)
+            candidates = user or _global_candidates(current)
             if not candidates:
-                candidates = _global_candidates(current)
-            if not candidates:
-                return current
-            _path, key, value = candidates[0]
+                return current, last
+            path, key, value = candidates[0]
             if not isinstance(value, str):
-                return current
+                return current, last
+            last = path if user else None
             if value.endswith(TEMPLATE_SUFFIXES):
-                return value
+                return value, last
             if key.endswith("*"):
                 value = value[:-1] + current[len(key) - 1:] if value.endswith("*") else value
             if value == current:
-                return current
+                return current, last
             current = value
         raise _e.StackValidationFailed(
             f"Resource type {type_name} is mapped in a loop in resource_registry")
+
+    def remove_entry(self, path: Sequence[str]) -> None:
+        """Drop one entry (Heat's remove_item: a provider template's own mapping is
+        removed from its nested stack's registry, so the template can use the type it
+        implements without recursing into itself)."""
+        level: Any = self._reg
+        for key in path[:-1]:
+            level = level.get(key) if isinstance(level, dict) else None
+            if level is None:
+                return
+        if isinstance(level, dict):
+            level.pop(path[-1], None)
 
     @staticmethod
     def is_template(resolved: str) -> bool:
@@ -332,9 +357,15 @@ class Environment:
         return out
 
     def child(self, child_params: Mapping[str, Any] | None = None,
-              resource_name: str | None = None) -> Environment:
+              resource_name: str | None = None,
+              resource_type: str | None = None) -> Environment:
         """The environment of a nested stack (Heat's get_child_environment): the
-        parent's registry and parameter_defaults, and the child's own parameters."""
+        parent's registry and parameter_defaults, and the child's own parameters.
+
+        ``resource_type`` is the parent resource's type: if the user's registry maps it
+        to a provider template, that mapping is left out of the child's registry."""
+        entry = (self.registry.template_entry(resource_type, resource_name)
+                 if resource_type else None)
         base = self.to_dict()
         base["parameters"] = {}
         flat = child_params is not None and not any(s in child_params for s in SECTIONS)
@@ -344,6 +375,8 @@ class Environment:
         env.load(base)
         if not flat and child_params is not None:
             env.load(child_params)
+        if entry is not None:
+            env.registry.remove_entry(entry)
         if resource_name:
             env.registry = env.registry.child(resource_name)
         return env

@@ -250,3 +250,27 @@ def test_template_type_used_directly_is_recorded() -> None:
     assert env.registry.resolve("My::Nest", "m") == "inner.yaml"
     assert env.to_dict()["resource_registry"] == {
         "resources": {}, "My::Nest": "inner.yaml", "nested.yaml": "nested.yaml"}
+
+
+class TestChildRegistry:
+    REG = {"OS::Nova::Server": "server.yaml", "My::A": "My::B", "My::B": "b.yaml",
+           "resources": {"special": {"OS::Nova::Server": "special.yaml"}}}
+
+    def test_provider_mapping_is_removed_in_its_own_nested_stack(self) -> None:
+        env = Environment({"resource_registry": self.REG})
+        child = env.child({"p": 1}, resource_name="web", resource_type="OS::Nova::Server")
+        assert child.registry.resolve("OS::Nova::Server") == "OS::Nova::Server"
+        assert child.registry.resolve("My::A") == "b.yaml"
+
+    def test_only_the_last_entry_of_a_chain_is_removed(self) -> None:
+        env = Environment({"resource_registry": self.REG})
+        child = env.child({}, resource_name="x", resource_type="My::A")
+        assert child.registry.resolve("My::A") == "My::B"
+        assert child.registry.resolve("OS::Nova::Server") == "server.yaml"
+
+    def test_per_resource_entry(self) -> None:
+        env = Environment({"resource_registry": self.REG})
+        assert env.registry.template_entry("OS::Nova::Server", "special") == \
+            ("resources", "special", "OS::Nova::Server")
+        assert env.registry.template_entry("OS::Heat::None", "x") is None
+        assert env.registry.template_entry("direct.yaml", "x") == ("direct.yaml",)
