@@ -60,8 +60,9 @@ class NestedOps:
         engine = self.engine
         pstack = self._parent_stack(parent)
         info = pstack.info
+        detached = bool(getattr(parent, "detached_child", False))
         limit = engine.conf.max_nested_stack_depth
-        if info.nested_depth + 1 > limit:
+        if not detached and info.nested_depth + 1 > limit:
             raise RequestLimitExceeded(
                 f"Request limit exceeded: Recursion depth exceeds {limit}.")
         files = dict(pstack.files if files is None else files)
@@ -74,7 +75,8 @@ class NestedOps:
         return newstack.build(engine, name=name, project_id=info.project_id, template=tmpl,
                               environment=env, files=files, opts=opts,
                               username=info.username, user_id=info.user_id,
-                              parent=parent_ref, stack_id=stack_id, action=action)
+                              parent=None if detached else parent_ref, stack_id=stack_id,
+                              action=action)
 
     async def _validate(self, stack: LiveStack, *, existing: int = 0) -> None:
         engine = self.engine

@@ -187,3 +187,64 @@ async def test_empty_and_single_groups(service: EngineService, ctx: RequestConte
     stack = await create(service, ctx, f"g{count}", template)
     assert stack["stack_status"] == "CREATE_COMPLETE"
     assert outputs(stack)["vals"] == [f"v{i}" for i in range(count)]
+
+
+async def test_resource_chain_creates_in_order_unless_concurrent(
+        service: EngineService, ctx: RequestContext) -> None:
+    template = hot({"chain": {"type": "OS::Heat::ResourceChain", "properties": {
+        "resources": ["OS::Heat::TestResource", "OS::Heat::TestResource"],
+        "resource_properties": {"value": "same"}}}},
+        outputs={"refs": {"value": {"get_attr": ["chain", "refs"]}},
+                 "outs": {"value": {"get_attr": ["chain", "output"]}},
+                 "one": {"value": {"get_attr": ["chain", "resource.1.output"]}}})
+    stack = await create(service, ctx, "chain", template)
+    assert stack["stack_status"] == "CREATE_COMPLETE"
+    outs = outputs(stack)
+    assert outs["outs"] == ["same", "same"] and outs["one"] == "same"
+    assert len(outs["refs"]) == 2
+    evs = await service.list_events(ctx, stack["stack_identity"], nested_depth=1,
+                                    sort_dir="asc")
+    order = [(e["resource_name"], e["resource_status"]) for e in evs]
+    assert order.index(("0", "CREATE_COMPLETE")) < order.index(("1", "CREATE_IN_PROGRESS"))
+
+
+async def test_os_heat_stack_is_a_stack_of_its_own(service: EngineService,
+                                                  ctx: RequestContext) -> None:
+    inner = json.dumps({"heat_template_version": "2018-08-31",
+                        "parameters": {"p": {"type": "string"}},
+                        "resources": {"v": {"type": "OS::Heat::Value",
+                                            "properties": {"value": {"get_param": "p"}}}},
+                        "outputs": {"o": {"value": {"get_attr": ["v", "value"]}}}})
+    template = hot({"s": {"type": "OS::Heat::Stack",
+                          "properties": {"template": inner, "parameters": {"p": "pv"}}}},
+                   outputs={"outs": {"value": {"get_attr": ["s", "outputs"]}},
+                            "name": {"value": {"get_attr": ["s", "stack_name"]}},
+                            "ref": {"value": {"get_resource": "s"}}})
+    stack = await create(service, ctx, "remote", template)
+    assert stack["stack_status"] == "CREATE_COMPLETE"
+    outs = outputs(stack)
+    assert outs["outs"] == {"o": "pv"}
+    listed = {s["stack_name"]: s["id"] for s in await service.list_stacks(ctx)}
+    assert listed[outs["name"]] == outs["ref"]
+    await service.delete_stack(ctx, stack["stack_identity"])
+    await service.wait_for_stack(stack["id"])
+    assert await service.list_stacks(ctx) == []
+
+
+async def test_aws_cloudformation_stack_from_files(service: EngineService,
+                                                   ctx: RequestContext) -> None:
+    inner = {"AWSTemplateFormatVersion": "2010-09-09",
+             "Parameters": {"P": {"Type": "String"}},
+             "Resources": {"V": {"Type": "OS::Heat::Value", "Properties": {"value": {"Ref": "P"}}}},
+             "Outputs": {"Out": {"Value": {"Fn::GetAtt": ["V", "value"]}}}}
+    url = "http://example.com/inner.template"
+    template = {"AWSTemplateFormatVersion": "2010-09-09", "Resources": {
+        "N": {"Type": "AWS::CloudFormation::Stack",
+              "Properties": {"TemplateURL": url, "Parameters": {"P": "cfn"}}}},
+        "Outputs": {"O": {"Value": {"Fn::GetAtt": ["N", "Outputs.Out"]}},
+                    "R": {"Value": {"Ref": "N"}}}}
+    stack = await create(service, ctx, "cfn", template, files={url: json.dumps(inner)})
+    assert stack["stack_status"] == "CREATE_COMPLETE", stack["stack_status_reason"]
+    outs = outputs(stack)
+    assert outs["O"] == "cfn"
+    assert outs["R"].startswith("arn:openstack:heat::demo:stacks/cfn-N-")
