@@ -163,10 +163,16 @@ def get_stack(s: Session, stack_id: str, *, project_id: str | None = None,
 
 def get_stack_by_name(s: Session, project_id: str, name: str, *,
                       show_deleted: bool = False) -> StackRecord | None:
-    stmt = sa.select(Stack).where(Stack.project_id == project_id, Stack.name == name)
+    """As Heat: the project's own stacks or those of its stack-user project; the earliest
+    if several match (with ``show_deleted``, a live one before any deleted one)."""
+    stmt = sa.select(Stack).where(sa.or_(Stack.project_id == project_id,
+                                         Stack.stack_user_project_id == project_id),
+                                  Stack.name == name)
     if not show_deleted:
         stmt = stmt.where(Stack.deleted_at.is_(None))
-    row = s.execute(stmt.order_by(Stack.created_at.desc()).limit(1)).scalar_one_or_none()
+    stmt = stmt.order_by(sa.case((Stack.deleted_at.is_(None), 0), else_=1),
+                         Stack.created_at, Stack.id)
+    row = s.execute(stmt.limit(1)).scalar_one_or_none()
     return None if row is None else _records(s, [row])[0]
 
 

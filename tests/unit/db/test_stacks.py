@@ -257,3 +257,25 @@ def test_raw_templates_for_update_and_rollback(tx: Tx) -> None:
         assert stacks.get_raw_template(s, st.raw_template_id).template == TEMPLATE
         with pytest.raises(errors.EntityNotFound):
             stacks.get_raw_template(s, 987654)
+
+
+def test_stack_user_project_sees_the_stack_by_name_and_id(tx: Tx) -> None:
+    # agents in servers authenticate in the stack's own "stack user" project
+    st = new_stack(tx, "agented", "p1", stack_user_project_id="sup-1")
+    with tx() as s:
+        assert stacks.get_stack(s, st.id, project_id="sup-1") is not None
+        by_name = stacks.get_stack_by_name(s, "sup-1", "agented")
+        assert by_name is not None and by_name.id == st.id
+
+
+def test_by_name_with_show_deleted_prefers_the_live_stack(tx: Tx) -> None:
+    old = new_stack(tx, "again")
+    with tx() as s:
+        stacks.soft_delete_stack(s, old.id)
+        assert stacks.get_stack_by_name(s, "p1", "again") is None
+        found = stacks.get_stack_by_name(s, "p1", "again", show_deleted=True)
+        assert found is not None and found.id == old.id
+    live = new_stack(tx, "again")
+    with tx() as s:
+        found = stacks.get_stack_by_name(s, "p1", "again", show_deleted=True)
+        assert found is not None and found.id == live.id
