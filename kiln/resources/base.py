@@ -195,6 +195,14 @@ class ResourceRuntime(Protocol):
         ``.../resources/{name}/signal`` (``heat``), or the CFN API's pre-signed
         ``/v1/waitcondition/{arn}`` (``cfn_waitcondition``) / ``/v1/signal/{arn}``."""
 
+    async def stack_user(self, resource_name: str, *, password: str | None = None,
+                         keypair: bool = False) -> Mapping[str, Any]:
+        """The identity servers use to reach Kiln on behalf of *resource_name* (Heat's
+        stack-domain user), created on first use: ``user_id``, ``project_id``,
+        ``auth_url``, ``region_name``, and with ``keypair`` an EC2 ``access_key_id`` /
+        ``secret_access_key`` plus the CFN ``metadata_url``; ``password`` is set as the
+        user's password. Without an identity service the values are placeholders."""
+
     def signal_token(self, resource_name: str) -> str | None:
         """A token an agent may send with a signal to *resource_name* (Heat's stack-user
         token for TOKEN_SIGNAL); None when the deployment has no identity service."""

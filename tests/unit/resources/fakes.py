@@ -93,6 +93,7 @@ class FakeRuntime:
     software_configs: MemoryConfigStore = field(default_factory=MemoryConfigStore)
     software_deployments: MemoryDeploymentStore = field(default_factory=MemoryDeploymentStore)
     resources: dict[str, Resource] = field(default_factory=dict)
+    stack_user_calls: list[tuple[str, str | None, bool]] = field(default_factory=list)
 
     def resolve(self, node: Any) -> Any:
         return node  # tests pass already-resolved properties
@@ -120,6 +121,16 @@ class FakeRuntime:
 
     def signal_token(self, resource_name: str) -> str | None:
         return "stack-user-token"
+
+    async def stack_user(self, resource_name: str, *, password: str | None = None,
+                         keypair: bool = False) -> Mapping[str, Any]:
+        self.stack_user_calls.append((resource_name, password, keypair))
+        user: dict[str, Any] = {"user_id": "u-1", "project_id": "stack-user-project",
+                                "auth_url": "http://keystone:5000/v3", "region_name": None}
+        if keypair:
+            user.update(access_key_id="AK", secret_access_key="SK",
+                        metadata_url="http://kiln:8000/v1/")
+        return user
 
 
 _REGISTRY: Registry | None = None
