@@ -166,6 +166,10 @@ class ParameterValues(Mapping[str, Any]):
         value = self._typed[name] = schema.coerce(raw)
         return value
 
+    def __contains__(self, name: object) -> bool:
+        # declared (or pseudo) is enough: a parameter without a value is still there
+        return name in self._schemas
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._schemas)
 

@@ -352,5 +352,12 @@ def test_immutable_compares_the_raw_input_with_the_old_typed_value() -> None:
     assert exc.value.message == \
         "The following parameters are immutable and may not be updated: b"
     new = bind(s, {"a": "z", "b": 2})
-    with pytest.raises(errors.ImmutableParameterModified, match="updated: a, b$"):
+    with pytest.raises(errors.ImmutableParameterModified, match=r"updated: a, b$"):
         check_immutable(old, new, {"a": "z", "b": 2})
+
+
+def test_membership_does_not_need_a_value() -> None:
+    v = bind_parameters(hot({"a": {"type": "string"}}), None, None, IDENT, validate=False)
+    assert "a" in v and "zz" not in v
+    with pytest.raises(errors.UserParameterMissing):
+        v["a"]
