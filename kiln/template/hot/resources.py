@@ -140,24 +140,16 @@ class GetAttThenSelect(Function):
 
 
 def select_path(value: Any, path: list[Any]) -> Any:
-    """Heat 2013-05-23's selection of a path from an attribute value (None if absent)."""
+    """Heat's selection of a path from an attribute value: maps by key, lists and
+    strings by integer index; anything that does not fit gives None."""
     for key in path:
-        if value is None:
+        if not isinstance(value, dict | list | str) or not isinstance(key, str | int):
             return None
-        if isinstance(value, dict):
-            value = value.get(key) if _hashable(key) else None
-        elif isinstance(value, list):
-            try:
-                value = value[int(key)]
-            except (ValueError, TypeError, IndexError):
-                return None
-        else:
+        try:
+            value = value[key]
+        except (KeyError, IndexError, TypeError):
             return None
     return value
-
-
-def _hashable(key: Any) -> bool:
-    return isinstance(key, str | int | float | bool) or key is None
 
 
 class GetAtt(GetAttThenSelect):

@@ -75,8 +75,11 @@ def test_get_resource_and_get_attr(version: str) -> None:
 
 def test_get_attr_2013_selects_the_path_itself() -> None:
     resolver = FakeResolver(ATTRS)
-    assert out({"get_attr": ["r", "value", "k", "1", "x"]}, "2013-05-23", resources=RES,
+    assert out({"get_attr": ["r", "value", "k", 1, "x"]}, "2013-05-23", resources=RES,
                resolver=resolver) == "y"
+    # a string index into a list selects nothing (Heat 27: null)
+    assert out({"get_attr": ["r", "value", "k", "1", "x"]}, "2013-05-23", resources=RES,
+               resolver=resolver) is None
     # the whole attribute is fetched, then selected here
     assert ("attribute", "r", "value") in resolver.calls
 

@@ -18,7 +18,10 @@ HOT_FUNCTIONS = ["get_param", "get_resource", "get_attr", "get_file", "list_join
                  "str_replace", "str_replace_strict", "str_replace_vstrict", "str_split",
                  "digest", "repeat", "resource_facade", "map_merge", "map_replace", "yaql",
                  "equals", "not", "and", "or", "if", "contains", "filter", "make_url",
-                 "list_concat", "list_concat_unique", "Ref", "Fn::Join", "Fn::Select"]
+                 "list_concat", "list_concat_unique", "Ref", "Fn::Join", "Fn::Select",
+                 "Fn::GetAtt", "Fn::Split", "Fn::Replace", "Fn::Base64", "Fn::FindInMap",
+                 "Fn::If", "Fn::Equals", "Fn::Not", "Fn::And", "Fn::Or", "Fn::GetAZs",
+                 "Fn::MemberListToMap", "Fn::ResourceFacade"]
 KEYS = st.sampled_from(["a", "b", "p", "r1", "r2", "template", "params", "for_each",
                         "expression", "data", "keys", "values", "host", "port", "%x%",
                         "c1", "value", "permutations"])
@@ -59,6 +62,21 @@ def templates(draw: st.DrawFn) -> dict[str, Any]:
     return body
 
 
+@st.composite
+def cfn_templates(draw: st.DrawFn) -> dict[str, Any]:
+    key, version = draw(st.sampled_from([("AWSTemplateFormatVersion", "2010-09-09"),
+                                         ("HeatTemplateFormatVersion", "2012-12-12")]))
+    body: dict[str, Any] = {key: version}
+    body["Parameters"] = {"p": {"Type": "String", "Default": "x"}}
+    body["Mappings"] = {"m": {"a": {"b": "c"}}}
+    body["Resources"] = {n: {"Type": "OS::Heat::None",
+                             "Properties": {"v": draw(snippets)}} for n in ("r1", "r2")}
+    body["Outputs"] = {"o1": {"Value": draw(snippets)}}
+    if key == "AWSTemplateFormatVersion":
+        body["Conditions"] = {"c1": draw(st.one_of(st.booleans(), snippets))}
+    return body
+
+
 def _exercise(body: dict[str, Any]) -> Any:
     """Everything the engine would do with a template; returns what it resolved."""
     b = bind(body, resolver=FakeResolver({"r1": {"value": [1, {"a": "b"}]}}),
@@ -93,6 +111,12 @@ def test_yaml_shaped_text_is_a_template_or_a_template_error(text: str) -> None:
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(templates())
 def test_random_function_trees_only_raise_template_errors(body: dict[str, Any]) -> None:
+    _only_client_errors(_exercise, body)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cfn_templates())
+def test_random_cfn_trees_only_raise_template_errors(body: dict[str, Any]) -> None:
     _only_client_errors(_exercise, body)
 
 
