@@ -146,7 +146,7 @@ def select_path(value: Any, path: list[Any]) -> Any:
         if not isinstance(value, dict | list | str) or not isinstance(key, str | int):
             return None
         try:
-            value = value[key]
+            value = value[key]  # type: ignore[index]  # a str index fails like Heat
         except (KeyError, IndexError, TypeError):
             return None
     return value
