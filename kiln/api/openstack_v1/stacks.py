@@ -68,6 +68,15 @@ async def index(call: Call) -> Any:
     with_count = False
     if query.get("with_count"):
         with_count = p.extract_bool("with_count", query["with_count"])
+    if filters and "tenant" in filters:
+        # a listing is already confined to the caller's project (global_tenant is denied),
+        # so a tenant filter either keeps everything or nothing
+        wanted = filters.pop("tenant")
+        if call.ctx.project_id not in (wanted if isinstance(wanted, list) else [wanted]):
+            return views.stack_collection(call.request, call.api_root, call.tenant, [],
+                                          count=0 if with_count else None,
+                                          include_project=call.ctx.is_admin)
+        filters = filters or None
     stacks = await call.service.list_stacks(call.ctx, filters=filters, **params)
     count = None
     if with_count:

@@ -335,3 +335,11 @@ def test_delete_then_gone(hc: Any) -> None:
             return True
     wait_for(gone, bool, "delete")
     assert sid not in [s.id for s in hc.stacks.list()]
+
+
+def test_tenant_filter_keeps_the_callers_project_only(heat_endpoint: str, stack: Any) -> None:
+    project = heat_endpoint.rsplit("/", 1)[1]
+    mine = httpx.get(heat_endpoint + "/stacks", params={"tenant": project}).json()["stacks"]
+    assert stack.id in [s["id"] for s in mine]
+    other = httpx.get(heat_endpoint + "/stacks", params={"tenant": "someone-else"}).json()
+    assert other["stacks"] == []
