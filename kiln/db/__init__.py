@@ -93,6 +93,10 @@ resources (``kiln.db.resources``)::
     update_resource(s, resource_id: int, values: ResourceValues, *,
                     expected_engine: str | None = ...) -> bool
     update_resources(s, updates: Sequence[tuple[int, ResourceValues]]) -> None   # bulk
+    queue_resource_update(s, resource_id: int, values: ResourceValues) -> None
+        # unconditional update deferred to the session's next resource read / commit, merged
+        # per row: the cheapest way to record a status change (one executemany per batch)
+    flush_resource_updates(s) -> None
     delete_resource(s, resource_id: int) -> None      # hard delete; ids are never reused
     set_resource_data(s, resource_id: int, key: str, value: str, *, redact: bool = False)
     get_resource_data(s, resource_id: int) -> dict[str, str]          # decrypted

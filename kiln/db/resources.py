@@ -22,6 +22,7 @@ from kiln.db.models import Resource, ResourceData, utcnow
 from kiln.db.records import NewResource, ResourceRecord, ResourceValues
 
 _FIELDS = [c.key for c in Resource.__table__.columns if c.key != "rsrc_metadata"]
+_PENDING = "kiln_pending_resource_updates"
 
 
 def _values(values: Mapping[str, Any]) -> dict[str, Any]:
@@ -76,12 +77,14 @@ def create_resources(s: Session, rows: Sequence[NewResource]) -> list[ResourceRe
 
 
 def get_resource(s: Session, resource_id: int) -> ResourceRecord | None:
+    flush_resource_updates(s)
     row = s.get(Resource, resource_id)
     return None if row is None else _records(s, [row])[0]
 
 
 def get_resource_by_name(s: Session, stack_id: str, name: str) -> ResourceRecord | None:
     """The current row called ``name``: one not replaced if any, newest first."""
+    flush_resource_updates(s)
     row = s.execute(sa.select(Resource).where(Resource.stack_id == stack_id,
                                               Resource.name == name)
                     .order_by(sa.case((Resource.replaced_by.is_(None), 0), else_=1),
@@ -91,18 +94,21 @@ def get_resource_by_name(s: Session, stack_id: str, name: str) -> ResourceRecord
 
 
 def list_resources(s: Session, stack_id: str) -> list[ResourceRecord]:
+    flush_resource_updates(s)
     rows = s.execute(sa.select(Resource).where(Resource.stack_id == stack_id)
                      .order_by(Resource.id)).scalars()
     return _records(s, rows)
 
 
 def list_tree_resources(s: Session, root_stack_id: str) -> list[ResourceRecord]:
+    flush_resource_updates(s)
     rows = s.execute(sa.select(Resource).where(Resource.root_stack_id == root_stack_id)
                      .order_by(Resource.id)).scalars()
     return _records(s, rows)
 
 
 def find_resources_by_physical_id(s: Session, physical_resource_id: str) -> list[ResourceRecord]:
+    flush_resource_updates(s)
     rows = s.execute(sa.select(Resource)
                      .where(Resource.physical_resource_id == physical_resource_id)
                      .order_by(Resource.id)).scalars()
@@ -145,6 +151,7 @@ def update_resource(s: Session, resource_id: int, values: ResourceValues, *,
                     expected_engine: Any = _ANY) -> bool:
     """``expected_engine``: update only if the row's ``engine_id`` is that (None = unowned),
     which is how an engine claims a resource atomically. Returns whether a row changed."""
+    flush_resource_updates(s)
     row = _values(values)
     params: dict[str, Any] = {"_rid": resource_id}
     params.update({"v_" + k: v for k, v in row.items()})
@@ -161,9 +168,13 @@ def update_resource(s: Session, resource_id: int, values: ResourceValues, *,
 
 def update_resources(s: Session, updates: Sequence[tuple[int, ResourceValues]]) -> None:
     """Many unconditional updates at once (executemany, grouped by the columns set)."""
+    flush_resource_updates(s)
+    _execute_updates(s, [(rid, _values(values)) for rid, values in updates])
+
+
+def _execute_updates(s: Session, updates: Sequence[tuple[int, dict[str, Any]]]) -> None:
     groups: dict[tuple[str, ...], list[dict[str, Any]]] = defaultdict(list)
-    for rid, values in updates:
-        row = _values(values)
+    for rid, row in updates:
         groups[tuple(sorted(row))].append({"_rid": rid, **{"v_" + k: v for k, v in row.items()}})
     conn = s.connection()
     for keys, params in groups.items():
@@ -171,7 +182,34 @@ def update_resources(s: Session, updates: Sequence[tuple[int, ResourceValues]]) 
     _expire(s, (rid for rid, _ in updates))
 
 
+def queue_resource_update(s: Session, resource_id: int, values: ResourceValues) -> None:
+    """An unconditional update deferred to the session's next resource query or commit.
+
+    Successive queued updates of one row are merged (later values win), and all rows are
+    then written with one executemany - on PostgreSQL one pipelined round trip for a whole
+    writer batch instead of one per status change."""
+    pending: dict[int, dict[str, Any]] = s.info.setdefault(_PENDING, {})
+    pending.setdefault(resource_id, {}).update(_values(values))
+
+
+def flush_resource_updates(s: Session) -> None:
+    pending: dict[int, dict[str, Any]] | None = s.info.pop(_PENDING, None)
+    if pending:
+        _execute_updates(s, list(pending.items()))
+
+
+@sa.event.listens_for(Session, "before_commit")
+def _before_commit(s: Session) -> None:
+    flush_resource_updates(s)
+
+
+@sa.event.listens_for(Session, "after_rollback")
+def _after_rollback(s: Session) -> None:
+    s.info.pop(_PENDING, None)
+
+
 def delete_resource(s: Session, resource_id: int) -> None:
+    flush_resource_updates(s)
     s.execute(sa.delete(ResourceData).where(ResourceData.resource_id == resource_id))
     s.execute(sa.delete(Resource).where(Resource.id == resource_id))
 

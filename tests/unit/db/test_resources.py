@@ -184,3 +184,32 @@ def test_properties_stored_plain_when_encryption_is_off(tx: Tx) -> None:
         raw = s.execute(sa.select(Resource.properties_data)).scalar_one()
         assert raw == {"a": "b"}
         assert resources.get_resource(s, r.id).properties_data == {"a": "b"}  # type: ignore[union-attr]
+
+
+def test_queued_updates_merge_in_order_and_are_seen_by_reads(tx: Tx) -> None:
+    st = new_stack(tx)
+    with tx() as s:
+        a, b = resources.create_resources(s, [NewResource(st.id, st.id, "a", "T"),
+                                              NewResource(st.id, st.id, "b", "T")])
+    with tx() as s:
+        resources.queue_resource_update(s, a.id, {"action": "CREATE", "status": "IN_PROGRESS"})
+        resources.queue_resource_update(s, b.id, {"status": "FAILED", "status_reason": "x"})
+        resources.queue_resource_update(s, a.id, {"status": "COMPLETE",
+                                                  "physical_resource_id": "phy-a"})
+        got = resources.get_resource(s, a.id)       # a read flushes what is queued
+        assert got is not None
+        assert (got.action, got.status, got.physical_resource_id) == (
+            "CREATE", "COMPLETE", "phy-a")
+        resources.queue_resource_update(s, b.id, {"status": "COMPLETE"})
+    with tx() as s:                                  # the commit flushed the rest
+        got_b = resources.get_resource(s, b.id)
+        assert got_b is not None and (got_b.status, got_b.status_reason) == ("COMPLETE", "x")
+    try:
+        with tx() as s:
+            resources.queue_resource_update(s, b.id, {"status": "DELETED-NEVER"})
+            raise RuntimeError("abort")
+    except RuntimeError:
+        pass
+    with tx() as s:
+        got_b = resources.get_resource(s, b.id)
+        assert got_b is not None and got_b.status == "COMPLETE"
