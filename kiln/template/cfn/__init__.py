@@ -30,12 +30,14 @@ BASE.add_functions({
     "Fn::GetAtt": fn.GetAtt,
     "Fn::Select": fn.Select,
     "Fn::Join": fn.Join,
-    "Fn::Base64": fn.Base64,
 })
 
+# Both dialects list these after the base ones, in Heat's order (template_functions
+# shows the table in this order).
 _LATER = {
     "Fn::Split": fn.Split,
     "Fn::Replace": fn.Replace,
+    "Fn::Base64": fn.Base64,
     "Fn::MemberListToMap": fn.MemberListToMap,
     "Fn::ResourceFacade": fn.ResourceFacade,
 }

@@ -1,5 +1,8 @@
 """CloudFormation intrinsic functions (``Ref``, ``Fn::*``), as Heat implements them.
 
+``api_description`` on each class is the text Heat's template_functions API shows for
+it (observed on Heat 27), for the listing to return the same.
+
 Where Heat's CFN function is its HOT sibling under another name (``Fn::Join`` is the
 2013-05-23 ``list_join``, ``Fn::GetAtt`` the 2013-05-23 ``get_attr`` without a path,
 ``Fn::ResourceFacade`` is ``resource_facade`` with CamelCase kinds), the class here is a
@@ -13,7 +16,7 @@ import itertools
 import json
 import re
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from kiln.template.errors import reference_error
 from kiln.template.function import Function, ResolveContext, ValidateContext
@@ -38,6 +41,7 @@ class ParamRef(Function):
     """``Ref`` inside conditions: parameters only."""
 
     __slots__ = ()
+    api_description: ClassVar[str] = "A function for resolving parameter references."
 
     def result(self, ctx: ResolveContext) -> Any:
         return _parameter(self, ctx, ctx.resolve(self.args))
@@ -54,6 +58,7 @@ class Ref(Function):
     """
 
     __slots__ = ("is_param",)
+    api_description: ClassVar[str] = "A function for resolving parameters or resource references."
     touches_resources = True
 
     def __init__(self, fn_name: str, args: Any, path: tuple[Any, ...] = ()) -> None:
@@ -92,6 +97,7 @@ class GetAtt(hot_resources.GetAttThenSelect):
     """``Fn::GetAtt: [resource, attribute]`` — exactly two items, no path."""
 
     __slots__ = ()
+    api_description: ClassVar[str] = "A function for resolving resource attributes."
 
     def validate(self, ctx: ValidateContext) -> None:
         if not isinstance(self.args, list) or len(self.args) != 2:
@@ -103,6 +109,7 @@ class Select(Function):
     """``Fn::Select: [index, list-or-map]``; a miss gives ``""``."""
 
     __slots__ = ()
+    api_description: ClassVar[str] = "A function for selecting an item from a list or map."
 
     def validate(self, ctx: ValidateContext) -> None:
         if not isinstance(self.args, list) or len(self.args) != 2:
@@ -141,12 +148,14 @@ class Join(hot_strings.Join):
     """``Fn::Join: [delimiter, [strings]]`` (the 2013-05-23 list_join)."""
 
     __slots__ = ()
+    api_description: ClassVar[str] = "A function for joining strings."
 
 
 class Split(Function):
     """``Fn::Split: [delimiter, string]``."""
 
     __slots__ = ()
+    api_description: ClassVar[str] = "A function for splitting strings."
 
     def _shape_error(self) -> Exception:
         example = f'"{self.fn_name}" : [ ",", "str1,str2"]]'
@@ -171,6 +180,7 @@ class Replace(hot_strings.Replace):
     """``Fn::Replace: [{placeholder: value}, string]`` (2013-05-23 str_replace rules)."""
 
     __slots__ = ()
+    api_description: ClassVar[str] = "A function for performing string substitutions."
 
     def validate(self, ctx: ValidateContext) -> None:
         if not isinstance(self.args, list) or len(self.args) != 2:
@@ -199,6 +209,7 @@ class Base64(Function):
     data), but it must be a string."""
 
     __slots__ = ()
+    api_description: ClassVar[str] = "A placeholder function for converting to base64."
 
     def result(self, ctx: ResolveContext) -> Any:
         value = ctx.resolve(self.args)
@@ -219,6 +230,9 @@ class MemberListToMap(Function):
     """``Fn::MemberListToMap: [key_name, value_name, [".member.N.<name>=<v>", ...]]``."""
 
     __slots__ = ()
+    api_description: ClassVar[str] = (
+        "A function to convert lists with "
+        "enumerated keys and values to mapping.")
 
     def validate(self, ctx: ValidateContext) -> None:
         if not isinstance(self.args, list) or len(self.args) != 3:
@@ -260,6 +274,9 @@ class ResourceFacade(hot_resources.ResourceFacade):
     """``Fn::ResourceFacade: Metadata|DeletionPolicy|UpdatePolicy``."""
 
     __slots__ = ()
+    api_description: ClassVar[str] = (
+        "A function for retrieving data "
+        "in a parent provider template.")
     KINDS = ("Metadata", "DeletionPolicy", "UpdatePolicy")
     _TO_HOT = {"Metadata": "metadata", "DeletionPolicy": "deletion_policy",
                "UpdatePolicy": "update_policy"}
@@ -273,6 +290,7 @@ class GetAZs(Function):
     """``Fn::GetAZs: region`` — the availability zones (the argument is ignored)."""
 
     __slots__ = ()
+    api_description: ClassVar[str] = "A function for retrieving the availability zones."
     touches_resources = True
 
     def result(self, ctx: ResolveContext) -> Any:
@@ -283,6 +301,7 @@ class FindInMap(Function):
     """``Fn::FindInMap: [map, key, value]`` from the ``Mappings`` section."""
 
     __slots__ = ()
+    api_description: ClassVar[str] = "A function for resolving keys in the template mappings."
 
     def validate(self, ctx: ValidateContext) -> None:
         if not isinstance(self.args, list) or len(self.args) != 3:

@@ -318,3 +318,43 @@ def test_condition_that_is_not_a_boolean() -> None:
         b.validate()
     assert exc.value.message == ('Condition validation error: The definition of '
                                  'condition "c" is invalid: t2y')
+
+
+def test_function_tables_as_heat_lists_them() -> None:
+    # GET /template_versions/<v>/functions on Heat 27 (names, order, descriptions)
+    from kiln.template import REGISTRY
+
+    aws = REGISTRY.get("AWSTemplateFormatVersion", "2010-09-09")
+    listing = [(n, c.api_description) for n, c in aws.available_functions().items()]
+    assert listing == [
+        ("Fn::FindInMap", "A function for resolving keys in the template mappings."),
+        ("Fn::GetAZs", "A function for retrieving the availability zones."),
+        ("Ref", "A function for resolving parameters or resource references."),
+        ("Fn::GetAtt", "A function for resolving resource attributes."),
+        ("Fn::Select", "A function for selecting an item from a list or map."),
+        ("Fn::Join", "A function for joining strings."),
+        ("Fn::Split", "A function for splitting strings."),
+        ("Fn::Replace", "A function for performing string substitutions."),
+        ("Fn::Base64", "A placeholder function for converting to base64."),
+        ("Fn::MemberListToMap",
+         "A function to convert lists with enumerated keys and values to mapping."),
+        ("Fn::ResourceFacade",
+         "A function for retrieving data in a parent provider template."),
+        ("Fn::If",
+         "A function to return corresponding value based on condition evaluation."),
+    ]
+    cond = aws.available_functions(conditions=True)
+    assert {n: c.api_description for n, c in cond.items()} == {
+        "Fn::Equals": "A function for comparing whether two values are equal.",
+        "Ref": "A function for resolving parameter references.",
+        "Fn::FindInMap": "A function for resolving keys in the template mappings.",
+        "Fn::Not": "A function that acts as a NOT operator on a condition.",
+        "Fn::And": "A function that acts as an AND operator on conditions.",
+        "Fn::Or": "A function that acts as an OR operator on conditions.",
+    }
+    heat = REGISTRY.get("HeatTemplateFormatVersion", "2012-12-12")
+    assert list(heat.available_functions()) == [
+        "Fn::FindInMap", "Fn::GetAZs", "Ref", "Fn::GetAtt", "Fn::Select", "Fn::Join",
+        "Fn::Split", "Fn::Replace", "Fn::Base64", "Fn::MemberListToMap",
+        "Fn::ResourceFacade"]
+    assert heat.available_functions(conditions=True) == {}
