@@ -108,7 +108,7 @@ def test_yaml_shaped_text_is_a_template_or_a_template_error(text: str) -> None:
     _only_client_errors(load_template, "heat_template_version: 2016-10-14\n" + text)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(templates())
 def test_random_function_trees_only_raise_template_errors(body: dict[str, Any]) -> None:
     _only_client_errors(_exercise, body)
@@ -120,7 +120,7 @@ def test_random_cfn_trees_only_raise_template_errors(body: dict[str, Any]) -> No
     _only_client_errors(_exercise, body)
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(templates())
 def test_resolving_is_deterministic(body: dict[str, Any]) -> None:
     first = _only_client_errors(_exercise, body)
