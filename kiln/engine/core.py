@@ -15,6 +15,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from kiln.db import events as db_events
 from kiln.db import locks as db_locks
 from kiln.db import resources as db_resources
 from kiln.db import stacks as db_stacks
@@ -103,10 +104,15 @@ class Engine:
         async def body() -> None:
             try:
                 await work()
+                await self.purge_events(stack_id)
             except asyncio.CancelledError:
                 raise
-            except Exception:  # a bug must not leave the stack locked forever
+            except Exception as exc:  # a bug must not leave the stack locked forever
                 LOG.exception("stack action on %s crashed", stack_id)
+                with contextlib.suppress(Exception):
+                    await self.db.write(db_stacks.update_stack, stack_id, {
+                        "status": "FAILED",
+                        "status_reason": f"Engine error: {type(exc).__name__}: {exc}"})
             finally:
                 with contextlib.suppress(Exception):
                     await asyncio.shield(self.db.run(db_locks.release_stack_lock, stack_id,
@@ -119,6 +125,14 @@ class Engine:
         task = asyncio.ensure_future(body())
         self.tasks[stack_id] = task
         return task
+
+    async def purge_events(self, stack_id: str) -> None:
+        """Keep at most ``max_events_per_stack`` events, purging the oldest in batches
+        of ``event_purge_batch_size`` (Heat's options)."""
+        keep = int(self.conf.max_events_per_stack)
+        if keep > 0:
+            await self.db.write(db_events.purge_events, stack_id, keep,
+                                int(self.conf.event_purge_batch_size))
 
     async def preempt(self, stack_id: str) -> None:
         """Stop this engine's running action on the stack (delete wins over create)."""

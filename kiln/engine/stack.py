@@ -10,9 +10,12 @@ loading is in :mod:`kiln.engine.loader`, writing in :mod:`kiln.engine.recorder`.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import random
 import string
 import time
+import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -218,6 +221,27 @@ class StackRuntime:
 
     def signal_token(self, resource_name: str) -> str | None:
         return None
+
+    async def stack_user(self, resource_name: str, *, password: str | None = None,
+                         keypair: bool = False) -> Mapping[str, Any]:
+        """Placeholder stack-domain user (no identity service): stable per resource,
+        derived from the stack id, the resource name and the encryption key."""
+        info = self._stack.info
+        conf = self._stack.conf
+        seed = f"{info.id}/{resource_name}"
+        user: dict[str, Any] = {
+            "user_id": uuid.uuid5(uuid.NAMESPACE_URL, "kiln-user:" + seed).hex,
+            "project_id": info.stack_user_project_id or info.project_id,
+            "auth_url": "",
+            "region_name": getattr(conf, "region_name_for_services", "RegionOne"),
+        }
+        if keypair:
+            key = str(getattr(conf, "auth_encryption_key", "")).encode()
+            user["access_key_id"] = uuid.uuid5(uuid.NAMESPACE_URL, "kiln-ak:" + seed).hex
+            user["secret_access_key"] = hmac.new(key, seed.encode(), hashlib.sha256).hexdigest()
+            base = getattr(conf, "heat_metadata_server_url", None) or ""
+            user["metadata_url"] = f"{base.rstrip('/')}/v1/" if base else ""
+        return user
 
     def signal_url(self, resource_name: str, kind: str) -> str:
         base = getattr(self._stack.conf, "heat_metadata_server_url", None) or ""

@@ -188,3 +188,17 @@ async def test_unknown_type_and_bad_properties_are_validation_errors(
         await service.create_stack(
             ctx, "t2", hot({"r": {"type": "OS::Heat::RandomString",
                                   "properties": {"length": "many"}}}), {}, {}, {})
+
+
+async def test_events_beyond_the_limit_are_purged_oldest_first(
+        service: EngineService, ctx: RequestContext, override) -> None:  # type: ignore[no-untyped-def]
+    override(max_events_per_stack=5, event_purge_batch_size=2)
+    stack = await create(service, ctx, "purged", CHAIN)
+    # 8 events were written; the 3 oldest go so that 5 remain
+    assert await events(service, ctx, stack["stack_identity"]) == [
+        ("b", "CREATE_IN_PROGRESS", "state changed"),
+        ("b", "CREATE_COMPLETE", "state changed"),
+        ("c", "CREATE_IN_PROGRESS", "state changed"),
+        ("c", "CREATE_COMPLETE", "state changed"),
+        ("purged", "CREATE_COMPLETE", "Stack CREATE completed successfully"),
+    ]
