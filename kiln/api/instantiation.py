@@ -233,10 +233,6 @@ class Instantiation:
             raise bad_request("environment_files must be a list of file names")
         return env_files
 
-    def files_container(self) -> str | None:
-        value = self.data.get("files_container")
-        return value if isinstance(value, str) else None
-
     def args(self, *, is_update: bool = False) -> dict[str, Any]:
         args = {k: v for k, v in self.data.items() if k not in INSTANTIATION_KEYS}
         if "timeout_mins" in args:
@@ -246,11 +242,15 @@ class Instantiation:
         if not is_update and "converge" in args:
             raise bad_request("converge flag only supported in stack update (or update "
                               "preview) request.")
-        for flag in ("disable_rollback", "existing", "clear_parameters", "converge"):
+        for flag in ("disable_rollback", "existing", "converge"):
             value = args.get(flag)
             if value is not None and not isinstance(value, bool):
                 if str(value).lower() not in ("true", "false"):
                     raise bad_request(f'Unrecognized value "{value}" for "{flag}", '
                                       "acceptable values are: true, false.")
                 args[flag] = str(value).lower() == "true"
+        cleared = args.get("clear_parameters")
+        if cleared is not None and (not isinstance(cleared, list)
+                                    or not all(isinstance(n, str) for n in cleared)):
+            raise bad_request("clear_parameters must be a list of parameter names")
         return args
