@@ -12,11 +12,12 @@ from kiln.engine.interface import EngineServiceAPI, Identity
 from kiln.engine.reads import Reads
 from kiln.engine.recovery import RecoveryOps
 from kiln.engine.signals import SignalOps
+from kiln.engine.snapshots import SnapshotOps
 from kiln.engine.software import SoftwareOps
 from kiln.engine.stack_ops import StackOps
 
 
-class EngineService(RecoveryOps, AdoptOps, SignalOps, SoftwareOps, StackOps, Reads):
+class EngineService(RecoveryOps, SnapshotOps, AdoptOps, SignalOps, SoftwareOps, StackOps, Reads):
     """The engine behind the API: construct, ``await start()``, call, ``await stop()``.
 
     ``EngineService(conf=None, *, db=None, db_url=None, engine_id=None)``: ``db`` is an

@@ -1,0 +1,192 @@
+"""Stack snapshots and restore.
+
+A snapshot runs the SNAPSHOT action over the stack (each plugin's ``handle_snapshot``,
+which may leave what a restore needs in its data) and stores the stack's abandon
+document (:func:`kiln.engine.adopt.stack_data`) as the snapshot's ``data``. The snapshot
+row is returned at once as ``CREATE IN_PROGRESS``; it becomes ``COMPLETE`` ("Stack
+SNAPSHOT completed successfully") or ``FAILED`` with the stack. Restore is an update
+(action RESTORE) to the snapshot's template, environment and files; afterwards each
+plugin that implements restore gets its snapshot data through ``handle_restore``.
+Shapes, messages and events follow the live Heat 27.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kiln.db import snapshots as db_snapshots
+from kiln.db import stacks as db_stacks
+from kiln.db.records import SnapshotRecord, StackRecord
+from kiln.engine import update as update_action
+from kiln.engine.actions import (
+    COMPLETE,
+    CREATE,
+    FAILED,
+    IN_PROGRESS,
+    RESTORE,
+    SNAPSHOT,
+    stack_completed,
+    stack_started,
+)
+from kiln.engine.adopt import stack_data
+from kiln.engine.base import ServiceBase
+from kiln.engine.context import RequestContext
+from kiln.engine.core import Engine
+from kiln.engine.format import isotime
+from kiln.engine.interface import JSON, Identity
+from kiln.engine.loader import environment_from_stored
+from kiln.engine.runner import ActionFailed, run_action
+from kiln.engine.scheduler import Deadline, traverse
+from kiln.engine.stack import LiveStack
+from kiln.errors import ActionInProgress, EntityNotFound, NotSupported, RequestLimitExceeded
+
+
+class NotFound(EntityNotFound):
+    """Heat's generic not-found type for an unknown snapshot id."""
+
+
+class SnapshotNotFound(EntityNotFound):
+    pass
+
+
+def snapshot_body(rec: SnapshotRecord) -> JSON:
+    return {"id": rec.id, "name": rec.name, "action": rec.action, "status": rec.status,
+            "status_reason": rec.status_reason or None, "data": rec.data,
+            "creation_time": isotime(rec.created_at)}
+
+
+async def run_snapshot(engine: Engine, stack: LiveStack, snapshot_id: str) -> None:
+    """The stack row is already SNAPSHOT_IN_PROGRESS and locked."""
+    deadline = Deadline(engine.timeout_seconds(stack))
+
+    async def visit(name: str) -> None:
+        slot = stack.slots[name]
+        plugin = slot.plugin
+        await run_action(engine.recorder, engine.poller, stack, slot, SNAPSHOT,
+                         plugin.handle_snapshot, plugin.check_snapshot_complete,
+                         abort_reason=deadline.reason)
+
+    outcome = await traverse(engine.graph(stack), visit, action=SNAPSHOT,
+                             limit=engine.limit, deadline=deadline)
+    status, reason = ((COMPLETE, stack_completed(SNAPSHOT)) if outcome.ok
+                      else (FAILED, outcome.reason))
+    await engine.recorder.stack(stack, SNAPSHOT, status, reason)
+    data = stack_data(stack)
+    await engine.db.write(db_snapshots.update_snapshot, snapshot_id,
+                          {"data": data, "status": status, "status_reason": reason})
+
+
+async def restore_resources(engine: Engine, stack: LiveStack, data: Any) -> None:
+    """Hand each plugin that restores its snapshot data (after the template update)."""
+    saved = (data or {}).get("resources") or {}
+    deadline = Deadline(engine.timeout_seconds(stack))
+
+    async def visit(name: str) -> None:
+        slot = stack.slots[name]
+        plugin = slot.plugin
+        if name not in saved or not plugin.supports(RESTORE):
+            return
+        await run_action(engine.recorder, engine.poller, stack, slot, RESTORE,
+                         lambda: plugin.handle_restore(saved[name]),
+                         plugin.check_restore_complete, abort_reason=deadline.reason)
+
+    outcome = await traverse(engine.graph(stack), visit, action=RESTORE,
+                             limit=engine.limit, deadline=deadline)
+    if not outcome.ok:
+        raise ActionFailed(outcome.reason)
+
+
+async def run_restore(engine: Engine, current: LiveStack, new: LiveStack,
+                      data: Any) -> None:
+    await update_action.run_update(engine, current, new, action=RESTORE,
+                                   allow_rollback=False)
+    if new.info.status != COMPLETE:
+        return
+    restored = await engine.load(new.info.id)
+    try:
+        await restore_resources(engine, restored, data)
+    except ActionFailed as exc:
+        await engine.recorder.stack(restored, RESTORE, FAILED, exc.reason)
+
+
+class SnapshotOps(ServiceBase):
+    async def _snapshot(self, ctx: RequestContext, rec: StackRecord,
+                        snapshot_id: str) -> SnapshotRecord:
+        snap: SnapshotRecord | None = await self.db.run(db_snapshots.get_snapshot,
+                                                        snapshot_id)
+        if snap is None or (snap.project_id != ctx.project_id and not ctx.is_admin):
+            raise NotFound(f"Snapshot with id {snapshot_id} not found")
+        if snap.stack_id != rec.id:
+            raise SnapshotNotFound(f"The Snapshot ({snapshot_id}) for Stack ({rec.name}) "
+                                   "could not be found.")
+        return snap
+
+    async def stack_snapshot(self, ctx: RequestContext, stack_identity: Identity,
+                             name: str | None) -> JSON:
+        engine = self.engine
+        rec = await self._find(ctx, stack_identity)
+        if rec.status == IN_PROGRESS:
+            raise ActionInProgress(f"Stack {rec.name} already has an action ({rec.action}) "
+                                   "in progress.")
+        limit = self.conf.max_snapshots_per_stack
+        if not ctx.is_admin and limit >= 0:
+            count = await self.db.run(db_snapshots.count_snapshots, rec.id)
+            if count >= limit:
+                raise RequestLimitExceeded(
+                    "Request limit exceeded: You have reached the maximum snapshots per "
+                    f"stack, {limit}. Please delete some snapshots.")
+        stack = await engine.load(rec.id)
+        await engine.acquire(stack)
+        snap = await self.db.write(db_snapshots.create_snapshot, rec.id, ctx.project_id,
+                                   name, action=CREATE, status=IN_PROGRESS,
+                                   data=stack_data(stack, no_resources=True))
+        await engine.recorder.stack(stack, SNAPSHOT, IN_PROGRESS, stack_started(SNAPSHOT))
+        engine.launch(rec.id, lambda: run_snapshot(engine, stack, snap.id), stack)
+        return snapshot_body(snap)
+
+    async def show_snapshot(self, ctx: RequestContext, stack_identity: Identity,
+                            snapshot_id: str) -> JSON:
+        rec = await self._find(ctx, stack_identity)
+        return snapshot_body(await self._snapshot(ctx, rec, snapshot_id))
+
+    async def list_snapshots(self, ctx: RequestContext, stack_identity: Identity,
+                             ) -> list[JSON]:
+        rec = await self._find(ctx, stack_identity)
+        rows = await self.db.run(db_snapshots.list_snapshots, rec.id)
+        return [snapshot_body(r) for r in rows]
+
+    async def delete_snapshot(self, ctx: RequestContext, stack_identity: Identity,
+                              snapshot_id: str) -> None:
+        rec = await self._find(ctx, stack_identity)
+        snap = await self._snapshot(ctx, rec, snapshot_id)
+        if snap.action in (None, CREATE) and snap.status == IN_PROGRESS:
+            raise NotSupported("Deleting in-progress snapshot is not supported.")
+        await self.db.write(db_snapshots.delete_snapshot, snapshot_id)
+
+    async def stack_restore(self, ctx: RequestContext, stack_identity: Identity,
+                            snapshot_id: str) -> None:
+        engine = self.engine
+        rec = await self._find(ctx, stack_identity)
+        snap = await self._snapshot(ctx, rec, snapshot_id)
+        if snap.status != COMPLETE:
+            raise NotSupported("Restoring incomplete snapshot is not supported.")
+        data = dict(snap.data or {})
+        current = await engine.load(rec.id)
+        await engine.acquire(current)
+        files = dict(data.get("files") or {})
+        env = environment_from_stored(dict(data.get("environment") or {}), files)
+        template_id = await self.db.write(db_stacks.create_raw_template,
+                                          dict(data.get("template") or {}),
+                                          env.env_as_dict(), files, ())
+        raw = await self.db.run(db_stacks.get_raw_template, template_id)
+        info = current.info
+        new_info = type(info)(**{**info.__dict__, "raw_template_id": template_id,
+                                 "prev_raw_template_id": info.raw_template_id})
+        new = LiveStack(new_info, template=engine.template_cache.get(raw), environment=env,
+                        user_params=env.parameters, files=files, conf=self.conf,
+                        nested=engine.nested, parent_facade=current.parent_facade)
+        new.bind(validate_params=False)
+        await engine.recorder.stack(new, RESTORE, IN_PROGRESS, stack_started(RESTORE),
+                                    extra={"raw_template_id": template_id,
+                                           "prev_raw_template_id": info.raw_template_id})
+        engine.launch(rec.id, lambda: run_restore(engine, current, new, data), new)
