@@ -58,7 +58,8 @@ class Engine:
 
         rec, raw, rows = await self.db.run(read)
         return stored_live_stack(rec, raw, rows, conf=self.conf, nested=self.nested,
-                                 parent_facade=await self.parent_facade(rec))
+                                 parent_facade=await self.parent_facade(rec),
+                                 template=self.template_cache.get(raw))
 
     async def parent_facade(self, rec: Any) -> dict[str, Any]:
         if self.nested is None or rec.owner_id is None:

@@ -8,17 +8,38 @@ action left it.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kiln.db.records import RawTemplateRecord, ResourceRecord, StackRecord
 from kiln.engine.stack import LiveStack, Slot, StackInfo
 from kiln.errors import ResourceTypeNotFound
-from kiln.resources.base import Resource, ResourceState
+from kiln.resources.base import Properties, Resource, ResourceState
 from kiln.template import load_template
 from kiln.template.definitions import ResourceDefinition
 from kiln.template.environment import Environment, build_environment
+
+
+class StoredProperties(Properties):
+    """A resource's stored property values, validated only when a plugin first reads
+    them: most actions on a loaded stack (delete above all) never do."""
+
+    def __init__(self, plugin: Resource, data: Mapping[str, Any]) -> None:
+        # deliberately not calling Properties.__init__: that is the deferred work
+        self.__dict__["_kiln_pending"] = (plugin, data)
+
+    def __getattr__(self, name: str) -> Any:
+        pending = self.__dict__.pop("_kiln_pending", None)
+        if pending is None:
+            raise AttributeError(name)
+        plugin, data = pending
+        try:
+            real = plugin.make_properties(plugin.name, data)
+        except Exception:  # stored values that predate a schema change: the template's
+            real = plugin.make_properties(
+                plugin.name, plugin.runtime.resolve(plugin.definition.properties))
+        self.__dict__.update(real.__dict__)
+        return getattr(self, name)
 
 
 def plugin_class(stack: LiveStack, definition: ResourceDefinition) -> tuple[str, type[Resource]]:
@@ -95,14 +116,16 @@ def state_from_record(rec: ResourceRecord) -> ResourceState:
 
 def stored_live_stack(rec: StackRecord, raw: RawTemplateRecord,
                       resources: Sequence[ResourceRecord], *, conf: Any, nested: Any = None,
-                      parent_facade: Mapping[str, Any] | None = None) -> LiveStack:
+                      parent_facade: Mapping[str, Any] | None = None,
+                      template: Any = None) -> LiveStack:
     """The stack as stored: its current template bound, its rows as slots.
 
     Rows whose name the template no longer has (left by a failed update) keep a bare
     definition of their stored type so they can still be deleted.
     """
     env = environment_from_stored(raw.environment, raw.files)
-    tmpl = load_template(raw.template, files=raw.files, max_size=1 << 62)
+    tmpl = template if template is not None else load_template(
+        raw.template, files=raw.files, max_size=1 << 62)
     stack = LiveStack(info_from_record(rec), template=tmpl, environment=env,
                       user_params=env.parameters, files=raw.files, conf=conf,
                       nested=nested, parent_facade=parent_facade)
@@ -127,10 +150,7 @@ def stored_live_stack(rec: StackRecord, raw: RawTemplateRecord,
         slot.created_at, slot.updated_at = row.created_at, row.updated_at
         slot.replaces, slot.replaced_by = row.replaces, row.replaced_by
         if row.properties_data is not None:
-            # stored values that predate a schema change are resolved lazily instead
-            with contextlib.suppress(Exception):
-                slot.plugin.properties = slot.plugin.make_properties(row.name,
-                                                                     row.properties_data)
+            slot.plugin.properties = StoredProperties(slot.plugin, row.properties_data)
         stack.slots[row.name] = slot
     return stack
 
@@ -149,8 +169,6 @@ def stale_slots(stack: LiveStack) -> list[Slot]:
         slot.created_at, slot.updated_at = row.created_at, row.updated_at
         slot.replaces, slot.replaced_by = row.replaces, row.replaced_by
         if row.properties_data is not None:
-            with contextlib.suppress(Exception):
-                slot.plugin.properties = slot.plugin.make_properties(row.name,
-                                                                     row.properties_data)
+            slot.plugin.properties = StoredProperties(slot.plugin, row.properties_data)
         out.append(slot)
     return out
