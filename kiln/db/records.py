@@ -106,14 +106,15 @@ class StackQuery:
 
     #: None = all projects (global_tenant, admin only; the caller checks policy).
     project_id: str | None = None
-    #: Exact-match filters on id, name, status, action, project_id, username, owner_id;
-    #: a list/tuple value matches any of its members.
+    #: Exact-match filters on id, name, status, action, project_id (or Heat's ``tenant``),
+    #: username, owner_id; a list/tuple value matches any of its members.
     filters: Mapping[str, Any] = field(default_factory=dict)
     tags: Sequence[str] = ()          # has all of these
     tags_any: Sequence[str] = ()      # has at least one
     not_tags: Sequence[str] = ()      # does not have all of these
     not_tags_any: Sequence[str] = ()  # has none of these
-    hidden_tags: Sequence[str] = ()   # stacks with any are hidden unless show_hidden
+    #: Stacks with any of these are hidden unless show_hidden; None = CONF.hidden_stack_tags.
+    hidden_tags: Sequence[str] | None = None
     show_hidden: bool = False
     show_deleted: bool = False
     show_nested: bool = False

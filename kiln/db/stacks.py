@@ -34,6 +34,8 @@ SORT_KEYS = {
     "creation_time": Stack.created_at,
     "updated_time": Stack.updated_at,
 }
+#: Heat's filter names (GET /stacks ?tenant=) that differ from Kiln's column names.
+FILTER_ALIASES = {"tenant": "project_id"}
 _STACK_FIELDS = [c.key for c in Stack.__table__.columns]
 
 
@@ -190,7 +192,8 @@ def _base_query(q: StackQuery, what: Any) -> sa.Select[Any]:
         stmt = stmt.where(Stack.owner_id.is_(None))
     if q.project_id is not None:
         stmt = stmt.where(Stack.project_id == q.project_id)
-    stmt = _query.exact_filters(stmt, Stack, q.filters)
+    stmt = _query.exact_filters(stmt, Stack, {FILTER_ALIASES.get(k, k): v
+                                              for k, v in q.filters.items()})
 
     def has(tag_values: Sequence[str]) -> sa.ColumnElement[bool]:
         return sa.exists().where(StackTag.stack_id == Stack.id, StackTag.tag.in_(tag_values))
@@ -203,8 +206,9 @@ def _base_query(q: StackQuery, what: Any) -> sa.Select[Any]:
         stmt = stmt.where(sa.not_(sa.and_(*[has([t]) for t in q.not_tags])))
     if q.not_tags_any:
         stmt = stmt.where(sa.not_(has(q.not_tags_any)))
-    if q.hidden_tags and not q.show_hidden:
-        stmt = stmt.where(sa.not_(has(q.hidden_tags)))
+    hidden = CONF.hidden_stack_tags if q.hidden_tags is None else q.hidden_tags
+    if hidden and not q.show_hidden:
+        stmt = stmt.where(sa.not_(has(list(hidden))))
     return stmt
 
 

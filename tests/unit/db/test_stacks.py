@@ -279,3 +279,25 @@ def test_by_name_with_show_deleted_prefers_the_live_stack(tx: Tx) -> None:
     with tx() as s:
         found = stacks.get_stack_by_name(s, "p1", "again", show_deleted=True)
         assert found is not None and found.id == live.id
+
+
+def test_hidden_stack_tags_option_applies_by_default(tx: Tx) -> None:
+    from kiln.conf import CONF
+
+    new_stack(tx, "plain")
+    new_stack(tx, "secret", tags=["hide_me"])
+    assert sorted(_names(tx)) == ["plain", "secret"]     # Heat's default hides nothing
+    CONF.set_override("hidden_stack_tags", ["hide_me", "me_too"])
+    try:
+        assert _names(tx) == ["plain"]
+        assert sorted(_names(tx, show_hidden=True)) == ["plain", "secret"]
+        with tx() as s:
+            assert stacks.count_stacks(s, StackQuery(project_id="p1")) == 1
+    finally:
+        CONF.clear_override("hidden_stack_tags")
+
+
+def test_heat_filter_names_are_understood(tx: Tx) -> None:
+    new_stack(tx, "mine", "p1")
+    assert _names(tx, filters={"tenant": "p1"}) == ["mine"]
+    assert _names(tx, filters={"tenant": "p2"}) == []
