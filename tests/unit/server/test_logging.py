@@ -8,6 +8,7 @@ import logging
 import re
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
@@ -122,3 +123,62 @@ async def test_logs_during_a_request_carry_its_id(captured: io.StringIO) -> None
     assert access[0]["path"] == "/x"
     assert access[0]["status"] == 200
     assert current_request_id() is None
+
+
+@pytest.fixture
+def restore_root_logging() -> Iterator[None]:
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    yield
+    for handler in list(root.handlers):
+        root.removeHandler(handler)
+        if handler not in handlers:
+            handler.close()
+    for handler in handlers:
+        root.addHandler(handler)
+    root.setLevel(level)
+
+
+@pytest.mark.usefixtures("restore_root_logging")
+def test_log_file_receives_json_lines_and_debug_follows_the_option(tmp_path: Path) -> None:
+    from kiln.logging import setup_logging
+
+    path = tmp_path / "kiln.log"
+    setup_logging(debug=True, log_file=str(path), json_lines=True)
+    logging.getLogger("kiln.engine").debug("detail %d", 7)
+    logging.getLogger("uvicorn.error").info("from uvicorn")
+    for handler in logging.getLogger().handlers:
+        handler.flush()
+    entries = [json.loads(line) for line in path.read_text().splitlines()]
+    assert [(e["logger"], e["level"], e["message"]) for e in entries] == [
+        ("kiln.engine", "DEBUG", "detail 7"), ("uvicorn.error", "INFO", "from uvicorn")]
+
+
+@pytest.mark.usefixtures("restore_root_logging")
+def test_without_debug_debug_records_are_dropped(tmp_path: Path) -> None:
+    from kiln.logging import setup_logging
+
+    path = tmp_path / "kiln.log"
+    setup_logging(debug=False, log_file=str(path))
+    logging.getLogger("kiln.engine").debug("detail")
+    logging.getLogger("kiln.engine").info("summary")
+    for handler in logging.getLogger().handlers:
+        handler.flush()
+    assert [json.loads(line)["message"] for line in path.read_text().splitlines()] == [
+        "summary"]
+
+
+@pytest.mark.usefixtures("restore_root_logging")
+async def test_text_format_still_carries_the_request_id(tmp_path: Path) -> None:
+    from kiln.logging import setup_logging
+
+    path = tmp_path / "kiln.log"
+    setup_logging(log_file=str(path), json_lines=False)
+    async with client() as c:
+        response = await c.get("/x")
+    for handler in logging.getLogger().handlers:
+        handler.flush()
+    request_id = response.headers["x-openstack-request-id"]
+    handled = [line for line in path.read_text().splitlines() if "kiln.test" in line]
+    assert len(handled) == 1
+    assert f"INFO kiln.test [{request_id}] handling /x" in handled[0]

@@ -62,6 +62,10 @@ async def wait_until_refused(port: int) -> None:
             _, writer = await asyncio.open_connection("127.0.0.1", port)
         except ConnectionRefusedError:
             return
+        except ConnectionResetError:
+            # queued on the listener as it closed: reset by the kernel; try again
+            await asyncio.sleep(0.01)
+            continue
         writer.close()
         await writer.wait_closed()
         await asyncio.sleep(0.01)  # poll for the listener to close, bounded by the loop
