@@ -160,7 +160,7 @@ class Function:
         self.fn_name = fn_name
         self.args = args
         self.path = path
-        children = list(direct_children(args))
+        children = child_nodes(args)
         self.touches: bool = self.touches_resources or any(n.touches for n in children)
         #: whether stack validation must visit this subtree (references or ``if``)
         self.walk: bool = self.touches or self.stack_checked or any(
@@ -246,15 +246,36 @@ class Invalid(Function):
 
 def direct_children(data: Any) -> Iterator[Function]:
     """The function nodes directly inside ``data`` (a node's args), not below them."""
+    return iter(child_nodes(data))
+
+
+def child_nodes(data: Any) -> list[Function]:
+    """:func:`direct_children` as a list (the parser's hot path)."""
+    t = type(data)
+    if t is not dict and t is not list:
+        return [data] if isinstance(data, Function) else []
+    found: list[Function] = []
     stack: list[Any] = [data]
     while stack:
         item = stack.pop()
-        if isinstance(item, Function):
-            yield item
-        elif isinstance(item, dict):
-            stack.extend(item.values())
-        elif isinstance(item, list | tuple):
-            stack.extend(item)
+        t = type(item)
+        if t is dict:
+            for v in item.values():
+                tv = type(v)
+                if tv is dict or tv is list:
+                    stack.append(v)
+                elif isinstance(v, Function):
+                    found.append(v)
+        elif t is list:
+            for v in item:
+                tv = type(v)
+                if tv is dict or tv is list:
+                    stack.append(v)
+                elif isinstance(v, Function):
+                    found.append(v)
+        elif isinstance(item, Function):
+            found.append(item)
+    return found
 
 
 def iter_nodes(data: Any) -> Iterator[Function]:

@@ -91,14 +91,14 @@ def parse_text(text: str | bytes, *, max_size: int = 524288,
         except UnicodeDecodeError as exc:
             raise TemplateParseError(f"Error parsing template: {exc}") from None
     check_size(text, max_size)
-    if not _flow_depth_ok(text):
-        raise _too_deep()
     data: Any
     try:
         data = json.loads(text)
     except RecursionError:
         raise _too_deep() from None
     except ValueError:
+        if not _flow_depth_ok(text):  # before libyaml, which recurses on the C stack
+            raise _too_deep() from None
         data = _load_yaml(text, url)
     if not isinstance(data, dict):
         raise TemplateParseError("The template is not a JSON object or YAML mapping.")
