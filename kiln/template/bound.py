@@ -17,7 +17,7 @@ from kiln.template import dependencies as deps_mod
 from kiln.template.conditions import Conditions
 from kiln.template.definitions import ResourceDefinition, ResourceResolver, StackIdentity
 from kiln.template.errors import StackValidationFailed, reference_error
-from kiln.template.function import OMITTED, Function
+from kiln.template.function import OMITTED, Function, gc_paused
 from kiln.template.outputs import NO_DESCRIPTION, OutputResult, error_text
 from kiln.template.versions import TemplateVersion
 
@@ -173,6 +173,10 @@ class BoundTemplate:
         """What Heat's stack validation checks of the template (not property values):
         conditions, references to missing or disabled resources, deletion policies,
         output references, dependency cycles."""
+        with gc_paused():
+            self._validate()
+
+    def _validate(self) -> None:
         self._conditions.check_types()
         self._conditions.all()
         definitions = self.resource_definitions()

@@ -31,7 +31,9 @@ reported with its path instead of aborting the parse.
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from kiln.errors import PathElement
@@ -311,3 +313,18 @@ def dependencies(data: Any, ctx: ResolveContext | None = None) -> set[str]:
 def touches_resources(data: Any) -> bool:
     """True if resolving ``data`` reads resource state (so it must not be memoised)."""
     return any(n.touches for n in direct_children(data))
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic collector around bulk work that allocates many objects and no
+    cycles (parsing, stack validation): its repeated passes over a large template would
+    make that work superlinear in template size. Reference counting still frees
+    everything; the collector is re-enabled afterwards if it was on."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()

@@ -10,9 +10,7 @@ stack (parameters, environment, resolver) is :meth:`Template.bind`, in
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -20,7 +18,7 @@ from kiln.errors import PathElement
 from kiln.template import parser
 from kiln.template.definitions import ResourceResolver, StackIdentity
 from kiln.template.errors import StackValidationFailed, section_error
-from kiln.template.function import Function, direct_children
+from kiln.template.function import Function, direct_children, gc_paused
 from kiln.template.versions import REGISTRY, TemplateVersion
 
 if TYPE_CHECKING:
@@ -210,22 +208,9 @@ def load_template(body: str | bytes | Mapping[str, Any], *,
                   files: Mapping[str, str] | None = None,
                   max_size: int = 524288, url: str | None = None) -> Template:
     """Parse, check and build a template (see the module docstring for the order)."""
-    with _gc_paused():
+    with gc_paused():
         data = parser.load_data(body, max_size=max_size, url=url)
         return build_template(data, files=files or {})
-
-
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Parsing allocates many objects and no cycles; the cyclic collector's repeated
-    passes over the growing tree would make loading superlinear in template size."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def build_template(data: dict[str, Any], *, files: Mapping[str, str]) -> Template:
