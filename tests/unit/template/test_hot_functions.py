@@ -337,3 +337,11 @@ def test_yaql_limits_come_from_the_caller() -> None:
     assert len(small.resolve(small.template.outputs["o"].value)) == 1000
     quota = bind(hot(outputs={"o": {"value": {"yaql": {"expression": "'a' * 100000"}}}}))
     assert quota.output("o").error == "Expression consumed too much memory"
+
+
+@pytest.mark.parametrize("version", ["2013-05-23", "2021-04-16"])
+def test_get_param_pseudo_parameters(version: str) -> None:
+    # tplhelpers.IDENTITY: stack "teststack", id "1234", project "proj"
+    assert out({"get_param": "OS::stack_name"}, version) == "teststack"
+    assert out({"get_param": "OS::stack_id"}, version) == "1234"
+    assert out({"get_param": "OS::project_id"}, version) == "proj"
