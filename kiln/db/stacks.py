@@ -7,6 +7,7 @@ resources and lock.
 
 from __future__ import annotations
 
+import datetime as dt
 import uuid as uuidlib
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
@@ -298,3 +299,29 @@ def soft_delete_stack(s: Session, stack_id: str) -> None:
     s.execute(sa.delete(Resource).where(Resource.stack_id == stack_id))
     s.execute(sa.update(Stack).where(Stack.id == stack_id)
               .values(deleted_at=utcnow(), engine_id=None, lock_time=None))
+
+
+def purge_deleted_stacks(s: Session, older_than: dt.timedelta, *,
+                         project_id: str | None = None) -> int:
+    """Hard-delete stacks soft-deleted longer ago than ``older_than`` (Heat's
+    ``heat-manage purge_deleted``): their events, tags and snapshots go with them (foreign
+    keys cascade), then the raw templates no stack uses any more. Returns stacks purged."""
+    cutoff = utcnow() - older_than
+    stmt = sa.select(Stack.id, Stack.raw_template_id, Stack.prev_raw_template_id).where(
+        Stack.deleted_at.is_not(None), Stack.deleted_at < cutoff)
+    if project_id is not None:
+        stmt = stmt.where(Stack.project_id == project_id)
+    rows = s.execute(stmt).all()
+    if not rows:
+        return 0
+    ids = [r[0] for r in rows]
+    templates = {t for r in rows for t in r[1:] if t is not None}
+    for chunk in _chunks(ids, 500):
+        s.execute(sa.delete(Resource).where(Resource.stack_id.in_(chunk)))
+        s.execute(sa.delete(Stack).where(Stack.id.in_(chunk)))
+    still_used = {t for (t,) in s.execute(sa.select(Stack.raw_template_id))} | {
+        t for (t,) in s.execute(sa.select(Stack.prev_raw_template_id)) if t is not None}
+    orphans = sorted(templates - still_used)
+    for i in range(0, len(orphans), 500):
+        s.execute(sa.delete(RawTemplate).where(RawTemplate.id.in_(orphans[i:i + 500])))
+    return len(ids)

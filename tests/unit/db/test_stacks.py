@@ -230,12 +230,12 @@ def test_tags_replaced(tx: Tx) -> None:
 
 def test_hidden_parameters_encrypted_at_rest_and_plain_in_records(tx: Tx) -> None:
     env = {"parameters": {"password": "s3cret-value", "flavor": "m1.small",
-                          "keys": ["k1", "k2"]}}
+                          "keys": ["first-key-plaintext", "second-key-plaintext"]}}
     st = new_stack(tx, "enc", environment=env, hidden_params=["password", "keys"])
     with tx() as s:
         raw = s.execute(sa.select(RawTemplate.environment)
                         .where(RawTemplate.id == st.raw_template_id)).scalar_one()
-        assert "s3cret-value" not in str(raw) and "k1" not in str(raw)
+        assert "s3cret-value" not in str(raw) and "key-plaintext" not in str(raw)
         assert raw["parameters"]["flavor"] == "m1.small"
         assert sorted(raw["encrypted_param_names"]) == ["keys", "password"]
         rec = stacks.get_raw_template(s, st.raw_template_id)
@@ -301,3 +301,32 @@ def test_heat_filter_names_are_understood(tx: Tx) -> None:
     new_stack(tx, "mine", "p1")
     assert _names(tx, filters={"tenant": "p1"}) == ["mine"]
     assert _names(tx, filters={"tenant": "p2"}) == []
+
+
+def test_purge_deleted_removes_old_deleted_stacks_with_their_rows(tx: Tx) -> None:
+    from kiln.db import events, snapshots
+    from kiln.db.models import Event, Snapshot, StackTag
+    from kiln.db.records import NewEvent
+
+    old = new_stack(tx, "old", tags=["t"])
+    recent = new_stack(tx, "recent")
+    live = new_stack(tx, "live")
+    with tx() as s:
+        events.add_events(s, [NewEvent(old.id, "old", "OS::Heat::Stack", "DELETE",
+                                       "COMPLETE")])
+        snapshots.create_snapshot(s, old.id, "p1", "snap")
+        stacks.soft_delete_stack(s, old.id)
+        stacks.soft_delete_stack(s, recent.id)
+        s.execute(sa.update(Stack).where(Stack.id == old.id)
+                  .values(deleted_at=dt.datetime(2020, 1, 1)))
+    with tx() as s:
+        assert stacks.purge_deleted_stacks(s, dt.timedelta(days=1)) == 1
+    with tx() as s:
+        assert stacks.get_stack(s, old.id, show_deleted=True) is None
+        assert stacks.get_stack(s, recent.id, show_deleted=True) is not None
+        assert stacks.get_stack(s, live.id) is not None
+        for model in (Event, Snapshot, StackTag):
+            assert s.execute(sa.select(sa.func.count()).select_from(model)).scalar() == 0
+        assert s.get(RawTemplate, old.raw_template_id) is None
+        assert s.get(RawTemplate, live.raw_template_id) is not None
+        assert stacks.purge_deleted_stacks(s, dt.timedelta(days=1)) == 0
