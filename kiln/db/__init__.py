@@ -62,8 +62,10 @@ stacks (``kiln.db.stacks``)::
                  expected_traversal: str | None = None,
                  engine_id: str | None = None) -> bool   # False if the condition failed
     set_stack_tags(s, stack_id: str, tags: Sequence[str]) -> None
-    soft_delete_stack(s, stack_id: str) -> None  # deleted_at=now, DELETE_COMPLETE,
-                                                 # resources and lock removed
+    soft_delete_stack(s, stack_id: str) -> None  # deleted_at=now; resources and lock
+                                                 # removed (set the status first)
+    purge_deleted_stacks(s, older_than: timedelta, *, project_id: str | None = None) -> int
+        # hard-delete long soft-deleted stacks with their events/tags/snapshots/templates
 locks and engines (``kiln.db.locks``)::
 
     acquire_stack_lock(s, stack_id: str, engine_id: str) -> LockResult
