@@ -96,7 +96,7 @@ class Template:
     version: TemplateVersion
     files: Mapping[str, str]
     keys: Keys
-    description: str
+    description: Any  # Heat: the section as written, "No description" if empty
     parameter_schemas: Mapping[str, Any]
     parameter_groups: list[Any]
     resources: dict[str, ResourceSnippet]
@@ -241,7 +241,7 @@ def build_template(data: dict[str, Any], *, files: Mapping[str, str]) -> Templat
     groups = data.get(keys.parameter_groups) if keys.parameter_groups else None
     template = Template(
         raw=data, version=version, files=dict(files), keys=keys,
-        description=description if isinstance(description, str) else "No description",
+        description=description or "No description",
         parameter_schemas=schemas, parameter_groups=list(groups or []),
         resources={}, outputs={}, condition_definitions={},
         mappings=mappings if isinstance(mappings, dict) else {})

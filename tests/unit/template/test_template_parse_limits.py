@@ -122,3 +122,8 @@ def test_empty_body_has_no_version() -> None:
         load_template("")
     assert exc.value.message == ("The template version is invalid: Template version was "
                                  "not provided")
+
+
+def test_empty_description_is_no_description() -> None:
+    assert load_template('heat_template_version: 2015-04-30\ndescription: ""\n').description \
+        == "No description"
