@@ -132,3 +132,33 @@ async def test_run_retries_when_sqlite_reports_the_database_locked(db: Database)
         return len(attempts)
 
     assert await db.run(read_then_write) == 2
+
+
+async def test_reads_and_lock_writes_on_readers_interleave_with_the_writer(
+        db: Database) -> None:
+    """The engine takes stack locks through ``run`` while the writer commits status
+    changes: neither side may fail with 'database is locked'."""
+    from kiln.db import locks
+
+    sids = [await _stack(db, f"s{i}") for i in range(10)]
+    rows = await db.write(resources.create_resources,
+                          [NewResource(sid, sid, "r", "T") for sid in sids])
+
+    async def actor(i: int) -> int:
+        sid, rid = sids[i], rows[i].id
+        wins = 0
+        for step in range(15):
+            got = await db.run(locks.acquire_stack_lock, sid, f"engine-{i}")
+            wins += got.acquired
+            db.write(resources.queue_resource_update, rid, {"status_reason": f"{step}"})
+            await db.write(events.add_events, [NewEvent(sid, "r", "T", "CREATE",
+                                                        "IN_PROGRESS", f"{step}")])
+            assert await db.run(locks.release_stack_lock, sid, f"engine-{i}")
+            await db.run(resources.list_resources, sid)
+        return wins
+
+    assert await asyncio.gather(*(actor(i) for i in range(10))) == [15] * 10
+    for sid, row in zip(sids, rows, strict=True):
+        got = await db.run(resources.get_resource, row.id)
+        assert got is not None and got.status_reason == "14"
+        assert await db.run(events.count_events, sid) == 15
