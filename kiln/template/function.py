@@ -144,6 +144,10 @@ class Function:
 
     __slots__ = ("args", "fn_name", "path", "touches", "walk")
 
+    #: What the template_functions API shows for this function (Heat 27's text, as
+    #: observed on its API, so listings match).
+    api_description: ClassVar[str] = ""
+
     #: Indexes of list arguments parsed with the version's *condition* table (``if``'s
     #: first argument is a condition, so ``equals`` etc. work there).
     condition_args: ClassVar[tuple[int, ...]] = ()

@@ -43,6 +43,7 @@ class Yaql(Function):
     """``yaql: {expression: <str>, data: <any>}`` (2016-10-14)."""
 
     __slots__ = ()
+    api_description = "A function for executing a yaql expression."
 
     def validate(self, ctx: ValidateContext) -> None:
         if not isinstance(self.args, dict):

@@ -15,6 +15,7 @@ class MapMerge(Function):
     """``map_merge: [map, ...]`` (2016-04-08): later maps win; null counts as {}."""
 
     __slots__ = ()
+    api_description = "A function for merging maps."
 
     def result(self, ctx: ResolveContext) -> Any:
         args = ctx.resolve(self.args)
@@ -37,6 +38,7 @@ class MapReplace(Function):
     """``map_replace: [map, {keys: {...}, values: {...}}]`` (2016-10-14)."""
 
     __slots__ = ()
+    api_description = "A function for performing substitutions on maps."
 
     def _example(self) -> str:
         return (f'"{self.fn_name}" : [ {{ "key1": "val1" }}, '
@@ -83,6 +85,7 @@ class Repeat(Function):
     """repeat (2015-04-30): ``{template, for_each: {var: list}}``, every combination."""
 
     __slots__ = ()
+    api_description = "A function for iterating over a list of items."
     allow_maps = False
     has_permutations = False
 
@@ -159,6 +162,7 @@ class RepeatWithMap(Repeat):
     """repeat (2016-10-14): for_each values may also be maps (their keys are used)."""
 
     __slots__ = ()
+    api_description = "A function for iterating over a list of items or a dict of keys."
     allow_maps = True
 
 
@@ -173,6 +177,7 @@ class Filter(Function):
     """``filter: [values, list]`` (2017-02-24): the list without those values."""
 
     __slots__ = ()
+    api_description = "A function for filtering out values from lists."
 
     def validate(self, ctx: ValidateContext) -> None:
         if not isinstance(self.args, list):
@@ -200,6 +205,7 @@ class ListConcat(Function):
     """``list_concat: [list, ...]`` (2017-09-01); null items count as []."""
 
     __slots__ = ()
+    api_description = "A function for extending lists."
     unique = False
 
     def result(self, ctx: ResolveContext) -> Any:
@@ -230,6 +236,7 @@ class ListConcatUnique(ListConcat):
     """list_concat_unique (2017-09-01): first occurrence of each item kept."""
 
     __slots__ = ()
+    api_description = "A function for extending lists with unique items."
     unique = True
 
 
@@ -237,6 +244,7 @@ class MakeURL(Function):
     """``make_url: {scheme, username, password, host, port, path, query, fragment}``."""
 
     __slots__ = ()
+    api_description = "A function for performing substitutions on maps."
     KEYS = ("scheme", "username", "password", "host", "port", "path", "query", "fragment")
 
     def validate(self, ctx: ValidateContext) -> None:

@@ -27,6 +27,7 @@ class Equals(Function):
     """``equals: [a, b]`` (2016-10-14)."""
 
     __slots__ = ()
+    api_description = "A function for comparing whether two values are equal."
 
     def validate(self, ctx: ValidateContext) -> None:
         if not self.args or not isinstance(self.args, list) or len(self.args) != 2:
@@ -41,6 +42,7 @@ class Not(Function):
     """``not: condition``."""
 
     __slots__ = ()
+    api_description = "A function that acts as a NOT operator on a condition."
 
     def validate(self, ctx: ValidateContext) -> None:
         if self.args is None:
@@ -54,6 +56,7 @@ class And(Function):
     """``and: [c1, c2, ...]`` (at least two)."""
 
     __slots__ = ()
+    api_description = "A function that acts as an AND operator on conditions."
 
     def validate(self, ctx: ValidateContext) -> None:
         if not isinstance(self.args, list):
@@ -71,6 +74,7 @@ class Or(And):
     """``or: [c1, c2, ...]`` (at least two)."""
 
     __slots__ = ()
+    api_description = "A function that acts as an OR operator on conditions."
 
     def result(self, ctx: ResolveContext) -> Any:
         return any(condition_value(self, ctx, c) for c in ctx.resolve(self.args))
@@ -81,6 +85,7 @@ class Contains(Function):
     test, as in Heat."""
 
     __slots__ = ()
+    api_description = "A function for checking whether specific value is in sequence."
 
     def validate(self, ctx: ValidateContext) -> None:
         if not self.args or not isinstance(self.args, list):
@@ -109,6 +114,7 @@ class If(Function):
     """
 
     __slots__ = ()
+    api_description = "A function to return corresponding value based on condition evaluation."
     nullable = False
     condition_args = (0,)
     stack_checked = True

@@ -20,6 +20,7 @@ class GetParam(Function):
     """
 
     __slots__ = ()
+    api_description = "A function for resolving parameter references."
 
     def result(self, ctx: ResolveContext) -> Any:
         args = ctx.resolve(self.args)

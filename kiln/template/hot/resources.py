@@ -35,6 +35,7 @@ class GetResource(Function):
     """``get_resource: name`` — the resource's reference id (its physical id)."""
 
     __slots__ = ()
+    api_description = "A function for resolving resource references."
     touches_resources = True
 
     def _name(self, ctx: ResolveContext | None) -> Any:
@@ -70,6 +71,7 @@ class GetAttThenSelect(Function):
     """get_attr of HOT 2013-05-23: the attribute, then the path selected from it here."""
 
     __slots__ = ()
+    api_description = "A function for resolving resource attributes."
     touches_resources = True
     allow_all_attributes = False
 
@@ -203,6 +205,7 @@ class ResourceFacade(Function):
     resource of a provider (nested) template."""
 
     __slots__ = ()
+    api_description = "A function for retrieving data in a parent provider template."
     touches_resources = True
     KINDS = ("metadata", "deletion_policy", "update_policy")
 

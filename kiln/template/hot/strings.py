@@ -20,6 +20,7 @@ class GetFile(Function):
     """``get_file: key`` — the content the client sent under that key in ``files``."""
 
     __slots__ = ()
+    api_description = "A function for including a file inline."
 
     def result(self, ctx: ResolveContext) -> Any:
         key = ctx.resolve(self.args)
@@ -36,6 +37,7 @@ class Join(Function):
     """list_join up to 2015-04-30: ``[delim, [strings]]``; items must be strings."""
 
     __slots__ = ()
+    api_description = "A function for joining strings."
     multiple = False
 
     def example(self) -> str:
@@ -77,6 +79,7 @@ class JoinMultiple(Join):
     """list_join from 2015-10-15: several lists; maps/lists inside are JSON-encoded."""
 
     __slots__ = ()
+    api_description = "A function for joining one or more lists of strings."
     multiple = True
 
     def result(self, ctx: ResolveContext) -> Any:
@@ -109,6 +112,7 @@ class Replace(Function):
     lexicographic order (Heat's documented rule)."""
 
     __slots__ = ()
+    api_description = "A function for performing string substitutions."
     strict = False
     allow_empty = True
 
@@ -220,6 +224,7 @@ class StrSplit(Function):
     """``str_split: [delim, string, (index)]`` (2015-10-15)."""
 
     __slots__ = ()
+    api_description = "A function for splitting delimited strings into a list."
 
     def _example(self) -> str:
         return f'"{self.fn_name}" : [ ",", "apples,pears", <index>]'
@@ -259,6 +264,7 @@ class Digest(Function):
     """``digest: [algorithm, value]`` (2015-04-30): hex digest of the latin-1 bytes."""
 
     __slots__ = ()
+    api_description = "A function for performing digest operations."
 
     def result(self, ctx: ResolveContext) -> Any:
         args = ctx.resolve(self.args)

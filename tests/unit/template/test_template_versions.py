@@ -253,3 +253,48 @@ def test_empty_sections_are_fine() -> None:
     t = load_template("heat_template_version: 2016-10-14\nresources:\noutputs:\nconditions:\n"
                       "parameters:\n")
     assert t.resource_names == [] and t.outputs == {} and t.condition_names == []
+
+
+# What Heat 27's GET /template_versions/heat_template_version.2021-04-16/functions lists.
+HEAT_2021_FUNCTIONS = {
+    "get_attr": "A function for resolving resource attributes.",
+    "get_file": "A function for including a file inline.",
+    "get_param": "A function for resolving parameter references.",
+    "get_resource": "A function for resolving resource references.",
+    "list_join": "A function for joining one or more lists of strings.",
+    "repeat": "A function for iterating over a list of items or a dict of keys.",
+    "resource_facade": "A function for retrieving data in a parent provider template.",
+    "str_replace": "A function for performing string substitutions.",
+    "digest": "A function for performing digest operations.",
+    "str_split": "A function for splitting delimited strings into a list.",
+    "map_merge": "A function for merging maps.",
+    "yaql": "A function for executing a yaql expression.",
+    "map_replace": "A function for performing substitutions on maps.",
+    "if": "A function to return corresponding value based on condition evaluation.",
+    "filter": "A function for filtering out values from lists.",
+    "str_replace_strict": "A function for performing string substitutions.",
+    "make_url": "A function for performing substitutions on maps.",
+    "list_concat": "A function for extending lists.",
+    "str_replace_vstrict": "A function for performing string substitutions.",
+    "list_concat_unique": "A function for extending lists with unique items.",
+    "contains": "A function for checking whether specific value is in sequence.",
+}
+
+
+def test_function_listing_matches_heats_api() -> None:
+    v = REGISTRY.get("heat_template_version", "2021-04-16")
+    listed = {n: c.api_description for n, c in v.available_functions().items()}
+    assert listed == HEAT_2021_FUNCTIONS
+    cond = {n: c.api_description for n, c in v.available_functions(conditions=True).items()}
+    assert cond == {
+        "get_param": "A function for resolving parameter references.",
+        "equals": "A function for comparing whether two values are equal.",
+        "not": "A function that acts as a NOT operator on a condition.",
+        "and": "A function that acts as an AND operator on conditions.",
+        "or": "A function that acts as an OR operator on conditions.",
+        "yaql": "A function for executing a yaql expression.",
+        "contains": "A function for checking whether specific value is in sequence.",
+    }
+    old = REGISTRY.get("heat_template_version", "2015-04-30").available_functions()
+    assert old["list_join"].api_description == "A function for joining strings."
+    assert old["repeat"].api_description == "A function for iterating over a list of items."
