@@ -115,13 +115,13 @@ def _chunks(items: Sequence[str], size: int) -> list[Sequence[str]]:
     return [items[i:i + size] for i in range(0, len(items), size)]
 
 
-def _live_by_name(s: Session, project_id: str, name: str) -> sa.Select[Any]:
+def _live_by_name(project_id: str, name: str) -> sa.Select[Any]:
     return (sa.select(Stack).where(Stack.project_id == project_id, Stack.name == name,
                                    Stack.deleted_at.is_(None)))
 
 
 def create_stack(s: Session, new: NewStack) -> StackRecord:
-    if s.execute(_live_by_name(s, new.project_id, new.name).limit(1)).first() is not None:
+    if s.execute(_live_by_name(new.project_id, new.name).limit(1)).first() is not None:
         raise errors.StackExists(f"The Stack ({new.name}) already exists.")
     stack_id = new.id or str(uuidlib.uuid4())
     raw_id = create_raw_template(s, new.template, new.environment, new.files, new.hidden_params)
@@ -143,7 +143,7 @@ def create_stack(s: Session, new: NewStack) -> StackRecord:
     s.add(row)
     s.flush()
     # Another process may have inserted the same name concurrently; the older one wins.
-    rivals = s.execute(_live_by_name(s, new.project_id, new.name)
+    rivals = s.execute(_live_by_name(new.project_id, new.name)
                        .where(Stack.id != stack_id)
                        .where(Stack.created_at <= now)).first()
     if rivals is not None:
