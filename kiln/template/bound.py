@@ -169,12 +169,24 @@ class BoundTemplate:
     def enabled_resource_names(self) -> list[str]:
         return [n for n in self.template.resources if self.resource_enabled(n)]
 
-    def validate(self) -> None:
+    def validate(self, *, deep: bool = False) -> None:
         """What Heat's stack validation checks of the template (not property values):
         conditions, references to missing or disabled resources, deletion policies,
-        output references, dependency cycles."""
+        output references, dependency cycles.
+
+        ``deep`` also resolves every enabled resource's properties, metadata and
+        update policy (with this BoundTemplate's resolver; a NullResolver when nothing
+        exists yet), so function errors that Heat only reports at create time
+        (``"list_join" delimiter must be a string``) are found without creating
+        anything. Property *schemas* are the resource layer's to check.
+        """
         with gc_paused():
             self._validate()
+            if deep:
+                for definition in self.resource_definitions().values():
+                    for tree in (definition.properties, definition.metadata,
+                                 definition.update_policy):
+                        self.resolve(tree)
 
     def _validate(self) -> None:
         self._conditions.check_types()

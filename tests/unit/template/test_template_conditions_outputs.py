@@ -251,3 +251,16 @@ def test_attribute_names_are_checked_when_the_resolver_knows_schemas() -> None:
         bind(bad, resolver=SchemaResolver()).validate()
     assert exc.value.message == ("outputs.o.value.get_attr: The Referenced Attribute "
                                  "(s nope) is incorrect.")
+
+
+def test_deep_validation_finds_what_only_create_would() -> None:
+    # Heat's /validate accepts this (the delimiter is only checked when the property is
+    # resolved at create); the opt-in deep validation reports it without creating.
+    body = hot("2016-10-14", resources={"r": {"type": "X", "properties": {
+        "value": {"list_join": [1, ["a"]]}}}})
+    b = bind(body)
+    b.validate()
+    with pytest.raises(StackValidationFailed) as exc:
+        b.validate(deep=True)
+    assert exc.value.detail == '"list_join" delimiter must be a string'
+    assert exc.value.path == ("resources", "r", "properties", "value")
