@@ -21,7 +21,8 @@ def run() -> None:
         with context.begin_transaction():
             context.run_migrations()
         return
-    url = config.get_main_option("sqlalchemy.url")
+    url = context.get_x_argument(as_dictionary=True).get("url") or config.get_main_option(
+        "sqlalchemy.url")
     if not url:
         raise RuntimeError("no database: set sqlalchemy.url or use kiln db upgrade")
     engine = make_engine(url)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 
 import sqlalchemy as sa
@@ -69,3 +70,15 @@ def test_processes_starting_together_on_a_new_database_both_succeed(url: str) ->
     finally:
         for e in engines:
             e.dispose()
+
+
+def test_alembic_command_line_with_the_shipped_ini(url: str) -> None:
+    from alembic.config import main as alembic_main
+
+    ini = os.path.join(os.path.dirname(migrate.MIGRATIONS_DIR), "alembic.ini")
+    alembic_main(argv=["-c", ini, "-x", f"url={url}", "upgrade", "head"])
+    eng = make_engine(url)
+    try:
+        assert migrate.current_revision(eng) == migrate.HEAD
+    finally:
+        eng.dispose()
