@@ -150,6 +150,8 @@ async def run(conf: cfg.ConfigOpts, role: Role, *, started_at: float | None = No
         _install_signal_handlers(stop)
     prepare_database_dir(conf, database_url(conf))
     sock = None
+    if role in ("all", "api") and conf.heat_api.workers != 1:
+        raise ConfigError("[heat_api] workers: only 1 is supported")
     if role in ("all", "api"):
         sock = bind_socket(conf.heat_api.bind_host, conf.heat_api.bind_port)
     service = build_service(conf, role)

@@ -85,3 +85,10 @@ def test_version(tmp_path: Path) -> None:
     result = kiln("--version", cwd=tmp_path)
     assert result.returncode == 0
     assert result.stdout == f"kiln, version {__version__}\n"
+
+
+def test_several_api_workers_are_refused_rather_than_ignored(tmp_path: Path) -> None:
+    result = kiln("serve", "--config-file", config(tmp_path, "[heat_api]\nworkers = 4\n"),
+                  cwd=tmp_path)
+    assert result.returncode == CONFIG_ERROR
+    assert result.stderr.startswith("kiln: error: [heat_api] workers: only 1 is supported")
