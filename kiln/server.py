@@ -30,6 +30,8 @@ from kiln.conf_loader import ConfigError, database_url, state_path
 LOG = logging.getLogger("kiln.server")
 
 Role = Literal["all", "api", "engine"]
+#: The command that runs each role, as operators know it from the logs.
+COMMAND: dict[str, str] = {"all": "serve", "api": "api", "engine": "engine"}
 
 
 class StartupError(Exception):
@@ -164,7 +166,7 @@ async def run(conf: cfg.ConfigOpts, role: Role, *, started_at: float | None = No
     timeout = conf.graceful_shutdown_timeout or None
     try:
         if sock is None:
-            LOG.info("Kiln engine running")
+            LOG.info("kiln engine running")
             await stop.wait()
         else:
             await _serve_http(conf, role, service, sock, stop, started_at)
@@ -172,7 +174,7 @@ async def run(conf: cfg.ConfigOpts, role: Role, *, started_at: float | None = No
         await stop_service(service, timeout)
         if sock is not None:
             sock.close()
-    LOG.info("Kiln %s stopped", role)
+    LOG.info("kiln %s stopped", COMMAND[role])
 
 
 async def _serve_http(conf: cfg.ConfigOpts, role: Role, service: Any, sock: socket.socket,
@@ -182,7 +184,7 @@ async def _serve_http(conf: cfg.ConfigOpts, role: Role, service: Any, sock: sock
     http = _make_http_server(RequestIdMiddleware(create_app(service, conf)), conf)
     serving = asyncio.create_task(http.serve(sockets=[sock]))
     host, port = sock.getsockname()[:2]
-    LOG.info("Kiln %s listening on http://%s:%d", role, host, port,
+    LOG.info("kiln %s listening on http://%s:%d", COMMAND[role], host, port,
              extra={"bind_host": host, "bind_port": port,
                     "startup_seconds": None if started_at is None
                     else round(time.monotonic() - started_at, 3)})

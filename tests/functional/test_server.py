@@ -95,7 +95,7 @@ def test_sigterm_stops_cleanly_with_status_zero(start_kiln_factory: StartKiln) -
     assert time.monotonic() - started < 10
     messages = [r["message"] for r in proc.log_records()]
     assert "received SIGTERM, stopping" in messages
-    assert "Kiln all stopped" in messages
+    assert "kiln serve stopped" in messages
     assert "Traceback" not in proc.logs()
 
 

@@ -181,7 +181,7 @@ def start_kiln(workdir: Path, *, command: str = "serve",
         if serves_http:
             _wait_http(kiln, deadline)
         else:
-            _wait_log(kiln, "Kiln engine running", deadline)
+            _wait_log(kiln, "kiln engine running", deadline)
         kiln.startup_seconds = time.monotonic() - started
         times = psutil.Process(proc.pid).cpu_times()
         kiln.startup_cpu_seconds = times.user + times.system
