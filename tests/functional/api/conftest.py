@@ -18,8 +18,8 @@ import pytest
 import uvicorn
 from oslo_config import cfg
 
+from kiln import conf as kiln_conf
 from kiln.api.app import create_app
-from kiln.conf import CONF
 from tests.support.ports import free_port
 
 
@@ -46,22 +46,28 @@ def _serve(app: Any, port: int) -> tuple[uvicorn.Server, threading.Thread]:
     return server, thread
 
 
+def small_limits_conf() -> cfg.ConfigOpts:
+    """Kiln's options on a private ConfigOpts (the global one stays untouched), with small
+    body and template limits so the tests can cross them cheaply."""
+    conf = cfg.ConfigOpts()
+    conf.register_opts(kiln_conf.default_opts)
+    conf([], project="kiln", default_config_files=[])
+    conf.set_override("max_json_body_size", 4096)
+    conf.set_override("max_template_size", 2048)
+    conf.set_override("template_url_timeout", 1)
+    return conf
+
+
 @pytest.fixture(scope="module")
 def wire_server() -> Iterator[WireServer]:
-    CONF([], project="kiln", default_config_files=[])
-    CONF.set_override("max_json_body_size", 4096)
-    CONF.set_override("max_template_size", 2048)
-    CONF.set_override("template_url_timeout", 1)
+    conf = small_limits_conf()
     port = free_port()
-    server, thread = _serve(create_app(None, CONF), port)
+    server, thread = _serve(create_app(None, conf), port)
     try:
-        yield WireServer(f"http://127.0.0.1:{port}", CONF)
+        yield WireServer(f"http://127.0.0.1:{port}", conf)
     finally:
         server.should_exit = True
         thread.join(10)
-        CONF.clear_override("max_json_body_size")
-        CONF.clear_override("max_template_size")
-        CONF.clear_override("template_url_timeout")
 
 
 @pytest.fixture

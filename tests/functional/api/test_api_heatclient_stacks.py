@@ -296,7 +296,6 @@ def test_actions_check_suspend_resume(hc: Any) -> None:
         hc.stacks.delete(sid)
 
 
-@pytest.mark.xfail(reason=ENGINE_GAP)
 def test_snapshots(hc: Any) -> None:
     name = unique("snap")
     tpl = {"heat_template_version": "2018-08-31",
