@@ -12,11 +12,14 @@ import logging
 import sys
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
 from kiln import __version__
+
+if TYPE_CHECKING:
+    from kiln.server import Role
 
 _STARTED_AT = time.monotonic()
 
@@ -34,7 +37,7 @@ def _config_option(fn: F) -> F:
         help="heat.conf-style file; may be repeated, later files win.")(fn)
 
 
-def _fail(message: str, status: int) -> None:
+def _fail(message: str, status: int) -> NoReturn:
     click.echo(f"kiln: error: {message}", err=True)
     sys.exit(status)
 
@@ -53,12 +56,12 @@ def _load(config_files: Sequence[str]) -> Any:
     return conf
 
 
-def _run(config_files: Sequence[str], role: str) -> None:
+def _run(config_files: Sequence[str], role: Role) -> None:
     conf = _load(config_files)
     from kiln.conf_loader import ConfigError
     from kiln.server import StartupError, run_blocking
     try:
-        run_blocking(conf, role, started_at=_STARTED_AT)  # type: ignore[arg-type]
+        run_blocking(conf, role, started_at=_STARTED_AT)
     except ConfigError as exc:
         _fail(str(exc), EXIT_CONFIG)
     except StartupError as exc:
