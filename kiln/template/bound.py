@@ -210,7 +210,11 @@ class BoundTemplate:
     def _definition(self, snippet: ResourceSnippet) -> ResourceDefinition:
         name = snippet.name
         keys = self.template.keys
-        implied = frozenset(_references(list(snippet.reference_nodes), self))
+        static = snippet.static_refs
+        if static is not None and self._static_refs_ok(*static):
+            implied = static[0]
+        else:  # the walk raises Heat's error for the bad reference, or handles `if`
+            implied = frozenset(_references(list(snippet.reference_nodes), self))
         explicit = []
         for dep in snippet.depends_on:
             if dep not in self.template.resources:
@@ -233,6 +237,14 @@ class BoundTemplate:
             update_policy=snippet.update_policy, external_id=external,
             condition=snippet.condition if isinstance(snippet.condition, str) else None,
             raw=snippet.raw)
+
+    def _static_refs_ok(self, names: frozenset[str],
+                        attrs: tuple[tuple[str, str], ...]) -> bool:
+        resources = self.template.resources
+        if not all(n in resources and self.resource_enabled(n) for n in names):
+            return False
+        has_attribute = getattr(self._resolver, "has_attribute", None)
+        return has_attribute is None or all(has_attribute(n, a) for n, a in attrs)
 
     def _deletion_policy(self, snippet: ResourceSnippet) -> str:
         if snippet.deletion_policy is None:

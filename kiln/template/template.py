@@ -77,6 +77,10 @@ class ResourceSnippet:
     #: the function nodes of properties+metadata that may refer to resources, found
     #: once here so each stack's dependency walk skips the plain data
     reference_nodes: tuple[Function, ...] = ()
+    #: when every reference is a literal get_resource/get_attr (the usual case): the
+    #: names and the (name, attribute) pairs, so binding only checks set membership;
+    #: None when a reference depends on the stack (``if``, Ref, computed names)
+    static_refs: tuple[frozenset[str], tuple[tuple[str, str], ...]] | None = None
 
 
 @dataclass(frozen=True)
@@ -359,7 +363,8 @@ def _resource(builder: _Builder, name: str, snippet: dict[str, Any],
     return ResourceSnippet(name=name, type=rtype, properties=props, metadata=meta,
                            depends_on=tuple(depends or ()), deletion_policy=deletion,
                            update_policy=update, description=desc, external_id=external,
-                           condition=cond, raw=snippet, reference_nodes=refs)
+                           condition=cond, raw=snippet, reference_nodes=refs,
+                           static_refs=_static_references(refs))
 
 
 def _output(builder: _Builder, name: str, snippet: dict[str, Any], keys: Keys) -> OutputSnippet:
@@ -370,3 +375,33 @@ def _output(builder: _Builder, name: str, snippet: dict[str, Any], keys: Keys) -
     return OutputSnippet(
         name=name, value=builder.build(snippet[keys.value], (*base, keys.value)),
         description=snippet.get(keys.out_description), condition=cond, raw=snippet)
+
+
+def _static_references(nodes: Sequence[Function],
+                       ) -> tuple[frozenset[str], tuple[tuple[str, str], ...]] | None:
+    """The literal references under ``nodes``, or None if any is stack-dependent."""
+    from kiln.template.hot.resources import STATIC_REFERENCES
+
+    names: set[str] = set()
+    attrs: list[tuple[str, str]] = []
+    stack: list[Any] = list(nodes)
+    while stack:
+        item = stack.pop()
+        t = type(item)
+        if t is dict:
+            stack.extend(item.values())
+        elif t is list:
+            stack.extend(item)
+        elif isinstance(item, Function) and item.walk:
+            if t in STATIC_REFERENCES:
+                found = item.literal_reference()  # type: ignore[attr-defined]
+                if found is None:
+                    return None
+                name, attr = found
+                names.add(name)
+                if attr is not None:
+                    attrs.append((name, attr))
+            elif item.touches_resources or item.stack_checked:
+                return None
+            stack.append(item.args)
+    return frozenset(names), tuple(attrs)

@@ -43,6 +43,10 @@ class GetResource(Function):
             return ctx.resolve(self.args) if ctx is not None else None
         return self.args
 
+    def literal_reference(self) -> tuple[str, str | None] | None:
+        """(name, None) when the name is written literally, else None."""
+        return (self.args, None) if isinstance(self.args, str) else None
+
     def dependencies(self, ctx: ResolveContext | None = None) -> Iterator[str]:
         name = self._name(ctx)
         if isinstance(name, str):
@@ -115,6 +119,15 @@ class GetAttThenSelect(Function):
         # elsewhere (outputs) Heat reports it from validate(), wrapped with the path
         err = reference_error(str(name), "unknown")
         raise self.arg_error(err.message)
+
+    def literal_reference(self) -> tuple[str, str | None] | None:
+        """(name, attribute-or-None) when both are written literally, else None."""
+        parts = self.parts()
+        if parts is None or not isinstance(parts[0], str):
+            return None
+        if parts[1] is None or isinstance(parts[1], str):
+            return parts[0], parts[1]
+        return None
 
     def _check_attribute(self, ctx: ResolveContext, name: str) -> None:
         """Heat checks a literal attribute name against the resource's schema when it
@@ -198,6 +211,12 @@ class GetAttAllAttributes(GetAtt):
         if not _exists(ctx, name):
             raise reference_error(str(name), "unknown")
         return ctx.resolver.all_attributes(name)
+
+
+#: the reference nodes whose references a template can compute once, stack-independently
+#: (exact types: subclasses may resolve names differently)
+STATIC_REFERENCES: frozenset[type[Function]] = frozenset(
+    {GetResource, GetAttThenSelect, GetAtt, GetAttAllAttributes})
 
 
 class ResourceFacade(Function):
