@@ -48,11 +48,12 @@ def _load(config_files: Sequence[str]) -> Any:
         conf = load_config(config_files)
     except ConfigError as exc:
         _fail(str(exc), EXIT_CONFIG)
-    from kiln.logging import setup_logging
+    from kiln.logging import log_file_path, setup_logging
+    path = log_file_path(conf.log_file, conf.log_dir)
     try:
-        setup_logging(debug=conf.debug, log_file=conf.log_file, json_lines=conf.log_json)
+        setup_logging(debug=conf.debug, log_file=path, json_lines=conf.log_json)
     except OSError as exc:
-        _fail(f"cannot open log_file {conf.log_file}: {exc.strerror}", EXIT_CONFIG)
+        _fail(f"cannot open log file {path}: {exc.strerror}", EXIT_CONFIG)
     return conf
 
 

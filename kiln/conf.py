@@ -19,6 +19,7 @@ default_opts = [
                help="Directory for the SQLite database and other state."),
     cfg.BoolOpt("debug", default=False, help="Log at DEBUG level."),
     cfg.StrOpt("log_file", help="Write logs to this file instead of stderr."),
+    cfg.StrOpt("log_dir", help="Directory a relative log_file is placed in (as in Heat)."),
     cfg.BoolOpt("log_json", default=True, help="Structured (JSON lines) logs."),
     cfg.IntOpt("max_resources_per_stack", default=1000,
                help="Maximum resources in a stack, counted over its whole nested tree; "

@@ -16,6 +16,7 @@ import contextvars
 import datetime
 import json
 import logging
+import os
 import sys
 import time
 import uuid
@@ -77,6 +78,14 @@ class TextFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
         record.request_id = getattr(record, "request_id", None) or _request_id.get() or "-"
         return super().format(record)
+
+
+def log_file_path(log_file: str | None, log_dir: str | None) -> str | None:
+    """Where logs go, as oslo.log decides it: log_file, relative to log_dir if both are
+    set; ``kiln.log`` in log_dir if only log_dir is; None (stderr) if neither is."""
+    if log_dir:
+        return os.path.join(os.path.expanduser(log_dir), log_file or "kiln.log")
+    return os.path.expanduser(log_file) if log_file else None
 
 
 def setup_logging(*, debug: bool = False, log_file: str | None = None,

@@ -182,3 +182,16 @@ async def test_text_format_still_carries_the_request_id(tmp_path: Path) -> None:
     handled = [line for line in path.read_text().splitlines() if "kiln.test" in line]
     assert len(handled) == 1
     assert f"INFO kiln.test [{request_id}] handling /x" in handled[0]
+
+
+@pytest.mark.parametrize(("log_file", "log_dir", "expected"), [
+    (None, None, None),
+    ("/var/log/kiln/api.log", None, "/var/log/kiln/api.log"),
+    ("api.log", "/var/log/kiln", "/var/log/kiln/api.log"),
+    (None, "/var/log/kiln", "/var/log/kiln/kiln.log"),
+])
+def test_log_file_and_log_dir_combine_as_in_heat(
+        log_file: str | None, log_dir: str | None, expected: str | None) -> None:
+    from kiln.logging import log_file_path
+
+    assert log_file_path(log_file, log_dir) == expected
