@@ -18,7 +18,7 @@ Tree::
     │   ├── UnknownUserParameter      400
     │   ├── UserParameterMissing      400
     │   ├── ImmutableParameterModified 400
-    │   ├── ResourceTypeNotFound      400
+    │   ├── ResourceTypeNotFound      400  (a StackValidationFailed, as Heat reports it)
     │   ├── InvalidResourceType       400
     │   ├── InvalidBreakPointHook     400
     │   ├── InvalidMerge              400
@@ -116,8 +116,10 @@ class ImmutableParameterModified(InvalidInput):
     pass
 
 
-class ResourceTypeNotFound(InvalidInput):
-    pass
+class ResourceTypeNotFound(StackValidationFailed):
+    """Heat has no such type: an unknown resource type fails stack validation."""
+
+    heat_type = "StackValidationFailed"
 
 
 class InvalidResourceType(InvalidInput):

@@ -221,7 +221,9 @@ class EngineServiceAPI:
                                 files: Mapping[str, str] | None = None,
                                 environment_files: Sequence[str] | None = None,
                                 show_nested: bool = False,
-                                ignorable_errors: Sequence[str] | None = None) -> JSON:
+                                ignorable_errors: Sequence[str] | None = None,
+                                deep: bool = False) -> JSON:
+        """POST /validate's body; ``deep`` (Kiln only) also checks what a create would."""
         raise _todo("validate_template")
 
     async def list_template_versions(self, ctx: RequestContext) -> list[JSON]:

@@ -8,6 +8,7 @@ implementations live in small mixins, one concern each (:mod:`kiln.engine.reads`
 from __future__ import annotations
 
 from kiln.engine.adopt import AdoptOps
+from kiln.engine.catalog import CatalogOps
 from kiln.engine.interface import EngineServiceAPI, Identity
 from kiln.engine.reads import Reads
 from kiln.engine.recovery import RecoveryOps
@@ -17,7 +18,8 @@ from kiln.engine.software import SoftwareOps
 from kiln.engine.stack_ops import StackOps
 
 
-class EngineService(RecoveryOps, SnapshotOps, AdoptOps, SignalOps, SoftwareOps, StackOps, Reads):
+class EngineService(CatalogOps, RecoveryOps, SnapshotOps, AdoptOps, SignalOps, SoftwareOps,
+                    StackOps, Reads):
     """The engine behind the API: construct, ``await start()``, call, ``await stop()``.
 
     ``EngineService(conf=None, *, db=None, db_url=None, engine_id=None)``: ``db`` is an

@@ -28,13 +28,15 @@ async def validate(call: Call) -> Any:
     if query.get("show_nested"):
         show_nested = p.extract_bool("show_nested", query["show_nested"])
     ignorable = query["ignore_errors"].split(",") if query.get("ignore_errors") else None
+    # Kiln only: deep=true also runs every check a create would (see EngineService)
+    deep = p.extract_bool("deep", query["deep"]) if query.get("deep") else False
     template = await data.template(
         allowed_schemes=list(call.conf.template_url_allowed_schemes),
         timeout=float(call.conf.template_url_timeout))
     env, files, env_files = data.environment(), data.files(), data.environment_files()
     result = await call.service.validate_template(
         call.ctx, template=template, params=env, files=files, environment_files=env_files,
-        show_nested=show_nested, ignorable_errors=ignorable)
+        show_nested=show_nested, ignorable_errors=ignorable, deep=deep)
     if isinstance(result, dict) and "Error" in result:
         raise bad_request(str(result["Error"]))
     return result
