@@ -3,7 +3,7 @@
 # ruff, mypy --strict and every suite (unit, functional, integration) with pytest-xdist.
 #
 #   bash scripts/test.sh                 # everything
-#   bash scripts/test.sh tests/unit -x   # pass arguments straight to one pytest run
+#   bash scripts/test.sh tests/unit -x   # arguments go straight to one pytest run (no ruff/mypy)
 #
 # Environment: PYTHON (interpreter for a new .venv, default python3; needs >= 3.11),
 # KILN_TEST_WORKERS (xdist workers, default 2), KILN_REQUIRE_SERVICES=1 (CI: a missing
@@ -30,30 +30,48 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ] || [ ! -x "$VENV/bin/ki
     echo "$want" > "$stamp"
 fi
 
-echo "== ruff"
-"$VENV/bin/ruff" check kiln tests bench
-echo "== mypy --strict"
-"$VENV/bin/mypy"
-
 pytest=("$VENV/bin/pytest" -p no:cacheprovider -n "$WORKERS" --durations=10 -q)
 
 if [ $# -gt 0 ]; then
     exec "${pytest[@]}" "$@"
 fi
 
+# Every step runs even when an earlier one failed, so one run reports every problem; the
+# exit status is the first failure's.
 status=0
-for suite in unit functional integration; do
-    echo "== pytest tests/$suite"
+failed=()
+step() {
+    local name=$1; shift
+    echo "== $name"
     set +e
-    "${pytest[@]}" "tests/$suite"
-    rc=$?
+    "$@"
+    local rc=$?
     set -e
+    if [ $rc -ne 0 ]; then
+        failed+=("$name")
+        if [ $status -eq 0 ]; then status=$rc; fi
+    fi
+    return 0
+}
+suite() {
+    "${pytest[@]}" "tests/$1"
+    local rc=$?
     if [ $rc -eq 5 ]; then
-        echo "scripts/test.sh: no tests were collected in tests/$suite; that is a failure" >&2
-        rc=1
+        echo "scripts/test.sh: no tests were collected in tests/$1; that is a failure" >&2
+        return 1
     fi
-    if [ $rc -ne 0 ] && [ $status -eq 0 ]; then
-        status=$rc
-    fi
+    return $rc
+}
+
+step "ruff" "$VENV/bin/ruff" check kiln tests bench
+step "mypy --strict" "$VENV/bin/mypy"
+for s in unit functional integration; do
+    step "pytest tests/$s" suite "$s"
 done
+
+if [ $status -ne 0 ]; then
+    echo "scripts/test.sh: FAILED: ${failed[*]}" >&2
+else
+    echo "scripts/test.sh: all passed"
+fi
 exit $status
