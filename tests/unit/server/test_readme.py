@@ -62,3 +62,17 @@ def test_rewriting_the_reference_keeps_the_rest_of_the_document() -> None:
     assert replace_section(README, render_markdown()) == README.replace(
         README[README.index(BEGIN_MARKER):README.index(END_MARKER) + len(END_MARKER) + 1],
         render_markdown())
+
+
+def test_the_example_configuration_loads(tmp_path: Path) -> None:
+    from kiln.conf_loader import load_config
+
+    (example,) = re.findall(r"```ini\n(.*?)```", README, re.S)
+    path = tmp_path / "kiln.conf"
+    path.write_text(example)
+    try:
+        conf = load_config([str(path)])
+        assert conf.heat_api.bind_host == "0.0.0.0"
+        assert conf.max_resources_per_stack == 2000
+    finally:
+        CONF.clear()
