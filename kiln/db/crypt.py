@@ -51,8 +51,15 @@ def encrypt(plaintext: str) -> str:
 def decrypt(stored: str) -> str:
     if not is_encrypted(stored):
         return stored
+    return _decrypt(str(CONF.auth_encryption_key), stored)
+
+
+@functools.lru_cache(maxsize=8192)
+def _decrypt(key: str, stored: str) -> str:
+    """Cached: the engine reloads the same resources' properties over and over, and a
+    Fernet token (random IV) is never produced twice, so a hit is always the same value."""
     try:
-        return _current().decrypt(stored[len(PREFIX):].encode("ascii")).decode()
+        return _fernet(key).decrypt(stored[len(PREFIX):].encode("ascii")).decode()
     except InvalidToken as exc:
         raise DecryptionFailed("cannot decrypt a stored secret with the configured "
                                "auth_encryption_key") from exc

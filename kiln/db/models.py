@@ -23,8 +23,9 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 #: Naive UTC timestamp with microseconds on MySQL/MariaDB too.
 Timestamp = sa.DateTime().with_variant(mysql.DATETIME(fsp=6), "mysql", "mariadb")
-#: JSON document; LONGTEXT-backed on MariaDB, native elsewhere.
-Json = sa.JSON().with_variant(mysql.JSON(), "mysql", "mariadb")
+#: JSON document (LONGTEXT-backed on MariaDB); Python None is SQL NULL, which reads back
+#: without a JSON decode.
+Json = sa.JSON(none_as_null=True).with_variant(mysql.JSON(none_as_null=True), "mysql", "mariadb")
 #: Long free text (status reasons, secret values).
 LongText = sa.Text().with_variant(mysql.LONGTEXT(), "mysql", "mariadb")
 
