@@ -165,7 +165,7 @@ async def test_hundred_waiting_resources_wait_together() -> None:
 
 @given(start=st.floats(min_value=0, max_value=2e9, allow_nan=False),
        wait=st.floats(min_value=0, max_value=1e5, allow_nan=False))
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 def test_sleeping_the_hint_once_is_enough(start: float, wait: float) -> None:
     rt = FakeRuntime(clock=start)
     res = make(rt, "t", "OS::Heat::TestResource", {"wait_secs": wait})
