@@ -1,0 +1,118 @@
+"""What a plugin may reach outside itself: the runtime the engine gives each resource.
+
+Kept apart from :mod:`kiln.resources.base` so the plugin base stays about plugins; the
+base re-exports these names, which is where docs/contracts.md points.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+if TYPE_CHECKING:
+    from kiln.resources.base import Resource
+
+SignalKind = Literal["heat", "cfn_waitcondition", "cfn_signal"]
+
+
+class SoftwareConfigStore(Protocol):
+    """The engine's software_config table, as the software-config plugins see it.
+
+    ``create`` stores an immutable config and returns Heat's software-config dict
+    (``id``, ``name``, ``group``, ``config``, ``inputs``, ``outputs``, ``options``,
+    ``creation_time``); ``get`` returns the same dict or raises EntityNotFound;
+    ``delete`` removes it (a missing id is not an error).
+    """
+
+    async def create(self, *, name: str, group: str, config: Any,
+                     inputs: Sequence[Mapping[str, Any]],
+                     outputs: Sequence[Mapping[str, Any]],
+                     options: Mapping[str, Any]) -> dict[str, Any]: ...
+
+    async def get(self, config_id: str) -> dict[str, Any]: ...
+
+    async def delete(self, config_id: str) -> None: ...
+
+
+class SoftwareDeploymentStore(Protocol):
+    """The engine's software_deployment table (Heat's deployment dicts: ``id``,
+    ``server_id``, ``config_id``, ``input_values``, ``output_values``, ``action``,
+    ``status``, ``status_reason``, ``creation_time``). Creating or updating one refreshes
+    the server's deployment metadata; ``get``/``update``/``delete`` raise EntityNotFound
+    for an unknown id. ``signal`` applies an agent's signal (outputs, status code) exactly
+    as ``EngineService.signal_software_deployment`` does and returns the event reason."""
+
+    async def create(self, *, deployment_id: str, server_id: str, config_id: str,
+                     input_values: Mapping[str, Any] | None, action: str, status: str,
+                     status_reason: str) -> dict[str, Any]: ...
+
+    async def get(self, deployment_id: str) -> dict[str, Any]: ...
+
+    async def update(self, deployment_id: str, *, config_id: str | None = None,
+                     input_values: Mapping[str, Any] | None = None,
+                     output_values: Mapping[str, Any] | None = None,
+                     action: str | None = None, status: str | None = None,
+                     status_reason: str | None = None) -> dict[str, Any]: ...
+
+    async def delete(self, deployment_id: str) -> None: ...
+
+    async def signal(self, deployment_id: str, details: Any) -> str | None: ...
+
+
+class ResourceRuntime(Protocol):
+    """Everything a plugin may reach outside itself; the engine implements it.
+
+    Plugins never import the engine or the database; tests pass an in-memory runtime.
+    """
+
+    @property
+    def stack_id(self) -> str: ...
+
+    @property
+    def stack_name(self) -> str: ...
+
+    @property
+    def project_id(self) -> str: ...
+
+    #: kiln.conf.CONF (or a test double with the same attributes)
+    @property
+    def conf(self) -> Any: ...
+
+    #: child-stack operations in the same engine (kiln.resources.nested.NestedStackOps)
+    @property
+    def nested(self) -> Any: ...
+
+    @property
+    def software_configs(self) -> SoftwareConfigStore: ...
+
+    @property
+    def software_deployments(self) -> SoftwareDeploymentStore: ...
+
+    def resolve(self, node: Any) -> Any:
+        """Resolve an unresolved template tree (functions) in this stack's template."""
+
+    def now(self) -> float:
+        """Wall-clock seconds since the epoch; deadlines in tokens are in this clock."""
+
+    def resource(self, name: str) -> Resource | None:
+        """Another resource of the same stack, by its template name."""
+
+    def resource_by_refid(self, refid: str) -> Resource | None:
+        """The resource of this stack whose :meth:`Resource.reference_id` is *refid*."""
+
+    def signal_url(self, resource_name: str, kind: SignalKind) -> str:
+        """URL an agent uses to signal *resource_name*: the native API's
+        ``.../resources/{name}/signal`` (``heat``), or the CFN API's pre-signed
+        ``/v1/waitcondition/{arn}`` (``cfn_waitcondition``) / ``/v1/signal/{arn}``."""
+
+    async def stack_user(self, resource_name: str, *, password: str | None = None,
+                         keypair: bool = False) -> Mapping[str, Any]:
+        """The identity servers use to reach Kiln on behalf of *resource_name* (Heat's
+        stack-domain user), created on first use: ``user_id``, ``project_id``,
+        ``auth_url``, ``region_name``, and with ``keypair`` an EC2 ``access_key_id`` /
+        ``secret_access_key`` plus the CFN ``metadata_url``; ``password`` is set as the
+        user's password. Without an identity service the values are placeholders."""
+
+    def signal_token(self, resource_name: str) -> str | None:
+        """A token an agent may send with a signal to *resource_name* (Heat's stack-user
+        token for TOKEN_SIGNAL); None when the deployment has no identity service."""
