@@ -16,6 +16,7 @@ from urllib.parse import unquote_to_bytes
 
 from oslo_config import cfg
 from starlette.applications import Starlette
+from starlette.convertors import Convertor, register_url_convertor
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
@@ -28,6 +29,21 @@ from kiln.api.openstack_v1.common import json_response
 from kiln.api.openstack_v1.routes import v1_routes
 
 LOG = logging.getLogger("kiln.api")
+
+
+class _OtherVersion(Convertor[str]):
+    """``v2``, ``v1.1``...: any API version but 1.0, which Heat answers with its choices."""
+
+    regex = r"v(?!1(?:\.0)?(?:/|$))\d+(?:\.\d+)?"
+
+    def convert(self, value: str) -> str:
+        return value
+
+    def to_string(self, value: str) -> str:
+        return value
+
+
+register_url_convertor("other_version", _OtherVersion())
 REQUEST_ID_HEADER = b"x-openstack-request-id"
 
 
@@ -115,6 +131,8 @@ def create_app(service: Any, conf: cfg.ConfigOpts) -> Starlette:
         Route("/versions", versions, methods=["GET"]),
         Route("/openapi.yaml", openapi, methods=["GET"]),
         *v1_routes(),
+        Route("/{version:other_version}/{rest:path}", versions,
+              methods=["GET", "POST", "PUT", "PATCH", "DELETE"]),
     ]
     app = Starlette(routes=routes,
                     exception_handlers={errors.KilnError: _kiln_error,

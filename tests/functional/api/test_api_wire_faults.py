@@ -287,3 +287,11 @@ def test_the_openapi_description_is_served(wire: httpx.Client) -> None:
     spec = yaml.safe_load(resp.text)
     assert spec["openapi"].startswith("3.")
     assert "/v1/{tenant_id}/stacks" in spec["paths"]
+
+
+def test_other_api_versions_get_the_version_choices(wire: httpx.Client) -> None:
+    for path in ("/v2/demo/stacks", "/v1.1/demo/stacks", "/v3/x"):
+        resp = wire.get(path)
+        assert resp.status_code == 300
+        assert resp.json()["versions"][0]["id"] == "v1.0"
+    fault(wire.get("/v1/demo/nothing"), 404, "HTTPNotFound")
