@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 import uuid as uuidlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -28,8 +28,8 @@ SORT_KEYS = {
 _FIELDS = [c.key for c in Event.__table__.columns]
 
 
-def _record(row: Event) -> EventRecord:
-    fields = {k: getattr(row, k) for k in _FIELDS}
+def _record(row: Mapping[Any, Any]) -> EventRecord:
+    fields = {k: row[k] for k in _FIELDS}
     fields["resource_properties"] = crypt.unseal(fields["resource_properties"])
     return EventRecord(**fields)
 
@@ -130,8 +130,8 @@ def count_events(s: Session, stack_id: str) -> int:
 
 def get_event(s: Session, stack_id: str, event_uuid: str) -> EventRecord | None:
     flush_events(s)
-    row = s.execute(sa.select(Event).where(Event.stack_id == stack_id,
-                                           Event.uuid == event_uuid)).scalar()
+    row = s.connection().execute(sa.select(Event).where(
+        Event.stack_id == stack_id, Event.uuid == event_uuid)).mappings().first()
     return None if row is None else _record(row)
 
 
@@ -158,4 +158,5 @@ def list_events(s: Session, q: EventQuery) -> list[EventRecord]:
     stmt = _query.order_by(stmt, keys, desc)
     if q.limit is not None:
         stmt = stmt.limit(q.limit)
-    return [_record(r) for r in s.execute(stmt).scalars()]
+    # Core rows, not ORM objects: event lists are long and read-only.
+    return [_record(r) for r in s.connection().execute(stmt).mappings()]

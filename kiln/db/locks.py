@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 
 from kiln.db.models import Service, Stack, utcnow
 from kiln.db.records import LockResult, ServiceRecord, StackRecord
-from kiln.db.stacks import _records as _stack_records
+from kiln.db.stacks import _select as _select_stacks
 
 _SERVICE_FIELDS = [c.key for c in Service.__table__.columns]
 
@@ -118,14 +118,12 @@ def stacks_held_by_dead_engines(s: Session, dead_after: float) -> list[StackReco
     """Live stacks locked by an engine that is not alive (dead, gone, or never
     registered): the recovery sweep takes these over."""
     alive = _alive_ids(dead_after)
-    rows = s.execute(sa.select(Stack).where(Stack.deleted_at.is_(None),
-                                            Stack.engine_id.is_not(None),
-                                            Stack.engine_id.not_in(alive))
-                     .order_by(Stack.nested_depth, Stack.created_at, Stack.id)).scalars()
-    return _stack_records(s, list(rows))
+    return _select_stacks(s, sa.select(Stack).where(Stack.deleted_at.is_(None),
+                                                    Stack.engine_id.is_not(None),
+                                                    Stack.engine_id.not_in(alive))
+                          .order_by(Stack.nested_depth, Stack.created_at, Stack.id))
 
 
 def stacks_locked_by(s: Session, engine_ids: Sequence[str]) -> list[StackRecord]:
-    rows = s.execute(sa.select(Stack).where(Stack.engine_id.in_(list(engine_ids)))
-                     .order_by(Stack.nested_depth, Stack.created_at, Stack.id)).scalars()
-    return _stack_records(s, list(rows))
+    return _select_stacks(s, sa.select(Stack).where(Stack.engine_id.in_(list(engine_ids)))
+                          .order_by(Stack.nested_depth, Stack.created_at, Stack.id))

@@ -91,13 +91,20 @@ def _decrypt_env(stored: Mapping[str, Any]) -> dict[str, Any]:
 
 # -- stacks ---------------------------------------------------------------------------------
 
-def _record(row: Stack, tags: Sequence[str] = ()) -> StackRecord:
-    return StackRecord(**{k: getattr(row, k) for k in _STACK_FIELDS}, tags=tuple(tags))
+def _record(row: Mapping[Any, Any], tags: Sequence[str] = ()) -> StackRecord:
+    return StackRecord(**{k: row[k] for k in _STACK_FIELDS}, tags=tuple(tags))
 
 
-def _records(s: Session, rows: Sequence[Stack]) -> list[StackRecord]:
-    tags = _tags_of(s, [r.id for r in rows])
-    return [_record(r, tags.get(r.id, ())) for r in rows]
+def _select(s: Session, stmt: sa.Select[Any]) -> list[StackRecord]:
+    """Run a ``select(Stack)`` as Core rows (no ORM objects) and attach the tags."""
+    rows = list(s.connection().execute(stmt).mappings())
+    tags = _tags_of(s, [r["id"] for r in rows])
+    return [_record(r, tags.get(r["id"], ())) for r in rows]
+
+
+def _first(s: Session, stmt: sa.Select[Any]) -> StackRecord | None:
+    found = _select(s, stmt.limit(1))
+    return found[0] if found else None
 
 
 def _tags_of(s: Session, stack_ids: Sequence[str]) -> dict[str, list[str]]:
@@ -149,7 +156,7 @@ def create_stack(s: Session, new: NewStack) -> StackRecord:
     if rivals is not None:
         raise errors.StackExists(f"The Stack ({new.name}) already exists.")
     _write_tags(s, stack_id, new.tags)
-    return _record(row, new.tags)
+    return _record({k: getattr(row, k) for k in _STACK_FIELDS}, new.tags)
 
 
 def get_stack(s: Session, stack_id: str, *, project_id: str | None = None,
@@ -160,8 +167,7 @@ def get_stack(s: Session, stack_id: str, *, project_id: str | None = None,
                                  Stack.stack_user_project_id == project_id))
     if not show_deleted:
         stmt = stmt.where(Stack.deleted_at.is_(None))
-    row = s.execute(stmt).scalar_one_or_none()
-    return None if row is None else _records(s, [row])[0]
+    return _first(s, stmt)
 
 
 def get_stack_by_name(s: Session, project_id: str, name: str, *,
@@ -175,8 +181,7 @@ def get_stack_by_name(s: Session, project_id: str, name: str, *,
         stmt = stmt.where(Stack.deleted_at.is_(None))
     stmt = stmt.order_by(sa.case((Stack.deleted_at.is_(None), 0), else_=1),
                          Stack.created_at, Stack.id)
-    row = s.execute(stmt.limit(1)).scalar_one_or_none()
-    return None if row is None else _records(s, [row])[0]
+    return _first(s, stmt)
 
 
 def find_stack(s: Session, project_id: str, name_or_id: str) -> StackRecord | None:
@@ -231,7 +236,7 @@ def list_stacks(s: Session, q: StackQuery) -> list[StackRecord]:
     stmt = _query.order_by(stmt, keys, desc)
     if q.limit is not None:
         stmt = stmt.limit(q.limit)
-    return _records(s, list(s.execute(stmt).scalars()))
+    return _select(s, stmt)
 
 
 def count_stacks(s: Session, q: StackQuery) -> int:
@@ -250,17 +255,15 @@ def count_project_stacks(s: Session, project_id: str, *, include_nested: bool = 
 
 
 def list_child_stacks(s: Session, owner_id: str) -> list[StackRecord]:
-    rows = s.execute(sa.select(Stack).where(Stack.owner_id == owner_id,
-                                            Stack.deleted_at.is_(None))
-                     .order_by(Stack.created_at, Stack.id)).scalars()
-    return _records(s, list(rows))
+    return _select(s, sa.select(Stack).where(Stack.owner_id == owner_id,
+                                             Stack.deleted_at.is_(None))
+                   .order_by(Stack.created_at, Stack.id))
 
 
 def list_tree_stacks(s: Session, root_stack_id: str) -> list[StackRecord]:
-    rows = s.execute(sa.select(Stack).where(Stack.root_stack_id == root_stack_id,
-                                            Stack.deleted_at.is_(None))
-                     .order_by(Stack.nested_depth, Stack.created_at, Stack.id)).scalars()
-    return _records(s, list(rows))
+    return _select(s, sa.select(Stack).where(Stack.root_stack_id == root_stack_id,
+                                             Stack.deleted_at.is_(None))
+                   .order_by(Stack.nested_depth, Stack.created_at, Stack.id))
 
 
 def update_stack(s: Session, stack_id: str, values: StackValues, *,
