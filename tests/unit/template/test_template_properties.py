@@ -102,6 +102,12 @@ def test_arbitrary_text_is_a_template_or_a_template_error(text: str) -> None:
     _only_client_errors(load_template, text)
 
 
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.binary(max_size=200))
+def test_arbitrary_bytes_are_a_template_or_a_template_error(body: bytes) -> None:
+    _only_client_errors(load_template, body)
+
+
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.text(alphabet="heat_mplvrsion:2015-10-{}[]\n \"',&*!|>#abc", max_size=200))
 def test_yaml_shaped_text_is_a_template_or_a_template_error(text: str) -> None:
