@@ -68,6 +68,9 @@ class MapReplace(Function):
             new_key = keys.get(k)
             if new_key is None:
                 new_key = k
+            elif isinstance(new_key, dict | list):  # Heat leaks "unhashable type" here
+                raise self.error(f'Incorrect arguments to "{self.fn_name}": replacement key '
+                                 f"{to_json(new_key)} must be a string or number")
             elif new_key in in_map and new_key != k:
                 raise self.error(f"key replacement {new_key} collides with a key in the "
                                  "input map")

@@ -146,6 +146,8 @@ class GetAttThenSelect(Function):
         if not _exists(ctx, name):
             raise reference_error(str(name), "unknown")
         attr = ctx.resolve(parts[1])
+        if not isinstance(attr, str):  # Heat leaks "unhashable type" for maps/lists
+            raise attribute_error(name, str(attr), self.path)
         path = ctx.resolve(parts[2])
         return self.fetch(ctx, name, attr, path)
 

@@ -345,3 +345,12 @@ def test_get_param_pseudo_parameters(version: str) -> None:
     assert out({"get_param": "OS::stack_name"}, version) == "teststack"
     assert out({"get_param": "OS::stack_id"}, version) == "1234"
     assert out({"get_param": "OS::project_id"}, version) == "proj"
+
+
+def test_unhashable_keys_and_attributes_get_clear_errors() -> None:
+    # Heat 27 leaks "unhashable type: 'list'" for both.
+    assert err({"map_replace": [{"a": 1}, {"keys": {"a": [1]}}]}) == (
+        'Incorrect arguments to "map_replace": replacement key [1] must be a string or '
+        "number")
+    assert err({"get_attr": ["r", ["x"]]}, resources=RES) == \
+        "The Referenced Attribute (r ['x']) is incorrect."
