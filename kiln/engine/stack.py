@@ -150,6 +150,16 @@ class LiveStack:
     def facade(self, kind: str) -> Any:
         return self.parent_facade.get(kind)
 
+    def has_attribute(self, name: str, attr: str) -> bool:
+        """Lets the template layer reject an unknown ``get_attr`` name before a create or
+        update starts (Heat's 400); a stored stack (it has a template row) is never
+        re-judged, so one that failed on such a name can still be deleted."""
+        if self.info.raw_template_id:
+            return True
+        from kiln.engine.validation import attribute_known
+
+        return attribute_known(self, name, attr)
+
     def availability_zones(self) -> list[str]:
         return ["nova"]
 

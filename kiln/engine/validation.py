@@ -97,19 +97,24 @@ def _attributes_fixed(cls: type[Resource]) -> bool:
             and not issubclass(cls, TemplateResource))
 
 
+def attribute_known(stack: LiveStack, name: str, attr: str) -> bool:
+    """Whether ``get_attr: [name, attr]`` names an attribute resource ``name`` can have
+    (the template layer asks while it builds definitions, as Heat checks at validation)."""
+    snippet = stack.template.resources.get(name)
+    if snippet is None or not isinstance(snippet.type, str):
+        return True
+    try:
+        _, cls = plugin_class(stack, ResourceDefinition(name=name, type=snippet.type))
+    except KilnError:
+        return True  # the unknown type is reported with the resource's own error
+    return not _attributes_fixed(cls) or attr in cls.attribute_names()
+
+
 class ValidationStack(LiveStack):
-    """A stack that is only validated; it also tells the template layer which attribute
-    names a resource has, so ``get_attr`` names are checked when definitions are built."""
+    """A stack that is only validated (never stored)."""
 
     def has_attribute(self, name: str, attr: str) -> bool:
-        snippet = self.template.resources.get(name)
-        if snippet is None or not isinstance(snippet.type, str):
-            return True
-        try:
-            _, cls = plugin_class(self, ResourceDefinition(name=name, type=snippet.type))
-        except KilnError:
-            return True  # the unknown type is reported with the resource's own error
-        return not _attributes_fixed(cls) or attr in cls.attribute_names()
+        return attribute_known(self, name, attr)
 
 
 def make_stack(tmpl: Any, env: Environment, files: Mapping[str, str], conf: Any, *,

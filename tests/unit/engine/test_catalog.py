@@ -356,3 +356,15 @@ async def test_find_physical_resource(service: EngineService, ctx: RequestContex
     assert await failure(service.find_physical_resource(other, res["physical_resource_id"])) \
         == (404, "EntityNotFound",
             f"The Resource ({res['physical_resource_id']}) could not be found.")
+
+
+async def test_create_rejects_an_unknown_attribute_name_before_starting(
+        service: EngineService, ctx: RequestContext) -> None:
+    template = hot({"a": {"type": "OS::Heat::RandomString"},
+                    "b": {"type": "OS::Heat::Value",
+                          "properties": {"value": {"get_attr": ["a", "nope"]}}}})
+    assert await failure(service.create_stack(ctx, "attr", template, env(), {}, {})) == (
+        400, "StackValidationFailed",
+        "resources.b.properties.value.get_attr: The Referenced Attribute (a nope) is "
+        "incorrect.")
+    assert await service.list_stacks(ctx) == []
