@@ -21,7 +21,11 @@ deadlock / serialization conflict on PostgreSQL or MariaDB is retried as a whole
 ``db.write`` returns an ``asyncio.Future`` immediately, so several writes can be queued
 before awaiting any.
 ``db.run`` runs a function in its own short transaction on a reader thread (commits too,
-so small independent writes that need no batching may use it).
+so small independent writes that need no batching may use it, e.g. taking a stack lock; it
+is re-run if SQLite reports the database busy or a server picks it as a deadlock victim).
+The cheapest status change is ``db.write(resources.queue_resource_update, ...)`` plus
+``db.write(events.add_events, ...)``: both are deferred to the batch's commit, so a whole
+batch costs one executemany and one multi-row INSERT (bench/db_bench.py).
 
 Public API (import from the submodules; everything is re-exported here too)
 ---------------------------------------------------------------------------
@@ -52,7 +56,7 @@ stacks (``kiln.db.stacks``)::
     get_stack_by_name(s, project_id: str, name: str, *,
                       show_deleted: bool = False) -> StackRecord | None
     find_stack(s, project_id: str, name_or_id: str) -> StackRecord | None
-    list_stacks(s, q: StackQuery) -> list[StackRecord]
+    list_stacks(s, q: StackQuery) -> list[StackRecord]   # hidden_tags None: CONF's
     count_stacks(s, q: StackQuery) -> int          # same filters, no limit/marker
     count_project_stacks(s, project_id: str, *, include_nested: bool = False) -> int
         # live stacks; top-level only by default, as Heat's max_stacks_per_tenant counts
