@@ -176,3 +176,68 @@ def test_dependency_order_is_consistent_with_the_graph(body: dict[str, Any]) -> 
             ref = item.get("get_resource") or item["get_attr"][0]
             written.add(ref)
         assert deps[name] == written
+
+
+# -- well-shaped calls with random leaves: reach the resolution code of every function --
+
+leaves = st.one_of(scalars, st.lists(scalars, max_size=3),
+                   st.dictionaries(KEYS, scalars, max_size=3))
+
+
+def _shaped(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    c = children
+    return st.one_of(
+        st.builds(lambda a: {"get_param": a}, st.one_of(
+            st.sampled_from(["p", "OS::stack_name", "nope"]),
+            st.lists(st.one_of(st.just("p"), c), min_size=1, max_size=4))),
+        st.builds(lambda a: {"get_attr": a}, st.lists(
+            st.one_of(st.sampled_from(["r1", "r2", "value"]), c), min_size=1, max_size=4)),
+        st.builds(lambda a: {"get_resource": a}, st.one_of(st.just("r1"), c)),
+        st.builds(lambda d, ls: {"list_join": [d, *ls]}, c, st.lists(c, min_size=1,
+                                                                       max_size=3)),
+        st.builds(lambda f, t, p: {f: {"template": t, "params": p}},
+                  st.sampled_from(["str_replace", "str_replace_strict",
+                                   "str_replace_vstrict"]),
+                  c, st.dictionaries(KEYS, c, max_size=3)),
+        st.builds(lambda a: {"str_split": a}, st.lists(c, min_size=2, max_size=3)),
+        st.builds(lambda a, b: {"digest": [a, b]}, st.one_of(st.just("sha256"), c), c),
+        st.builds(lambda t, f, p: {"repeat": {"template": t, "for_each": f,
+                                              "permutations": p}},
+                  c, st.dictionaries(st.sampled_from(["%x%", "%y%"]), c, min_size=1),
+                  st.booleans()),
+        st.builds(lambda a: {"map_merge": a}, st.lists(c, max_size=3)),
+        st.builds(lambda a, b: {"map_replace": [a, b]}, c, st.fixed_dictionaries(
+            {}, optional={"keys": c, "values": c})),
+        st.builds(lambda e, d: {"yaql": {"expression": e, "data": d}},
+                  st.sampled_from(["$.data", "$.data.len()", "$.data.keys()",
+                                   "$.data.select($)", "1/0", "$.data + 1"]), c),
+        st.builds(lambda a, b: {"if": [a, b]}, st.one_of(st.just("c1"), st.booleans(), c),
+                  c),
+        st.builds(lambda a, b, d: {"if": [a, b, d]}, st.one_of(st.just("c1"), c), c, c),
+        st.builds(lambda a, b: {"filter": [a, b]}, c, c),
+        st.builds(lambda a: {"list_concat": a}, st.lists(c, max_size=3)),
+        st.builds(lambda a: {"list_concat_unique": a}, st.lists(c, max_size=3)),
+        st.builds(lambda a, b: {"contains": [a, b]}, c, c),
+        st.builds(lambda a: {"make_url": a}, st.dictionaries(st.sampled_from(
+            ["scheme", "host", "port", "path", "query", "fragment", "username"]), c,
+            max_size=4)),
+        st.builds(lambda a: {"resource_facade": a}, st.sampled_from(
+            ["metadata", "deletion_policy", "update_policy"])),
+        st.builds(lambda a: {"get_file": a}, st.one_of(st.just("a"), c)),
+        st.lists(c, max_size=3), st.dictionaries(KEYS, c, max_size=3),
+    )
+
+
+shaped = st.recursive(leaves, _shaped, max_leaves=12)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(shaped, shaped, st.one_of(st.booleans(), shaped))
+def test_well_shaped_calls_only_raise_template_errors(prop: Any, out: Any, cond: Any) -> None:
+    body = hot("2021-04-16",
+               parameters={"p": {"type": "json", "default": {"a": [1, "x"]}}},
+               conditions={"c1": cond if isinstance(cond, bool) else {"equals": [cond, 1]}},
+               resources={"r1": {"type": "OS::Heat::None", "properties": {"v": prop}},
+                          "r2": {"type": "OS::Heat::None"}},
+               outputs={"o": {"value": out}})
+    _only_client_errors(_exercise, body)
