@@ -102,6 +102,12 @@ def validate(engine: Engine, stack: LiveStack, *, tree_resources: int = 0) -> No
             "Request limit exceeded: Maximum resources per stack exceeded.")
     engine.graph(stack)
     for slot in stack.slots.values():
+        if slot.definition.deletion_policy == "Snapshot" and not (
+                hasattr(slot.plugin, "handle_snapshot_delete")
+                or slot.plugin.supports("SNAPSHOT")):
+            raise StackValidationFailed(
+                f'resources.{slot.name}.deletion_policy: "Snapshot" deletion policy '
+                "not supported")
         props = slot.definition.properties
         if touches_resources(props):
             continue

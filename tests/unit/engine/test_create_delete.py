@@ -202,3 +202,42 @@ async def test_events_beyond_the_limit_are_purged_oldest_first(
         ("c", "CREATE_COMPLETE", "state changed"),
         ("purged", "CREATE_COMPLETE", "Stack CREATE completed successfully"),
     ]
+
+
+async def test_retained_resources_are_not_deleted_but_reported(
+        service: EngineService, ctx: RequestContext) -> None:
+    # a delete of this TestResource would wait a minute; Retain must skip it
+    template = hot({"r": {"type": "OS::Heat::TestResource", "deletion_policy": "Retain",
+                          "properties": {"action_wait_secs": {"delete": 60}}}})
+    stack = await create(service, ctx, "keep", template)
+    ident = stack["stack_identity"]
+    await service.delete_stack(ctx, ident)
+    await service.wait_for_stack(ident["stack_id"], timeout=10)
+    assert (await events(service, ctx, ident))[-4:] == [
+        ("keep", "DELETE_IN_PROGRESS", "Stack DELETE started"),
+        ("r", "DELETE_IN_PROGRESS", "state changed"),
+        ("r", "DELETE_COMPLETE", "state changed"),
+        ("keep", "DELETE_COMPLETE", "Stack DELETE completed successfully")]
+
+
+async def test_snapshot_policy_needs_a_plugin_that_can_snapshot(
+        service: EngineService, ctx: RequestContext) -> None:
+    template = hot({"s": {"type": "OS::Heat::RandomString", "deletion_policy": "Snapshot"}})
+    with pytest.raises(StackValidationFailed) as info:
+        await service.create_stack(ctx, "snap", template, {}, {}, {})
+    assert info.value.message == ('resources.s.deletion_policy: "Snapshot" deletion policy '
+                                  "not supported")
+
+
+async def test_preview_lists_the_resources_without_creating_anything(
+        service: EngineService, ctx: RequestContext) -> None:
+    template = hot({"r": {"type": "OS::Heat::RandomString", "properties": {"length": 5}}})
+    preview = await service.preview_stack(ctx, "pre", template, {}, {}, {})
+    assert preview["stack_name"] == "pre" and preview["id"] == "None"
+    (res,) = preview["resources"]
+    assert res["resource_name"] == "r"
+    assert res["resource_status"] == "INIT_COMPLETE"
+    assert res["physical_resource_id"] == ""
+    assert res["properties"]["length"] == 5
+    assert res["attributes"] == {"value": None}
+    assert await service.list_stacks(ctx) == []
