@@ -71,6 +71,11 @@ async def traverse(graph: Graph[str], visit: Callable[[str], Awaitable[None]], *
     except TimeoutError:
         await _stop(walker)
         return Outcome(ok=False, reason=TIMED_OUT, timed_out=True)
+    except asyncio.CancelledError:
+        # the action itself is cancelled (a delete pre-empting it, engine stop): its
+        # resource actions must stop too, not run on beside whatever comes next
+        await asyncio.shield(_stop(walker))
+        raise
     finally:
         if waiter is not None:
             waiter.cancel()
