@@ -96,7 +96,7 @@ class NestedOps:
         await self._validate(child)
         await newstack.store(engine, child)
         parent.data[NAME_KEY] = name
-        engine.launch(child.info.id, lambda: create_action.run_create(engine, child))
+        engine.launch(child.info.id, lambda: create_action.run_create(engine, child), child)
         return child.info.id
 
     async def update(self, parent: Resource, stack_id: str, *, template: Mapping[str, Any],
@@ -130,7 +130,7 @@ class NestedOps:
         stack = await engine.load(stack_id)
         await engine.acquire(stack)
         await engine.recorder.stack(stack, DELETE, IN_PROGRESS, stack_started(DELETE))
-        engine.launch(stack_id, lambda: delete_action.run_delete(engine, stack))
+        engine.launch(stack_id, lambda: delete_action.run_delete(engine, stack), stack)
         return True
 
     async def action(self, stack_id: str, action: str) -> None:

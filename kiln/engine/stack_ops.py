@@ -139,7 +139,7 @@ class StackOps(LifecycleOps):
             "updated_at": utcnow()})
         if tuple(info.tags) != tuple(current.info.tags):
             await self.db.write(db_stacks.set_stack_tags, info.id, list(info.tags))
-        engine.launch(info.id, lambda: update_action.run_update(engine, current, new))
+        engine.launch(info.id, lambda: update_action.run_update(engine, current, new), new)
         return new.identity_dict()
 
     async def preview_update_stack(self, ctx: RequestContext, stack_identity: Identity,

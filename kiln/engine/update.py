@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 from kiln.db import resources as db_resources
 from kiln.db import stacks as db_stacks
 from kiln.db.records import NewResource
-from kiln.engine import bulk, outputs
+from kiln.engine import bulk, hooks, outputs
 from kiln.engine.actions import (
     COMPLETE,
     FAILED,
@@ -149,6 +149,10 @@ async def update_one(engine: Engine, target: Target, name: str, deadline: Deadli
     existing = None if name in target.fresh else slot
     decision = decide(stack, existing, definition, new_type)
     target.changes[name] = decision.change
+    # breakpoints for resources the update acts on (Heat: inside Resource.update)
+    hooked = decision.change in (Change.UPDATE, Change.REPLACE_CBD, Change.REPLACE_DBC)
+    if hooked:
+        await hooks.pause(engine, stack, slot, "pre", UPDATE)
     plugin = slot.plugin
     if decision.change is Change.CREATE:
         if existing is not None:  # a row that was never created: rebuild on it
@@ -182,6 +186,8 @@ async def update_one(engine: Engine, target: Target, name: str, deadline: Deadli
                          abort_reason=deadline.reason)
     else:
         await replace(engine, target, slot, definition, decision.change, deadline)
+    if hooked:
+        await hooks.pause(engine, stack, stack.slots[name], "post", UPDATE)
 
 
 async def cleanup(engine: Engine, target: Target, deadline: Deadline) -> Outcome:

@@ -150,3 +150,23 @@ async def test_signal_errors(service: EngineService, ctx: RequestContext) -> Non
         await service.resource_signal(ctx, ident, "zz", {})
     assert nf.value.error_type == "ResourceNotFound"
     assert str(nf.value) == "The Resource (zz) could not be found in Stack sigerr."
+
+
+async def test_pre_update_hook(service: EngineService, ctx: RequestContext) -> None:
+    def values(v: str) -> dict[str, Any]:
+        return hot({"a": {"type": "OS::Heat::Value", "properties": {"value": v}},
+                    "b": {"type": "OS::Heat::None"}})
+
+    ident = await start(service, ctx, "upd", values("1"), {})
+    await service.wait_for_stack(ident["stack_id"])
+    await service.update_stack(ctx, ident, values("2"), hooked("a", "pre-update"), {}, {})
+    await paused(service, ident, "a", "pre-update")
+    assert (await service.show_stack(ctx, ident))["stack_status"] == "UPDATE_IN_PROGRESS"
+    assert (await resources(service, ctx, ident))["a"] == "CREATE_COMPLETE"
+    await service.resource_signal(ctx, ident, "a", {"unset_hook": "pre-update"})
+    await service.wait_for_stack(ident["stack_id"])
+    assert (await service.show_stack(ctx, ident))["stack_status"] == "UPDATE_COMPLETE"
+    evs = await events(service, ctx, ident)
+    assert ("a", "CREATE_COMPLETE", "UPDATE paused until Hook pre-update is cleared") in evs
+    assert evs.index(("a", "CREATE_COMPLETE", "Hook pre-update is cleared")) < \
+        evs.index(("a", "UPDATE_IN_PROGRESS", "state changed"))
