@@ -150,6 +150,15 @@ class Engine:
             await asyncio.wait_for(asyncio.shield(task), timeout)
 
     async def stop(self) -> None:
+        """Let running actions finish for ``graceful_shutdown_timeout`` seconds (0: no
+        limit); then stop the rest *without* failing them: their resources stay
+        IN_PROGRESS with their persisted tokens and the lock is released, so the next
+        engine's recovery sweep continues them."""
+        running = [t for t in self.tasks.values() if not t.done()]
+        if running:
+            limit = float(getattr(self.conf, "graceful_shutdown_timeout", 0) or 0)
+            await asyncio.wait(running, timeout=limit or None)
+        self.recorder.handoff = True
         for task in list(self.tasks.values()):
             task.cancel()
         for task in list(self.tasks.values()):

@@ -99,6 +99,9 @@ class Recorder:
         self._stack_events: list[NewEvent] = []
         self._waiters: list[asyncio.Future[None]] = []
         self._scheduled = False
+        #: set while the engine shuts down: interrupted actions are handed over to the
+        #: next engine (left IN_PROGRESS with their tokens), not failed
+        self.handoff = False
 
     # -- queueing -----------------------------------------------------------------------
     def _enqueue(self) -> asyncio.Future[None]:

@@ -75,6 +75,8 @@ async def run_action(recorder: Recorder, poller: Poller, stack: LiveStack, slot:
             await asyncio.sleep(delay if hint is None else max(hint, 0.0))
             delay = min(delay * 2, poller.maximum)
     except asyncio.CancelledError:
+        if recorder.handoff:
+            raise  # engine shutdown: the next engine resumes from the persisted state
         why = abort_reason()
         reason = f"{action} aborted" + (f" ({why})" if why else "")
         await asyncio.shield(recorder.resource(stack, slot, action, FAILED, reason))

@@ -34,6 +34,7 @@ def override() -> Iterator[Override]:
 async def service(sqlite_url: str, override: Override) -> AsyncIterator[EngineService]:
     # fast polling keeps tests that wait on TestResource timers short
     override(poll_initial_delay=0.001, poll_max_delay=0.05, group="kiln_engine")
+    override(graceful_shutdown_timeout=2)
     svc = EngineService(db_url=sqlite_url)
     await svc.start()
     yield svc
