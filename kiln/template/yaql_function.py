@@ -39,6 +39,23 @@ def _context() -> Any:
 DEFAULT_LIMITS = (200, 10000)
 
 
+def _plain(value: Any) -> Any:
+    """yaql can return sets (``$.data.keys()``); Heat's API shows them as lists (its JSON
+    encoder converts them), so resolve them to lists here, sorted when comparable so
+    the result does not depend on hash order."""
+    if isinstance(value, set | frozenset):
+        items = [_plain(v) for v in value]
+        try:
+            return sorted(items)
+        except TypeError:
+            return items
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
 class Yaql(Function):
     """``yaql: {expression: <str>, data: <any>}`` (2016-10-14)."""
 
@@ -69,7 +86,7 @@ class Yaql(Function):
                                 self.error)
         data = ctx.resolve(self.args.get("data", {}))
         try:
-            return statement.evaluate({"data": data}, _context())
+            return _plain(statement.evaluate({"data": data}, _context()))
         except yaql_exc.YaqlException as exc:
             raise self.error(str(exc)) from None
         except (TypeError, ValueError, KeyError, IndexError, AttributeError,

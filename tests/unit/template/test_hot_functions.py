@@ -354,3 +354,9 @@ def test_unhashable_keys_and_attributes_get_clear_errors() -> None:
         "number")
     assert err({"get_attr": ["r", ["x"]]}, resources=RES) == \
         "The Referenced Attribute (r ['x']) is incorrect."
+
+
+def test_yaql_sets_become_lists() -> None:
+    # Heat's API encodes the set yaql returns as a JSON list.
+    assert out({"yaql": {"expression": "$.data.keys()", "data": {"b": 1, "a": 2}}}) == \
+        ["a", "b"]
