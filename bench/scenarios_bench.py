@@ -1,0 +1,349 @@
+"""Engine scenarios measured through the Orchestration API, as a Heat user sees them.
+
+    .venv/bin/python bench/scenarios_bench.py [--sizes 100,1000] [--scenarios flat,chain,...]
+        [--endpoint URL] [--runs 1] [--poll 0.05] [--write | --json PATH]
+
+Without ``--endpoint`` a real ``kiln serve`` is started (SQLite in a temporary state
+directory, a free port, ``max_resources_per_stack = -1`` so 10,000-resource stacks are
+allowed); with it, the same scenarios run against any Heat-compatible endpoint (e.g. the
+live Heat 27 at http://127.0.0.1:8104/v1/admin). Each stack is created, updated and deleted
+with python-heatclient, and every action is timed from the request until ``stacks.get``
+(polled every ``--poll`` seconds, the way a client waits) shows it is no longer
+IN_PROGRESS, so the times include the client's polling granularity. The server's peak RSS
+(its process plus children, sampled every 50 ms with psutil) is recorded per scenario.
+
+Why these scenarios: they are the shapes the engine issue sets targets for -- wide flat
+stacks (scheduling and database cost per resource), a deep chain (latency of waking a
+dependant), fan-in, real waits in parallel (TestResource), and nested stacks (the
+in-engine nested path).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import psutil
+from heatclient import client as heat_client
+from heatclient import exc as heat_exc
+
+HOT = "2018-08-31"
+SCENARIOS = ("flat", "rg", "chain", "fanin", "testres", "nested")
+#: scenarios run at 10,000 only when asked for explicitly (the others would take minutes)
+LARGE_OK = ("flat", "rg", "chain")
+
+
+@dataclass
+class Case:
+    """One scenario at one size: the create and the update request bodies."""
+
+    create: dict[str, Any]
+    update: dict[str, Any]
+
+
+def _hot(resources: dict[str, Any]) -> dict[str, Any]:
+    return {"heat_template_version": HOT, "resources": resources}
+
+
+def flat(n: int, salt: str) -> dict[str, Any]:
+    """N RandomStrings. Changing ``salt`` replaces each one (salt is not update_allowed)."""
+    props = {"salt": salt}
+    return {"template": _hot({f"r{i}": {"type": "OS::Heat::RandomString", "properties": props}
+                              for i in range(n)})}
+
+
+def group(n: int, salt: str) -> dict[str, Any]:
+    """A ResourceGroup of N RandomStrings; the update changes every member's salt."""
+    return {"template": _hot({"group": {"type": "OS::Heat::ResourceGroup", "properties": {
+        "count": n, "resource_def": {"type": "OS::Heat::RandomString",
+                                     "properties": {"salt": salt}}}}})}
+
+
+def chain(n: int, value: str) -> dict[str, Any]:
+    """N Values, each the previous one's value: the update changes every value in place."""
+    res: dict[str, Any] = {"v0": {"type": "OS::Heat::Value", "properties": {"value": value}}}
+    for i in range(1, n):
+        res[f"v{i}"] = {"type": "OS::Heat::Value",
+                        "properties": {"value": {"get_attr": [f"v{i - 1}", "value"]}}}
+    return {"template": _hot(res)}
+
+
+def fanin(n: int, value: str) -> dict[str, Any]:
+    """N Values feeding one Value (a list of get_attr): the update changes all N + 1."""
+    res: dict[str, Any] = {f"v{i}": {"type": "OS::Heat::Value",
+                                     "properties": {"value": f"{value}-{i}"}} for i in range(n)}
+    res["sink"] = {"type": "OS::Heat::Value", "properties": {
+        "type": "comma_delimited_list",
+        "value": [{"get_attr": [f"v{i}", "value"]} for i in range(n)]}}
+    return {"template": _hot(res)}
+
+
+def testres(n: int, value: str) -> dict[str, Any]:
+    """N TestResources waiting 1 s on create and on update (value is update_allowed)."""
+    props = {"value": value, "action_wait_secs": {"create": 1, "update": 1}}
+    return {"template": _hot({f"t{i}": {"type": "OS::Heat::TestResource", "properties": props}
+                              for i in range(n)})}
+
+
+TEN_RANDOM = {"heat_template_version": HOT,
+              "parameters": {"salt": {"type": "string", "default": ""}},
+              "resources": {f"s{i}": {"type": "OS::Heat::RandomString",
+                                      "properties": {"salt": {"get_param": "salt"}}}
+                            for i in range(10)}}
+
+
+def nested(n: int, salt: str) -> dict[str, Any]:
+    """A ResourceGroup of N/10 provider-template stacks of 10 RandomStrings each."""
+    body = {"template": _hot({"group": {"type": "OS::Heat::ResourceGroup", "properties": {
+        "count": max(n // 10, 1),
+        "resource_def": {"type": "Bench::TenRandom", "properties": {"salt": salt}}}}})}
+    body["files"] = {"ten_random.yaml": json.dumps(TEN_RANDOM)}
+    body["environment"] = {"resource_registry": {"Bench::TenRandom": "ten_random.yaml"}}
+    return body
+
+
+BUILDERS: dict[str, Callable[[int, str], dict[str, Any]]] = {
+    "flat": flat, "rg": group, "chain": chain, "fanin": fanin, "testres": testres,
+    "nested": nested}
+
+
+def case(scenario: str, n: int) -> Case:
+    build = BUILDERS[scenario]
+    return Case(create=build(n, "a"), update=build(n, "b"))
+
+
+class RssSampler:
+    """Peak resident memory of a process tree, sampled on a thread every 50 ms."""
+
+    def __init__(self, pid: int) -> None:
+        self.proc = psutil.Process(pid)
+        self.peak = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _sample(self) -> int:
+        total = 0
+        for p in [self.proc, *self.proc.children(recursive=True)]:
+            try:
+                total += p.memory_info().rss
+            except psutil.Error:
+                continue
+        return total
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.05):
+            try:
+                self.peak = max(self.peak, self._sample())
+            except psutil.Error:
+                return
+
+    def reset(self) -> None:
+        self.peak = self._sample()
+
+    def start(self) -> None:
+        self.reset()
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def wait(hc: Any, stack_id: str, poll: float, timeout: float) -> str:
+    """Poll stacks.get until the action ends; a stack that is gone counts as deleted."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            status = str(hc.stacks.get(stack_id).stack_status)
+        except heat_exc.HTTPNotFound:
+            return "DELETE_COMPLETE"
+        if not status.endswith("_IN_PROGRESS"):
+            return status
+        if time.monotonic() > deadline:
+            raise SystemExit(f"stack {stack_id} still {status} after {timeout}s")
+        time.sleep(poll)  # the client's fixed polling interval is what is being modelled
+
+
+def run_case(hc: Any, scenario: str, n: int, args: argparse.Namespace,
+             rss: RssSampler | None) -> dict[str, Any]:
+    """Create, update and delete one stack; the seconds and the final status of each."""
+    body = case(scenario, n)
+    name = f"bench-{scenario}-{n}-{uuid.uuid4().hex[:8]}"
+    out: dict[str, Any] = {"scenario": scenario, "size": n,
+                           "load_average_at_start": round(os.getloadavg()[0], 2)}
+    if rss is not None:
+        rss.reset()
+    began = time.perf_counter()
+    created = hc.stacks.create(stack_name=name, disable_rollback=True, **body.create)
+    stack_id = created["stack"]["id"]
+    status = wait(hc, stack_id, args.poll, args.timeout)
+    out["create_s"] = round(time.perf_counter() - began, 3)
+    out["create_status"] = status
+    if status == "CREATE_COMPLETE" and not args.no_update:
+        began = time.perf_counter()
+        hc.stacks.update(stack_id, existing=False, **body.update)
+        status = wait(hc, stack_id, args.poll, args.timeout)
+        out["update_s"] = round(time.perf_counter() - began, 3)
+        out["update_status"] = status
+    began = time.perf_counter()
+    hc.stacks.delete(stack_id)
+    status = wait(hc, stack_id, args.poll, args.timeout)
+    out["delete_s"] = round(time.perf_counter() - began, 3)
+    out["delete_status"] = status
+    if rss is not None:
+        out["server_peak_rss_mb"] = round(rss.peak / 2**20, 1)
+    out["load_average_at_end"] = round(os.getloadavg()[0], 2)
+    return out
+
+
+def machine() -> dict[str, Any]:
+    return {"python": platform.python_version(), "machine": platform.machine(),
+            "platform": platform.platform(), "cpus": os.cpu_count(),
+            "memory_gb": round(psutil.virtual_memory().total / 2**30, 1)}
+
+
+class Profiler:
+    """py-spy recording the server while one case runs (collapsed stacks, one file a case)."""
+
+    def __init__(self, pid: int | None, directory: Path | None) -> None:
+        self.pid = pid
+        self.directory = directory
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self, label: str) -> None:
+        if self.pid is None or self.directory is None:
+            return
+        self.directory.mkdir(parents=True, exist_ok=True)
+        spy = Path(sys.executable).parent / "py-spy"
+        self.proc = subprocess.Popen(
+            [str(spy), "record", "--pid", str(self.pid), "--format", "raw", "--rate", "200",
+             "--subprocesses", "--output", str(self.directory / f"{label}.txt")],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(0.5)  # py-spy needs a moment to attach before the case starts
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            self.proc.send_signal(signal.SIGINT)
+            self.proc.wait(60)
+            self.proc = None
+
+
+def warm_up(hc: Any, args: argparse.Namespace) -> float:
+    """One small stack first, so the first measured case does not pay for lazy imports."""
+    began = time.perf_counter()
+    stack_id = hc.stacks.create(stack_name=f"bench-warmup-{uuid.uuid4().hex[:8]}",
+                                **chain(3, "w"))["stack"]["id"]
+    wait(hc, stack_id, args.poll, args.timeout)
+    hc.stacks.delete(stack_id)
+    wait(hc, stack_id, args.poll, args.timeout)
+    return round(time.perf_counter() - began, 3)
+
+
+def run_all(hc: Any, args: argparse.Namespace, rss: RssSampler | None,
+            pid: int | None = None) -> list[dict[str, Any]]:
+    results = []
+    profiler = Profiler(pid, args.py_spy)
+    for n in args.sizes:
+        for scenario in args.scenarios:
+            if n >= 10000 and scenario not in LARGE_OK and not args.force_large:
+                continue
+            for run in range(args.runs):
+                profiler.start(f"{scenario}-{n}-{run}")
+                try:
+                    result = run_case(hc, scenario, n, args, rss)
+                finally:
+                    profiler.stop()
+                print(json.dumps(result), flush=True)
+                results.append(result)
+    return results
+
+
+def bench(args: argparse.Namespace) -> dict[str, Any]:
+    record: dict[str, Any] = {
+        "benchmark": "engine scenarios through the Orchestration API (python-heatclient, "
+                     f"stacks.get polled every {args.poll}s)",
+        "command": "python bench/scenarios_bench.py " + " ".join(sys.argv[1:]),
+        "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "load_average_at_start": [round(x, 2) for x in os.getloadavg()],
+        "machine": machine()}
+    if args.endpoint:
+        record["target"] = {"endpoint": args.endpoint}
+        hc = heat_client.Client("1", endpoint=args.endpoint, token="x")
+        record["warm_up_s"] = warm_up(hc, args)
+        record["results"] = run_all(hc, args, None)
+        return record
+    from tests.support.server import start_kiln
+
+    with tempfile.TemporaryDirectory() as tmp:
+        kiln = start_kiln(Path(tmp) / "kiln", options={
+            "DEFAULT": {"max_resources_per_stack": -1, "max_events_per_stack": 1000}})
+        record["target"] = {"server": "kiln serve", "database": "sqlite (state_path, WAL)",
+                            "startup_s": round(kiln.startup_seconds, 3)}
+        rss = RssSampler(kiln.proc.pid)
+        rss.start()
+        try:
+            hc = heat_client.Client("1", endpoint=kiln.endpoint("bench"), token="x")
+            record["warm_up_s"] = warm_up(hc, args)
+            record["results"] = run_all(hc, args, rss, kiln.proc.pid)
+        finally:
+            rss.stop()
+            kiln.stop()
+        record["server_peak_rss_mb"] = round(rss.peak / 2**20, 1)
+    return record
+
+
+def parse(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="100,1000",
+                        type=lambda s: [int(x) for x in s.split(",")])
+    parser.add_argument("--scenarios", default=",".join(SCENARIOS),
+                        type=lambda s: [x for x in s.split(",") if x])
+    parser.add_argument("--endpoint", help="measure this endpoint instead of a new kiln serve")
+    parser.add_argument("--runs", type=int, default=1)
+    parser.add_argument("--poll", type=float, default=0.05)
+    parser.add_argument("--timeout", type=float, default=1800.0)
+    parser.add_argument("--no-update", action="store_true")
+    parser.add_argument("--force-large", action="store_true",
+                        help="run fanin/testres/nested at 10,000 too")
+    parser.add_argument("--write", action="store_true",
+                        help="record in bench/results/scenarios.json")
+    parser.add_argument("--json", type=Path, help="record in this file")
+    parser.add_argument("--py-spy", type=Path, metavar="DIR",
+                        help="profile the server with py-spy during each case, into DIR")
+    args = parser.parse_args(argv)
+    unknown = set(args.scenarios) - set(SCENARIOS)
+    if unknown:
+        parser.error(f"unknown scenarios {sorted(unknown)}; choose from {SCENARIOS}")
+    return args
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    args = parse(argv)
+    record = bench(args)
+    text = json.dumps(record, indent=2) + "\n"
+    target = args.json or (Path(__file__).resolve().parent / "results" / "scenarios.json"
+                           if args.write else None)
+    if target is not None:
+        target.write_text(text)
+    else:
+        print(text)
+    return record
+
+
+if __name__ == "__main__":
+    main()
