@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime as dt
 import logging
 import socket
 from collections.abc import Awaitable, Callable
@@ -37,7 +38,7 @@ from kiln.db import events as db_events
 from kiln.db import locks as db_locks
 from kiln.db import resources as db_resources
 from kiln.db import stacks as db_stacks
-from kiln.db.models import Stack
+from kiln.db.models import Stack, utcnow
 from kiln.db.records import NewEvent, StackRecord
 from kiln.engine import create as create_action
 from kiln.engine import delete as delete_action
@@ -71,16 +72,22 @@ def engine_went_down(action: str) -> str:
 
 
 def orphaned_stacks(s: Session, dead_after: float, me: str) -> list[StackRecord]:
-    """Stacks held by engines that are not alive, plus IN_PROGRESS stacks nobody holds."""
+    """Stacks held by engines that are not alive, IN_PROGRESS stacks nobody holds, and
+    stacks this engine has held for over ``dead_after`` seconds (the caller keeps those
+    it is actually running: a lock whose release failed must not stay forever)."""
     found = {r.id: r for r in db_locks.stacks_held_by_dead_engines(s, dead_after)
              if r.engine_id != me}
+    cutoff = utcnow() - dt.timedelta(seconds=dead_after)
+    for rec in db_locks.stacks_locked_by(s, [me]):
+        if rec.deleted_at is None and rec.lock_time is not None and rec.lock_time < cutoff:
+            found.setdefault(rec.id, rec)
     loose = s.execute(sa.select(Stack.id).where(
         Stack.deleted_at.is_(None), Stack.engine_id.is_(None),
         Stack.status == IN_PROGRESS)).scalars().all()
     for stack_id in loose:
-        rec = db_stacks.get_stack(s, stack_id)
-        if rec is not None:
-            found.setdefault(rec.id, rec)
+        stored = db_stacks.get_stack(s, stack_id)
+        if stored is not None:
+            found.setdefault(stored.id, stored)
     return sorted(found.values(), key=lambda r: (r.nested_depth, r.created_at, r.id))
 
 
@@ -102,6 +109,8 @@ def _fail_stored(s: Session, stack_id: str, reason: str) -> None:
 
 
 def _take(s: Session, rec: StackRecord, me: str) -> bool:
+    if rec.engine_id == me:
+        return True
     if rec.engine_id is None:
         return db_locks.acquire_stack_lock(s, rec.id, me).acquired
     return db_locks.steal_stack_lock(s, rec.id, rec.engine_id, me)
@@ -341,8 +350,6 @@ def _work(engine: Any, stack: LiveStack) -> Callable[[], Awaitable[None]]:
 
 def service_body(rec: Any) -> JSON:
     """Heat's service listing entry; ``status`` is up while heartbeats are recent."""
-    from kiln.db.models import utcnow
-
     last = rec.updated_at or rec.created_at
     up = (utcnow() - last).total_seconds() <= 2 * max(rec.report_interval, 1)
     return {"id": rec.id, "binary": rec.binary, "engine_id": rec.engine_id,

@@ -113,7 +113,8 @@ class Crasher:
             if not status.endswith("IN_PROGRESS") and not self.db_locked(path):
                 return str(status)
             assert time.monotonic() < deadline, (
-                f"{seed_note}: stack still {status} (or locked) {SETTLE_DEADLINE}s after "
+                f"{seed_note}: stack still {status} (lock: {self.db_holder(path)}) "
+                f"{SETTLE_DEADLINE}s after "
                 f"restart\n" + "\n".join(self.log) + "\n" + self.server_problems())
             time.sleep(0.05)  # observing another process, bounded by the deadline
 
@@ -134,11 +135,14 @@ class Crasher:
                                (stack_id,)).fetchone()
         return None if row is None else f"{row[0]}_{row[1]}"
 
-    def db_locked(self, path: str) -> bool:
+    def db_holder(self, path: str) -> str | None:
         with self.db() as conn:
             row = conn.execute("SELECT engine_id FROM stack WHERE id = ?",
                                (path.rsplit("/", 1)[-1],)).fetchone()
-        return row is not None and row[0] is not None
+        return None if row is None else row[0]
+
+    def db_locked(self, path: str) -> bool:
+        return self.db_holder(path) is not None
 
     def check_consistency(self, seed_note: str) -> None:
         with self.db() as conn:

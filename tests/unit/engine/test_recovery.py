@@ -198,3 +198,22 @@ async def test_engine_registers_and_unregisters(sqlite_url: str, ctx: RequestCon
         assert await reopened.run(db_locks.list_services) == []
     finally:
         await reopened.close()
+
+
+async def test_a_lock_this_engine_failed_to_release_is_not_kept(
+        service: EngineService, ctx: RequestContext) -> None:
+    """An action that ended without releasing its lock (say the release itself hit a
+    database error) must not make every later action on the stack a 409 forever."""
+    stack = await create(service, ctx, "stuck", TEMPLATE)
+    sid = stack["id"]
+    with service.db.session() as s:
+        s.execute(sa.update(Stack).where(Stack.id == sid).values(
+            engine_id=service.engine.engine_id, lock_time=dt.datetime(2000, 1, 1)))
+    assert service.recovery is not None
+    assert await service.recovery.sweep() == []      # nothing to resume: COMPLETE
+    with service.db.session() as s:
+        assert db_locks.get_stack_lock(s, sid) is None
+    await service.delete_stack(ctx, stack["stack_identity"])
+    await service.wait_for_stack(sid)
+    assert (await service.show_stack(ctx, stack["stack_identity"]))["stack_status"] == \
+        "DELETE_COMPLETE"
