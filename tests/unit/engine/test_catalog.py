@@ -177,6 +177,19 @@ SHALLOW_ERRORS = {
         hot({"a": {"type": "OS::Heat::RandomString"}},
             outputs={"o": {"value": {"get_attr": ["a", "nope"]}}}),
         "outputs.o.value.get_attr: The Referenced Attribute (a nope) is incorrect."),
+    "parameter and resource with one name": (
+        hot({"a": {"type": "OS::Heat::None"}},
+            parameters={"a": {"type": "string", "default": "x"}}),
+        "Duplicate names {'a'}"),
+    "update policy key": (
+        hot({"r": {"type": "OS::Heat::RandomString", "update_policy": {"rolling_update": {}}}}),
+        "Property error: resources.r.update_policy: Unknown Property rolling_update"),
+    "update policy value": (
+        hot({"g": {"type": "OS::Heat::ResourceGroup",
+                   "properties": {"resource_def": {"type": "OS::Heat::None"}},
+                   "update_policy": {"rolling_update": {"max_batch_size": 0}}}}),
+        "Property error: resources.g.update_policy.rolling_update.max_batch_size: 0 is out "
+        "of range (min: 1, max: None)"),
     "snapshot policy": (
         hot({"r": {"type": "OS::Heat::RandomString", "deletion_policy": "Snapshot"}}),
         'resources.r.deletion_policy: "Snapshot" deletion policy not supported'),
