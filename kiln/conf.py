@@ -25,7 +25,7 @@ default_opts = [
                help="Maximum resources in a stack, counted over its whole nested tree; "
                     "-1 means unlimited."),
     cfg.IntOpt("max_stacks_per_tenant", default=512,
-               help="Maximum stacks one project may own, nested stacks included."),
+               help="Maximum top-level stacks one project may have at once; -1 means unlimited."),
     cfg.IntOpt("max_template_size", default=524288, help="Maximum raw template size in bytes."),
     cfg.IntOpt("max_nested_stack_depth", default=5, help="Maximum depth of nested stacks."),
     cfg.IntOpt("max_events_per_stack", default=1000,
