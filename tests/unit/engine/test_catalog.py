@@ -30,6 +30,12 @@ def env(**sections: Any) -> dict[str, Any]:
             "event_sinks": [], **sections}
 
 
+@pytest.fixture(scope="module")
+def catalog() -> EngineService:
+    """The stack-less calls need no database: a service that was never started."""
+    return EngineService()
+
+
 async def failure(coro: Any) -> tuple[int, str, str]:
     with pytest.raises(KilnError) as info:
         await coro
@@ -39,8 +45,8 @@ async def failure(coro: Any) -> tuple[int, str, str]:
 # -- template versions and functions ------------------------------------------------------
 
 async def test_template_versions_are_heats_with_release_aliases(
-        service: EngineService, ctx: RequestContext) -> None:
-    listing = await service.list_template_versions(ctx)
+        catalog: EngineService, ctx: RequestContext) -> None:
+    listing = await catalog.list_template_versions(ctx)
     assert [(v["version"], v["type"], v["aliases"]) for v in listing] == [
         ("AWSTemplateFormatVersion.2010-09-09", "cfn", []),
         ("HeatTemplateFormatVersion.2012-12-12", "cfn", []),
@@ -60,59 +66,59 @@ async def test_template_versions_are_heats_with_release_aliases(
 
 @pytest.mark.parametrize("key", sorted(k for k in HEAT_FUNCTIONS if k != "_source"))
 async def test_each_version_lists_heats_functions_in_heats_order(
-        service: EngineService, ctx: RequestContext, key: str) -> None:
+        catalog: EngineService, ctx: RequestContext, key: str) -> None:
     version, _, cond = key.partition("|")
-    listing = await service.list_template_functions(ctx, version,
+    listing = await catalog.list_template_functions(ctx, version,
                                                     with_condition_func=cond == "true")
     assert [[f["functions"], f["description"]] for f in listing] == HEAT_FUNCTIONS[key]
 
 
 async def test_condition_listing_is_independent_of_earlier_requests(
-        service: EngineService, ctx: RequestContext) -> None:
+        catalog: EngineService, ctx: RequestContext) -> None:
     # Heat 27 leaks the condition functions into later plain listings; Kiln does not
-    await service.list_template_functions(ctx, "heat_template_version.2016-10-14", True)
-    plain = await service.list_template_functions(ctx, "heat_template_version.2016-10-14")
+    await catalog.list_template_functions(ctx, "heat_template_version.2016-10-14", True)
+    plain = await catalog.list_template_functions(ctx, "heat_template_version.2016-10-14")
     assert "equals" not in [f["functions"] for f in plain]
 
 
 async def test_unknown_template_version_is_not_found(
-        service: EngineService, ctx: RequestContext) -> None:
-    assert await failure(service.list_template_functions(ctx, "heat_template_version.1999")) \
+        catalog: EngineService, ctx: RequestContext) -> None:
+    assert await failure(catalog.list_template_functions(ctx, "heat_template_version.1999")) \
         == (404, "NotFound", "Template with version heat_template_version.1999 not found")
 
 
 # -- resource types ------------------------------------------------------------------------
 
-async def test_resource_type_filters(service: EngineService, ctx: RequestContext) -> None:
-    assert await service.list_resource_types(ctx, type_name="OS::Heat::R") == [
+async def test_resource_type_filters(catalog: EngineService, ctx: RequestContext) -> None:
+    assert await catalog.list_resource_types(ctx, type_name="OS::Heat::R") == [
         "OS::Heat::RandomString", "OS::Heat::ResourceChain", "OS::Heat::ResourceGroup"]
-    assert await service.list_resource_types(ctx, support_status="DEPRECATED") == []
-    described = await service.list_resource_types(ctx, type_name="OS::Heat::RandomString",
+    assert await catalog.list_resource_types(ctx, support_status="DEPRECATED") == []
+    described = await catalog.list_resource_types(ctx, type_name="OS::Heat::RandomString",
                                                   with_description=True)
     assert described[0]["description"].startswith("A resource which generates a random "
                                                   "string.")
-    assert await failure(service.list_resource_types(ctx, support_status="bogus")) == (
+    assert await failure(catalog.list_resource_types(ctx, support_status="bogus")) == (
         400, "Invalid", "Data supplied was not valid: Invalid support status and should be "
         "one of ('UNKNOWN', 'SUPPORTED', 'DEPRECATED', 'UNSUPPORTED', 'HIDDEN')")
 
 
 async def test_resource_schema_never_carries_a_description(
-        service: EngineService, ctx: RequestContext) -> None:
+        catalog: EngineService, ctx: RequestContext) -> None:
     # Heat's REST API does not pass with_description on to the schema call
-    schema = await service.resource_schema(ctx, "OS::Heat::RandomString",
+    schema = await catalog.resource_schema(ctx, "OS::Heat::RandomString",
                                            with_description=True)
     assert "description" not in schema
     assert schema["resource_type"] == "OS::Heat::RandomString"
     assert schema["attributes"]["value"]["type"] == "string"
-    assert await failure(service.resource_schema(ctx, "OS::Nope")) == (
+    assert await failure(catalog.resource_schema(ctx, "OS::Nope")) == (
         404, "EntityNotFound", "The Resource Type (OS::Nope) could not be found.")
 
 
-async def test_generated_templates(service: EngineService, ctx: RequestContext) -> None:
-    hot_t = await service.generate_template(ctx, "OS::Heat::RandomString", "hot")
+async def test_generated_templates(catalog: EngineService, ctx: RequestContext) -> None:
+    hot_t = await catalog.generate_template(ctx, "OS::Heat::RandomString", "hot")
     assert hot_t["heat_template_version"] == "2016-10-14"
     assert hot_t["resources"]["RandomString"]["type"] == "OS::Heat::RandomString"
-    cfn_t = await service.generate_template(ctx, "OS::Heat::RandomString")
+    cfn_t = await catalog.generate_template(ctx, "OS::Heat::RandomString")
     assert cfn_t["HeatTemplateFormatVersion"] == "2012-12-12"
 
 
