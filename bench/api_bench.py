@@ -98,7 +98,11 @@ async def run(endpoint: str, stacks: int, clients: int, requests: int) -> dict[s
     show = await phase(clients, requests, lambda: random.choice(urls))
     listing = await phase(clients, max(clients, requests // 4),
                           lambda: endpoint + "/stacks")
-    return {"show": show, "list": listing}
+    # one client alone: the service time of a request, without queueing behind others
+    show_one = await phase(1, 200, lambda: random.choice(urls))
+    list_one = await phase(1, 30, lambda: endpoint + "/stacks")
+    return {"show": show, "list": listing, "show_1_client": show_one,
+            "list_1_client": list_one}
 
 
 def main() -> None:
