@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import platform
 import sys
 import tempfile
@@ -91,6 +92,7 @@ if __name__ == "__main__":
     record = {"command": "python bench/engine_bench.py " + " ".join(sys.argv[1:]),
               "python": platform.python_version(), "machine": platform.machine(),
               "database": "sqlite (file, WAL)", "through": "EngineService (no HTTP)",
+              "cpus": os.cpu_count(), "load_average_after": list(os.getloadavg()),
               "results": out}
     print(json.dumps(record, indent=2))
     if ns.write:

@@ -44,9 +44,25 @@ class StoredProperties(Properties):
 
 def plugin_class(stack: LiveStack, definition: ResourceDefinition) -> tuple[str, type[Resource]]:
     """(final type name, plugin class) for a definition, through the stack's registry."""
+    registry = stack.environment.registry
+    # without per-resource registry entries the answer depends on the type alone:
+    # resolve each type once per stack (a stack of 1,000 of one type asks once)
+    if stack.type_cache_usable is None:
+        stack.type_cache_usable = not (registry.as_dict().get("resources") or {})
+    if stack.type_cache_usable:
+        hit = stack.type_cache.get(definition.type)
+        if hit is not None:
+            return hit  # type: ignore[no-any-return]
+    found = _plugin_class(stack, registry, definition)
+    if stack.type_cache_usable:
+        stack.type_cache[definition.type] = found
+    return found
+
+
+def _plugin_class(stack: LiveStack, registry: Any,
+                  definition: ResourceDefinition) -> tuple[str, type[Resource]]:
     from kiln.resources.registry import global_registry
 
-    registry = stack.environment.registry
     resolved = registry.resolve(definition.type, definition.name)
     if registry.is_template(resolved):
         from kiln.resources.provider import provider_class

@@ -107,6 +107,9 @@ class LiveStack:
         self.slots: dict[str, Slot] = {}
         #: rows superseded by a replacement but not yet deleted (ResourceRecord)
         self.stale: list[Any] = []
+        #: type name -> (final type, plugin class), see kiln.engine.loader.plugin_class
+        self.type_cache: dict[str, Any] = {}
+        self.type_cache_usable: bool | None = None
         self.runtime = StackRuntime(self)
         self.bound: Any = None
 
