@@ -103,6 +103,8 @@ def setup_logging(*, debug: bool = False, log_file: str | None = None,
         old.close()
     root.addHandler(handler)
     root.setLevel(logging.DEBUG if debug else logging.INFO)
+    # Python warnings would otherwise be plain text lines in the middle of the JSON ones.
+    logging.captureWarnings(True)
     # uvicorn installs its own handlers unless told otherwise; make its records ours.
     for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
         lg = logging.getLogger(name)

@@ -130,6 +130,7 @@ def restore_root_logging() -> Iterator[None]:
     root = logging.getLogger()
     handlers, level = list(root.handlers), root.level
     yield
+    logging.captureWarnings(False)
     for handler in list(root.handlers):
         root.removeHandler(handler)
         if handler not in handlers:
@@ -195,3 +196,21 @@ def test_log_file_and_log_dir_combine_as_in_heat(
     from kiln.logging import log_file_path
 
     assert log_file_path(log_file, log_dir) == expected
+
+
+@pytest.mark.usefixtures("restore_root_logging")
+def test_python_warnings_become_log_records(tmp_path: Path) -> None:
+    import warnings
+
+    from kiln.logging import setup_logging
+
+    path = tmp_path / "kiln.log"
+    setup_logging(log_file=str(path))
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        warnings.warn("old knob", UserWarning, stacklevel=1)
+    for handler in logging.getLogger().handlers:
+        handler.flush()
+    (entry,) = [json.loads(line) for line in path.read_text().splitlines()]
+    assert entry["logger"] == "py.warnings"
+    assert "UserWarning: old knob" in entry["message"]
