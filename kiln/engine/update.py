@@ -145,8 +145,14 @@ async def update_one(engine: Engine, target: Target, name: str, deadline: Deadli
     stack = target.stack
     slot = stack.slots[name]
     definition = target.definitions[name]
-    new_type, _cls = plugin_class(stack, definition)
+    new_type, cls = plugin_class(stack, definition)
     existing = None if name in target.fresh else slot
+    if existing is not None and new_type == slot.type_name and cls is not type(slot.plugin):
+        # same type, new implementation (a provider template whose text changed): the
+        # resource keeps its state and continues with the new class
+        old_props = slot.plugin.properties
+        slot.plugin = cls(name, slot.definition, stack.runtime, slot.state)
+        slot.plugin.properties = old_props
     decision = decide(stack, existing, definition, new_type)
     target.changes[name] = decision.change
     # breakpoints for resources the update acts on (Heat: inside Resource.update)

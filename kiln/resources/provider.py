@@ -21,6 +21,7 @@ from kiln.errors import StackValidationFailed
 from kiln.resources.base import Attribute, Properties, Property
 from kiln.resources.nested import NestedStackResource
 from kiln.resources.schema import PropertyType
+from kiln.template.definitions import ResourceDefinition
 
 STACK_ID_OUTPUT = "OS::stack_id"
 
@@ -78,6 +79,12 @@ class TemplateResource(NestedStackResource):
     def child_parameters(self, properties: Properties) -> Mapping[str, Any]:
         """Only the values the parent template set: the child applies its own defaults."""
         return {k: properties[k] for k in properties.user_keys if k in properties}
+
+    def needs_update(self, new_definition: ResourceDefinition,
+                     prop_diff: Mapping[str, Any]) -> bool:
+        """Always (as Heat does): the child stack's own resources decide what changes,
+        and the provider template itself may have changed."""
+        return True
 
     def resolve_attribute(self, name: str) -> Any:
         if name == STACK_ID_OUTPUT and STACK_ID_OUTPUT not in self.nested_outputs():

@@ -248,3 +248,23 @@ async def test_aws_cloudformation_stack_from_files(service: EngineService,
     outs = outputs(stack)
     assert outs["O"] == "cfn"
     assert outs["R"].startswith("arn:openstack:heat::demo:stacks/cfn-N-")
+
+
+async def test_provider_resources_update_their_child_on_every_stack_update(
+        service: EngineService, ctx: RequestContext) -> None:
+    template = hot({"p": {"type": "child.yaml", "properties": {"v": "one"}}},
+                   outputs={"out": {"value": {"get_attr": ["p", "out"]}}})
+    stack = await create(service, ctx, "provupd", template, files=FILES)
+    ident = stack["stack_identity"]
+    before = (await service.describe_stack_resource(ctx, ident, "p"))["physical_resource_id"]
+    changed = {**CHILD, "outputs": {"out": {"value": {"str_replace": {
+        "template": "got V", "params": {"V": {"get_attr": ["t", "output"]}}}}}}}
+    await service.update_stack(ctx, ident, template, {},
+                               {"child.yaml": json.dumps(changed)}, {})
+    await service.wait_for_stack(ident["stack_id"])
+    stack = await service.show_stack(ctx, ident)
+    assert stack["stack_status"] == "UPDATE_COMPLETE", stack["stack_status_reason"]
+    assert outputs(stack)["out"] == "got one"
+    res = await service.describe_stack_resource(ctx, ident, "p")
+    assert res["resource_status"] == "UPDATE_COMPLETE"
+    assert res["physical_resource_id"] == before  # the same child stack, updated
