@@ -135,6 +135,21 @@ def format_event(api_root: str, stack_identity: Mapping[str, str], event: Mappin
     return out
 
 
+def engine_resource(res: Any) -> Any:
+    """Previews show resources in Heat's engine shape: action and status apart.
+
+    Nested stacks' resources come as nested lists; anything else passes unchanged.
+    """
+    if isinstance(res, list):
+        return [engine_resource(r) for r in res]
+    if not isinstance(res, Mapping):
+        return res
+    action, status = res.get("resource_action"), res.get("resource_status")
+    if isinstance(action, str) and isinstance(status, str) and status.startswith(action + "_"):
+        return {**res, "resource_status": status[len(action) + 1:]}
+    return res
+
+
 def next_links(request: Request, items: Sequence[Mapping[str, Any]]) -> list[dict[str, str]]:
     """Heat's ``next`` link: present when a positive ``limit`` was filled exactly."""
     try:

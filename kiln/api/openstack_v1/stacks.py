@@ -120,7 +120,10 @@ async def preview(call: Call) -> Any:
     result = await call.service.preview_stack(
         call.ctx, stack_name=name, template=template, params=env, files=files, args=args,
         environment_files=env_files)
-    return {"stack": views.format_stack(call.api_root, call.tenant, result)}
+    stack = views.format_stack(call.api_root, call.tenant, result)
+    if "resources" in stack:
+        stack["resources"] = views.engine_resource(stack["resources"])
+    return {"stack": stack}
 
 
 async def _redirect(call: Call, identity: ident.Identity, subpath: str = "") -> Response:
@@ -178,6 +181,8 @@ async def _update(call: Call, *, patch: bool, preview_only: bool) -> Any:
         changes = await call.service.preview_update_stack(call.ctx, **kwargs)
         if isinstance(changes, dict) and set(changes) == {"resource_changes"}:
             changes = changes["resource_changes"]
+        if isinstance(changes, dict):
+            changes = {k: views.engine_resource(v) for k, v in changes.items()}
         return {"resource_changes": changes}
     await call.service.update_stack(call.ctx, **kwargs)
     return empty(202)

@@ -268,6 +268,8 @@ def test_patch_update_preview_and_apply(hc: Any) -> None:
         rc = changes["resource_changes"]
         assert [r["resource_name"] for r in rc["updated"]] == ["v"]
         assert [r["resource_name"] for r in rc["unchanged"]] == ["r"]
+        assert (rc["updated"][0]["resource_action"],
+                rc["updated"][0]["resource_status"]) == ("CREATE", "COMPLETE")
         assert rc["added"] == rc["deleted"] == rc["replaced"] == []
         hc.stacks.update(sid, existing=True, parameters={"p": "bye"})
         updated = wait_for(lambda: hc.stacks.get(sid),
@@ -342,3 +344,17 @@ def test_tenant_filter_keeps_the_callers_project_only(heat_endpoint: str, stack:
     assert stack.id in [s["id"] for s in mine]
     other = httpx.get(heat_endpoint + "/stacks", params={"tenant": "someone-else"}).json()
     assert other["stacks"] == []
+
+
+def test_preview_lists_the_resources_without_creating(hc: Any, heat_endpoint: str) -> None:
+    name = unique("prev")
+    tpl = {"heat_template_version": "2018-08-31",
+           "resources": {"x": {"type": "OS::Heat::None"}}}
+    preview = hc.stacks.preview(stack_name=name, template=tpl)
+    assert preview.stack_name == name
+    assert preview.id == "None"
+    assert preview.links == [{"href": f"{heat_endpoint}/stacks/{name}/None", "rel": "self"}]
+    assert [(r["resource_name"], r["resource_type"], r["resource_action"],
+             r["resource_status"]) for r in preview.resources] == [
+        ("x", "OS::Heat::None", "INIT", "COMPLETE")]
+    assert name not in [s.stack_name for s in hc.stacks.list()]
