@@ -18,6 +18,8 @@ from kiln.db.models import Resource, utcnow
 from kiln.db.records import NewResource
 
 _RESOURCE = cast(sa.Table, Resource.__table__)
+#: up to this many new rows are read back by uuid rather than by stack
+_BY_UUID = 100
 
 
 def insert_resources(s: Session, rows: Sequence[NewResource]) -> dict[str, tuple[int, str, Any]]:
@@ -37,6 +39,9 @@ def insert_resources(s: Session, rows: Sequence[NewResource]) -> dict[str, tuple
     conn = s.connection()
     conn.execute(sa.insert(_RESOURCE), values)
     wanted = {v["uuid"]: v["name"] for v in values}
-    found = conn.execute(sa.select(_RESOURCE.c.id, _RESOURCE.c.uuid)
-                         .where(_RESOURCE.c.stack_id == rows[0].stack_id))
+    # a few rows (one replacement) are read back by uuid: reading the whole stack for
+    # each of N replacements made an update of N resources O(N^2)
+    where = (_RESOURCE.c.uuid.in_(list(wanted)) if len(values) <= _BY_UUID
+             else _RESOURCE.c.stack_id == rows[0].stack_id)
+    found = conn.execute(sa.select(_RESOURCE.c.id, _RESOURCE.c.uuid).where(where))
     return {wanted[u]: (rid, u, now) for rid, u in found if u in wanted}
