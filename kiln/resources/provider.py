@@ -11,17 +11,15 @@ child stack's ARN, unless the template has an ``OS::stack_id`` output, whose val
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Mapping
 from typing import Any, ClassVar, cast
 
-import yaml
-
-from kiln.errors import StackValidationFailed
+from kiln.errors import KilnError, StackValidationFailed
 from kiln.resources.base import Attribute, Properties, Property
 from kiln.resources.nested import NestedStackResource
 from kiln.resources.schema import PropertyType
 from kiln.template.definitions import ResourceDefinition
+from kiln.template.parser import load_data
 
 STACK_ID_OUTPUT = "OS::stack_id"
 
@@ -34,16 +32,12 @@ _CACHE: dict[tuple[str, str], type[TemplateResource]] = {}
 
 
 def _parse(text: str, name: str) -> Mapping[str, Any]:
+    """Parse with the template layer's loader, so a provider template reads exactly as a
+    top-level one (an unquoted ``heat_template_version`` date stays a version string)."""
     try:
-        data = json.loads(text)
-    except ValueError:
-        try:
-            data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-        except yaml.YAMLError as exc:
-            raise StackValidationFailed(f"Could not parse template {name}: {exc}") from None
-    if not isinstance(data, Mapping):
-        raise StackValidationFailed(f"Could not parse template {name}: not a mapping")
-    return data
+        return load_data(text)
+    except KilnError as exc:
+        raise StackValidationFailed(f"Could not parse template {name}: {exc}") from None
 
 
 def _schemas(template: Mapping[str, Any]) -> tuple[dict[str, Property], dict[str, Attribute]]:

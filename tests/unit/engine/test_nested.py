@@ -268,3 +268,20 @@ async def test_provider_resources_update_their_child_on_every_stack_update(
     res = await service.describe_stack_resource(ctx, ident, "p")
     assert res["resource_status"] == "UPDATE_COMPLETE"
     assert res["physical_resource_id"] == before  # the same child stack, updated
+
+
+async def test_provider_template_written_as_yaml_with_an_unquoted_version_date(
+        service: EngineService, ctx: RequestContext) -> None:
+    # Users write provider templates as YAML files; YAML reads `2018-08-31` as a date,
+    # which must still be understood as the template version.
+    child_yaml = (
+        "heat_template_version: 2018-08-31\n"
+        "parameters:\n  v: {type: string}\n"
+        "resources:\n  t: {type: OS::Heat::Value, properties: {value: {get_param: v}}}\n"
+        "outputs:\n  out: {value: {get_attr: [t, value]}}\n")
+    template = hot({"p": {"type": "child.yaml", "properties": {"v": "from-yaml"}}},
+                   outputs={"out": {"value": {"get_attr": ["p", "out"]}}})
+    stack = await create(service, ctx, "provyaml", template,
+                         files={"child.yaml": child_yaml})
+    assert stack["stack_status"] == "CREATE_COMPLETE", stack["stack_status_reason"]
+    assert outputs(stack)["out"] == "from-yaml"
