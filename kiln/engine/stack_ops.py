@@ -12,7 +12,7 @@ from kiln.engine import create as create_action
 from kiln.engine import delete as delete_action
 from kiln.engine import newstack, preview
 from kiln.engine import update as update_action
-from kiln.engine.actions import CREATE, DELETE, IN_PROGRESS, UPDATE, stack_started
+from kiln.engine.actions import CREATE, DELETE, IN_PROGRESS, SUSPEND, UPDATE, stack_started
 from kiln.engine.context import RequestContext
 from kiln.engine.format import identity
 from kiln.engine.interface import JSON, Identity
@@ -81,6 +81,8 @@ class StackOps(LifecycleOps):
         """(current stack as stored, new stack bound to the new template, validated)."""
         engine = self.engine
         rec = await self._find(ctx, stack_identity)
+        if rec.action == SUSPEND:
+            raise NotSupported("Updating a stack when it is suspended is not supported.")
         if rec.action == DELETE:
             raise NotSupported("Updating a stack when it is deleting is not supported.")
         current = await engine.load(rec.id)

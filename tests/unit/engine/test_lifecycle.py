@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from kiln.engine.context import RequestContext
 from kiln.engine.service import EngineService
+from kiln.errors import NotSupported
 
 from .support import create, events, hot, resources
 
@@ -78,3 +81,12 @@ async def test_mark_unhealthy_then_update_replaces_the_resource(service: EngineS
     # marking healthy a resource that is not CHECK_FAILED changes nothing
     await service.resource_mark_unhealthy(ctx, ident, "b", False)
     assert (await resources(service, ctx, ident))["b"] == "CREATE_COMPLETE"
+
+
+async def test_a_suspended_stack_cannot_be_updated(service: EngineService,
+                                                   ctx: RequestContext) -> None:
+    stack = await create(service, ctx, "frozen", STACK)
+    await run(service, ctx, stack["stack_identity"], "stack_suspend")
+    with pytest.raises(NotSupported) as info:
+        await service.update_stack(ctx, stack["stack_identity"], STACK, {}, {}, {})
+    assert info.value.message == "Updating a stack when it is suspended is not supported."
