@@ -139,18 +139,6 @@ class Template:
     def validate_shallow(self) -> None:
         """What Heat checks without a stack: done at load; kept for the contract."""
 
-    def all_nodes(self) -> list[Function]:
-        from kiln.template.function import iter_nodes
-
-        trees: list[Any] = []
-        for r in self.resources.values():
-            trees += [r.properties, r.metadata, r.update_policy, r.deletion_policy,
-                      r.external_id, r.condition]
-        for o in self.outputs.values():
-            trees += [o.value, o.condition]
-        trees.append(list(self.condition_definitions.values()))
-        return list(iter_nodes(trees))
-
 
 def _type_name(value: Any) -> str:
     return str(type(value))
