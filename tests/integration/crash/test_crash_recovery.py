@@ -35,7 +35,7 @@ pytestmark = pytest.mark.slow
 
 OPTIONS = {
     "DEFAULT": {"periodic_interval": 1},
-    "kiln_engine": {"heartbeat_interval": 0.2, "engine_dead_after": 1.0,
+    "kiln_engine": {"heartbeat_interval": 0.15, "engine_dead_after": 0.8,
                     "poll_initial_delay": 0.01, "poll_max_delay": 0.1},
 }
 
@@ -199,6 +199,13 @@ def test_sigkill_during_create_update_delete(tmp_path: Path) -> None:
                 outcomes.append((phase, status))
                 assert status.endswith(("COMPLETE", "FAILED")), f"{note} {phase}: {status}"
                 crasher.check_consistency(f"{note} after {phase}")
+                if phase == "update" and status == "UPDATE_FAILED":
+                    # what a user does next: the same update again, which must finish
+                    crasher.call("PUT", path, {"template": template(rng, 1),
+                                               "parameters": {}})
+                    retried = crasher.settle(path, seed_note=f"{note} update retry")
+                    assert retried == "UPDATE_COMPLETE", f"{note}: retry gave {retried}"
+                    crasher.check_consistency(f"{note} after the update retry")
             if not status.startswith("DELETE_COMPLETE"):
                 # a delete that failed can always be retried to the end
                 crasher.call("DELETE", path)
