@@ -104,3 +104,37 @@ def test_snapshot_create_list_restore(cli: OpenStackCLI, hc: Any) -> None:
         assert settled(hc, name).stack_status == "RESTORE_COMPLETE"
     finally:
         cli.run("stack", "delete", "--yes", name)
+
+
+SLOW = """heat_template_version: 2018-08-31
+parameters:
+  value: {type: string}
+  wait: {type: number, default: 0}
+resources:
+  t:
+    type: OS::Heat::TestResource
+    properties:
+      value: {get_param: value}
+      action_wait_secs: {update: {get_param: wait}}
+"""
+
+
+def test_stack_cancel_rolls_an_update_back(cli: OpenStackCLI, hc: Any) -> None:
+    assert cli.cwd is not None
+    (cli.cwd / "slow.yaml").write_text(SLOW)
+    name = f"api_cli_cancel_{uuid.uuid4().hex[:6]}"
+    cli.run("stack", "create", "-t", "slow.yaml", "--parameter", "value=a", name)
+    try:
+        settled(hc, name)
+        cli.run("stack", "update", "--existing", "--parameter", "value=b", "--parameter",
+                "wait=15", name)
+        wait_for(lambda: hc.stacks.get(name).stack_status,
+                 lambda s: s == "UPDATE_IN_PROGRESS", "the update to start")
+        cli.run("stack", "cancel", name)
+        final = wait_for(lambda: hc.stacks.get(name),
+                         lambda s: s.stack_status.startswith("ROLLBACK_")
+                         and not s.stack_status.endswith("IN_PROGRESS"), "the rollback",
+                         deadline=120)
+        assert final.stack_status == "ROLLBACK_COMPLETE"
+    finally:
+        cli.run("stack", "delete", "--yes", name)
