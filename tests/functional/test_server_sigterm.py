@@ -27,6 +27,8 @@ def test_sigterm_mid_create_exits_zero_and_the_create_resumes(
     heat.stacks.create(stack_name="interrupted", template=TEMPLATE)
     assert heat.stacks.get("interrupted").stack_status == "CREATE_IN_PROGRESS"
     assert server.stop() == 0
+    errors = [r for r in server.log_records() if r.get("level") in ("ERROR", "CRITICAL")]
+    assert errors == [], "a clean stop logs no errors"
 
     restarted = start_kiln_factory(workdir=tmp_path / "k")
     heat = heat_client(restarted.endpoint("demo"))
