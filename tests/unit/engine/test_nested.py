@@ -285,3 +285,23 @@ async def test_provider_template_written_as_yaml_with_an_unquoted_version_date(
                          files={"child.yaml": child_yaml})
     assert stack["stack_status"] == "CREATE_COMPLETE", stack["stack_status_reason"]
     assert outputs(stack)["out"] == "from-yaml"
+
+
+async def test_nested_stacks_do_not_deadlock_a_concurrency_limit_of_one(
+        sqlite_url: str, ctx: RequestContext, override: Any) -> None:
+    # each group member is itself a nested stack; with one slot, a parent holding it
+    # while waiting for its child would never finish
+    override(max_concurrency=1, poll_initial_delay=0.001, poll_max_delay=0.05,
+             group="kiln_engine")
+    svc = EngineService(db_url=sqlite_url)
+    await svc.start()
+    try:
+        template = hot({"grp": {"type": "OS::Heat::ResourceGroup", "properties": {
+            "count": 3, "resource_def": {"type": "child.yaml",
+                                         "properties": {"v": "x%index%"}}}}},
+            outputs={"outs": {"value": {"get_attr": ["grp", "out"]}}})
+        stack = await create(svc, ctx, "tight", template, files=FILES)
+        assert stack["stack_status"] == "CREATE_COMPLETE", stack["stack_status_reason"]
+        assert outputs(stack)["outs"] == ["x0", "x1", "x2"]
+    finally:
+        await svc.stop()
