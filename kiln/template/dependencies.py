@@ -1,7 +1,7 @@
-"""Which resources a resource needs: explicit ``depends_on``/``DependsOn`` plus every
-get_resource / get_attr / Ref / Fn::GetAtt in its properties and metadata.
+"""The cycle check on a template's resource dependencies.
 
-Cycles are found with :mod:`kiln.graph` and reported with the names in the cycle.
+The template layer's one use of :mod:`kiln.graph` (allowed by docs/contracts.md): the
+graph package finds the cycle and words Heat's ``CircularDependencyException``.
 """
 
 from __future__ import annotations
@@ -16,8 +16,3 @@ def check_acyclic(deps: Mapping[str, Iterable[str]]) -> None:
     dependency map has a cycle."""
     Graph.from_edges(list(deps), {k: list(v) for k, v in deps.items()}).check_acyclic()
 
-
-def topological_order(deps: Mapping[str, Iterable[str]]) -> list[str]:
-    """Resources in an order where each comes after everything it depends on."""
-    return Graph.from_edges(list(deps), {k: list(v) for k, v in deps.items()}
-                            ).topological_order()

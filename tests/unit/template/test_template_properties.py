@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kiln.errors import KilnError
+from kiln.graph import Graph
 from kiln.template import load_template
-from kiln.template.dependencies import topological_order
 from tests.unit.template.tplhelpers import ALL_HOT, FakeResolver, bind, hot
 
 HOT_FUNCTIONS = ["get_param", "get_resource", "get_attr", "get_file", "list_join",
@@ -163,7 +163,8 @@ def test_dependency_order_is_consistent_with_the_graph(body: dict[str, Any]) -> 
     except CircularDependencyException:
         return
     deps = b.dependencies()
-    order = topological_order(deps)
+    order = Graph.from_edges(list(deps), {k: list(v) for k, v in deps.items()}
+                             ).topological_order()
     assert sorted(order) == sorted(body["resources"])
     position = {n: i for i, n in enumerate(order)}
     for name, needs in deps.items():
