@@ -4,15 +4,16 @@
         [--endpoint URL] [--runs 1] [--poll 0.05] [--write | --json PATH]
 
 Without ``--endpoint`` a real ``kiln serve`` is started (SQLite in a temporary state
-directory, a free port, ``max_resources_per_stack = -1`` so 10,000-resource stacks are
-allowed); with it, the same scenarios run against any Heat-compatible endpoint (e.g. the
-live Heat 27 at http://127.0.0.1:8104/v1/admin). Each stack is created, updated and deleted
-with python-heatclient, and every action is timed from the request until ``stacks.get``
-(polled every ``--poll`` seconds, the way a client waits) shows it is no longer
-IN_PROGRESS, so the times include the client's polling granularity. The server's peak RSS
-(its process plus children, sampled every 50 ms with psutil) is recorded per scenario, and
-so are the CPU seconds the server spent on each action: on a loaded machine they show
-the work itself where the wall clock mostly shows the wait for a CPU.
+directory, a free port, ``max_resources_per_stack = -1`` and 16 MB template/body limits
+so 10,000-resource stacks are allowed); with it, the same scenarios run against any
+Heat-compatible endpoint (e.g. the live Heat 27 at http://127.0.0.1:8104/v1/admin).
+Each stack is created, updated and deleted with python-heatclient, and every action is
+timed from the request until ``stacks.get`` (polled every ``--poll`` seconds, the way a
+client waits) shows it is no longer IN_PROGRESS, so the times include the client's
+polling granularity. The server's peak RSS (its process plus children, sampled every
+50 ms with psutil) is recorded per scenario, and so are the CPU seconds the server spent
+on each action: on a loaded machine they show the work itself where the wall clock
+mostly shows the wait for a CPU.
 
 Why these scenarios: they are the shapes the engine issue sets targets for -- wide flat
 stacks (scheduling and database cost per resource), a deep chain (latency of waking a
@@ -284,6 +285,8 @@ def run_all(hc: Any, args: argparse.Namespace, rss: RssSampler | None,
                 profiler.start(f"{scenario}-{n}-{run}")
                 try:
                     result = run_case(hc, scenario, n, args, rss)
+                except heat_exc.HTTPException as exc:
+                    result = {"scenario": scenario, "size": n, "error": str(exc)}
                 finally:
                     profiler.stop()
                 print(json.dumps(result), flush=True)
@@ -309,7 +312,8 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
 
     with tempfile.TemporaryDirectory() as tmp:
         kiln = start_kiln(Path(tmp) / "kiln", options={
-            "DEFAULT": {"max_resources_per_stack": -1, "max_events_per_stack": 1000}})
+            "DEFAULT": {"max_resources_per_stack": -1, "max_events_per_stack": 1000,
+                        "max_template_size": 1 << 24, "max_json_body_size": 1 << 25}})
         record["target"] = {"server": "kiln serve", "database": "sqlite (state_path, WAL)",
                             "startup_s": round(kiln.startup_seconds, 3)}
         rss = RssSampler(kiln.proc.pid)
