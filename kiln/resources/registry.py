@@ -18,7 +18,7 @@ import logging
 import pkgutil
 import re
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from importlib.metadata import entry_points
 from pathlib import Path
 from types import ModuleType
@@ -149,9 +149,6 @@ class Registry:
         order = {name: i for i, name in enumerate(self._types)}
         return sorted(self._types,
                       key=lambda n: (_HEAT_RANK.get(n, len(HEAT_ORDER)), order[n]))
-
-    def as_mapping(self) -> Mapping[str, type[Resource]]:
-        return dict(self._types)
 
     # -- the resource_types API -----------------------------------------------------------
     def list_types(self, *, type_name: str | None = None, version: str | None = None,

@@ -278,18 +278,6 @@ class BoundTemplate:
                                 error_type=exc.error_type)
         return OutputResult(name=name, value=value, description=desc)
 
-    def output_dependencies(self, name: str) -> frozenset[str]:
-        """Resources an output reads (for ordering and for ``show_output``)."""
-        from kiln.template.function import dependencies
-
-        snippet = self.template.outputs[name]
-        try:
-            names = dependencies(snippet.value, self)
-        except KilnError:
-            return frozenset()
-        return frozenset(n for n in names if n in self.template.resources
-                         and self.resource_enabled(n))
-
 
 def _references(tree: Any, ctx: BoundTemplate) -> set[str]:
     """Check every reference in ``tree`` (Heat's messages) and return the names."""

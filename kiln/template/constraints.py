@@ -404,10 +404,6 @@ def get_custom_constraint(name: str) -> CustomValidator | None:
     return _CUSTOM.get(name)
 
 
-def custom_constraint_names() -> list[str]:
-    return sorted(_CUSTOM)
-
-
 @dataclass(frozen=True)
 class CustomConstraint(Constraint):
     name: str = ""
@@ -461,10 +457,6 @@ def validate_all(constraints: Iterable[Constraint], value: Any, *,
         if skip_custom and isinstance(c, CustomConstraint):
             continue
         c.validate(value, value_type=value_type, type_name=type_name, context=context)
-
-
-def constraints_to_list(constraints: Iterable[Constraint]) -> list[dict[str, Any]]:
-    return [c.to_dict() for c in constraints]
 
 
 # Heat's cloud-free custom constraints are always available (registered on import).

@@ -305,9 +305,6 @@ class ResourceRegistry:
         out._reg["resources"] = merged
         return out
 
-    def clear_hook(self, resource_name: str, hook: str) -> None:  # pragma: no cover
-        """Kept for symmetry; Heat clears hooks through signals, not the registry."""
-
     def as_dict(self) -> dict[str, Any]:
         return copy.deepcopy(self._reg)
 

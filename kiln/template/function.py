@@ -284,20 +284,6 @@ def child_nodes(data: Any) -> list[Function]:
     return found
 
 
-def iter_nodes(data: Any) -> Iterator[Function]:
-    """Every function node in ``data``, at any depth, without recursion (parents first)."""
-    stack: list[Any] = [data]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, Function):
-            yield item
-            stack.append(item.args)
-        elif isinstance(item, dict):
-            stack.extend(reversed(list(item.values())))
-        elif isinstance(item, list | tuple):
-            stack.extend(reversed(item))
-
-
 def dependencies(data: Any, ctx: ResolveContext | None = None) -> set[str]:
     """All resource names referred to anywhere in ``data`` (see Function.dependencies)."""
     out: set[str] = set()

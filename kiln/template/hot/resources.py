@@ -27,10 +27,6 @@ def reference_key(path: tuple[Any, ...]) -> str:
     return "unknown"
 
 
-def _literal(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
-
-
 class GetResource(Function):
     """``get_resource: name`` — the resource's reference id (its physical id)."""
 
