@@ -14,8 +14,6 @@ import asyncio
 import json
 from typing import Any
 
-import pytest
-
 from kiln.engine.context import RequestContext
 from kiln.engine.hooks import breakpoints_of
 from kiln.engine.service import EngineService
@@ -87,26 +85,27 @@ FAILING = hot({"a": {"type": "OS::Heat::None"}, "f": tres("x", ["a"], fail=True)
 F_REASON = "ValueError: resources.f: Test Resource failed f"
 
 
-@pytest.mark.parametrize("rollback", [True, False], ids=["rollback", "no-rollback"])
-async def test_failed_create(svc: EngineService, ctx: RequestContext, rollback: bool) -> None:
-    stack = await create(svc, ctx, "broken", FAILING, disable_rollback=not rollback)
-    ident = stack["stack_identity"]
-    failed = ("broken", "CREATE_FAILED", f"Resource CREATE failed: {F_REASON}")
-    evs = await events(svc, ctx, ident)
-    assert evs[3:6] == [("f", "CREATE_IN_PROGRESS", "state changed"),
-                        ("f", "CREATE_FAILED", F_REASON), failed]
-    if rollback:
-        assert state(stack) == ("ROLLBACK_COMPLETE", DONE["ROLLBACK"])
-        assert [(n, s) for n, s, _ in evs[6:]] == [
-            ("broken", "ROLLBACK_IN_PROGRESS"), ("f", "DELETE_IN_PROGRESS"),
-            ("f", "DELETE_COMPLETE"), ("a", "DELETE_IN_PROGRESS"), ("a", "DELETE_COMPLETE"),
-            ("broken", "ROLLBACK_COMPLETE")]
-        assert await statuses(svc, ctx, ident) == {}
-    else:
-        assert state(stack) == failed[1:]
-        assert len(evs) == 6
-        assert await statuses(svc, ctx, ident) == {
-            "a": "CREATE_COMPLETE", "f": "CREATE_FAILED", "g": "INIT_COMPLETE"}
+async def test_failed_create_with_and_without_rollback(svc: EngineService,
+                                                      ctx: RequestContext) -> None:
+    for name, rollback in (("rb", True), ("norb", False)):
+        stack = await create(svc, ctx, name, FAILING, disable_rollback=not rollback)
+        ident = stack["stack_identity"]
+        failed = (name, "CREATE_FAILED", f"Resource CREATE failed: {F_REASON}")
+        evs = await events(svc, ctx, ident)
+        assert evs[3:6] == [("f", "CREATE_IN_PROGRESS", "state changed"),
+                            ("f", "CREATE_FAILED", F_REASON), failed]
+        if rollback:
+            assert state(stack) == ("ROLLBACK_COMPLETE", DONE["ROLLBACK"])
+            assert [(n, s) for n, s, _ in evs[6:]] == [
+                (name, "ROLLBACK_IN_PROGRESS"), ("f", "DELETE_IN_PROGRESS"),
+                ("f", "DELETE_COMPLETE"), ("a", "DELETE_IN_PROGRESS"),
+                ("a", "DELETE_COMPLETE"), (name, "ROLLBACK_COMPLETE")]
+            assert await statuses(svc, ctx, ident) == {}
+        else:
+            assert state(stack) == failed[1:]
+            assert len(evs) == 6
+            assert await statuses(svc, ctx, ident) == {
+                "a": "CREATE_COMPLETE", "f": "CREATE_FAILED", "g": "INIT_COMPLETE"}
 
 
 # -- update ------------------------------------------------------------------------------
@@ -205,34 +204,36 @@ async def test_failed_update_rolls_back_to_the_old_resources(
     assert outputs(stack) == {"a": "one", "c": "one"}
 
 
-@pytest.mark.parametrize("rollback", [True, False], ids=["rollback", "no-rollback"])
-async def test_cancel_update(svc: EngineService, ctx: RequestContext, rollback: bool) -> None:
+async def test_cancel_update_with_and_without_rollback(svc: EngineService,
+                                                      ctx: RequestContext) -> None:
     start = three("one", "one")
     stack = await create(svc, ctx, "cancel", start)
     ident = stack["stack_identity"]
     before = await physical(svc, ctx, ident)
-    # the update adds "s", whose create would run for LONG seconds: only the cancel ends
+    # each update adds "s", whose create would run for LONG seconds: only the cancel ends
     # it (however far the update got, the resources it had are left as they were)
     slow = three("one", "one")
     slow["resources"]["s"] = tres("s", action_wait_secs={"create": LONG})
-    await svc.update_stack(ctx, ident, slow, {}, {}, {})
-    assert (await svc.show_stack(ctx, ident))["stack_status"] == "UPDATE_IN_PROGRESS"
-    await svc.stack_cancel_update(ctx, ident, cancel_with_rollback=rollback)
-    await svc.wait_for_stack(ident["stack_id"], timeout=PROMPT)
-    stack = await svc.show_stack(ctx, ident)
-    assert ("cancel", "UPDATE_FAILED", "Stack UPDATE cancelled") in \
-        await events(svc, ctx, ident)
-    kept = await physical(svc, ctx, ident)
-    if rollback:
-        assert state(stack) == ("ROLLBACK_COMPLETE", DONE["ROLLBACK"])
-        assert await svc.get_template(ctx, ident) == start
-        assert kept == before
-    else:
-        assert state(stack) == ("UPDATE_FAILED", "Stack UPDATE cancelled")
-        assert await svc.get_template(ctx, ident) == slow
-        assert {n: kept[n] for n in before} == before
-        assert (await statuses(svc, ctx, ident)).get("s") != "CREATE_COMPLETE"
-    # the stack is usable afterwards
+    for rollback in (True, False):
+        n = len(await events(svc, ctx, ident))
+        await svc.update_stack(ctx, ident, slow, {}, {}, {})
+        assert (await svc.show_stack(ctx, ident))["stack_status"] == "UPDATE_IN_PROGRESS"
+        await svc.stack_cancel_update(ctx, ident, cancel_with_rollback=rollback)
+        await svc.wait_for_stack(ident["stack_id"], timeout=PROMPT)
+        stack = await svc.show_stack(ctx, ident)
+        assert ("cancel", "UPDATE_FAILED", "Stack UPDATE cancelled") in \
+            (await events(svc, ctx, ident))[n:]
+        kept = await physical(svc, ctx, ident)
+        if rollback:
+            assert state(stack) == ("ROLLBACK_COMPLETE", DONE["ROLLBACK"])
+            assert await svc.get_template(ctx, ident) == start
+            assert kept == before
+        else:
+            assert state(stack) == ("UPDATE_FAILED", "Stack UPDATE cancelled")
+            assert await svc.get_template(ctx, ident) == slow
+            assert {name: kept[name] for name in before} == before
+            assert (await statuses(svc, ctx, ident)).get("s") != "CREATE_COMPLETE"
+    # the stack is usable afterwards: "s" goes, "a" is updated in place
     stack = await update(svc, ctx, ident, three("two", "one"))
     assert state(stack) == ("UPDATE_COMPLETE", DONE["UPDATE"])
     assert outputs(stack)["a"] == "two"
