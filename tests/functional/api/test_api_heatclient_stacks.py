@@ -204,7 +204,6 @@ def test_resource_type_filter(hc: Any, stack: Any) -> None:
     assert [r.resource_name for r in by_type] == ["r"]
 
 
-@pytest.mark.xfail(reason=ENGINE_GAP)
 def test_nested_resources_and_links(hc: Any, heat_endpoint: str) -> None:
     name = unique("nest")
     tpl = {"heat_template_version": "2018-08-31",
