@@ -58,6 +58,8 @@ async def run_action(recorder: Recorder, poller: Poller, stack: LiveStack, slot:
     """Drive ``slot`` through ``action`` to COMPLETE, or FAILED and raise ActionFailed."""
     started = recorder.resource(stack, slot, action, IN_PROGRESS)
     try:
+        if not slot.plugin.side_effect_free:
+            await started  # durable before anything outside Kiln's rows can happen
         token = await handle()
         delay = poller.initial
         first = True

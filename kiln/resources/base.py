@@ -126,6 +126,12 @@ class Resource:
     #: on replacement, create the new physical resource before deleting the old one
     #: (Heat's order); a plugin whose old and new cannot coexist sets this False
     replace_create_first: ClassVar[bool] = True
+    #: True when ``handle_*`` touches nothing outside this resource's own row (no cloud
+    #: call, no child stack, no other table): the engine may then run it before the
+    #: IN_PROGRESS state is committed, since a crash in between only repeats harmless work.
+    #: Anything else is started only once its IN_PROGRESS state is durable, so recovery
+    #: never starts it twice without knowing.
+    side_effect_free: ClassVar[bool] = False
 
     def __init__(self, name: str, definition: ResourceDefinition, runtime: ResourceRuntime,
                  state: ResourceState | None = None) -> None:

@@ -18,6 +18,7 @@ class NoneResource(Resource):
     """
 
     type_name = "OS::Heat::None"
+    side_effect_free = True
     support_status = SupportStatus(version="5.0.0")
     description = (
         "Enables easily disabling certain resources via the resource_registry.\n"

@@ -34,6 +34,7 @@ class TestResource(Resource):
     __test__ = False  # not a pytest test class, whatever its name says
 
     type_name = "OS::Heat::TestResource"
+    side_effect_free = True
     support_status = SupportStatus(version="5.0.0")
     description = (
         "A resource which stores the string value that was provided.\n"

@@ -32,6 +32,7 @@ class Value(Resource):
     """A value computed from other parameters/resources, typed by ``type`` if given."""
 
     type_name = "OS::Heat::Value"
+    side_effect_free = True
     support_status = SupportStatus(version="7.0.0")
     description = (
         "A resource which exposes its value property as an attribute.\n"
