@@ -138,3 +138,37 @@ def test_stack_cancel_rolls_an_update_back(cli: OpenStackCLI, hc: Any) -> None:
         assert final.stack_status == "ROLLBACK_COMPLETE"
     finally:
         cli.run("stack", "delete", "--yes", name)
+
+
+INNER = """heat_template_version: 2018-08-31
+resources:
+  leaf: {type: OS::Heat::RandomString}
+"""
+MIDDLE = """heat_template_version: 2018-08-31
+resources:
+  inner: {type: inner.yaml}
+"""
+OUTER = """heat_template_version: 2018-08-31
+resources:
+  middle: {type: middle.yaml}
+"""
+
+
+def test_resource_list_nested_depth_2(cli: OpenStackCLI, hc: Any) -> None:
+    assert cli.cwd is not None
+    for file, text in (("outer.yaml", OUTER), ("middle.yaml", MIDDLE),
+                       ("inner.yaml", INNER)):
+        (cli.cwd / file).write_text(text)
+    name = f"api_cli_nest_{uuid.uuid4().hex[:6]}"
+    cli.run("stack", "create", "-t", "outer.yaml", name)
+    try:
+        assert settled(hc, name).stack_status == "CREATE_COMPLETE"
+        top = cli.json("stack", "resource", "list", name)
+        assert [r["resource_name"] for r in top] == ["middle"]
+        deep = cli.json("stack", "resource", "list", "--nested-depth", "2", name)
+        by_name = {r["resource_name"]: r for r in deep}
+        assert set(by_name) == {"middle", "inner", "leaf"}
+        assert by_name["leaf"]["stack_name"].startswith(f"{name}-middle-")
+        assert by_name["inner"]["stack_name"].startswith(f"{name}-middle-")
+    finally:
+        cli.run("stack", "delete", "--yes", name)
