@@ -1,4 +1,4 @@
-"""Shared query helpers: exact filters and keyset (marker) pagination.
+"""Shared query helpers: exact filters, Heat's list ordering and keyset (marker) pagination.
 
 Ordering treats NULL as the smallest value on every backend (PostgreSQL would otherwise put
 NULLs last when ascending while SQLite and MariaDB put them first), so a page boundary on a
@@ -30,6 +30,31 @@ def exact_filters(stmt: sa.Select[Any], model: type[Any],
         else:
             stmt = stmt.where(col == value)
     return stmt
+
+
+def sort_order(requested: Sequence[str], sort_dir: str | None, columns: Mapping[str, Column],
+               newest: Column, tiebreak: Column) -> tuple[list[Column], bool]:
+    """Heat's list ordering: unknown keys are ignored; explicit keys ascend unless
+    ``sort_dir`` is "desc"; with none, ``newest`` descends unless ``sort_dir`` is "asc".
+    ``tiebreak`` (a unique column) goes last so pages never overlap or skip."""
+    keys = [columns[k] for k in requested if k in columns]
+    if keys:
+        desc = sort_dir == "desc"
+    else:
+        keys = [newest]
+        desc = sort_dir != "asc"
+    keys.append(tiebreak)
+    return keys, desc
+
+
+def page(stmt: sa.Select[Any], keys: Sequence[Column], desc: bool, marker: Any,
+         limit: int | None) -> sa.Select[Any]:
+    """Order ``stmt`` by ``keys`` and keep the ``limit`` rows after the ``marker`` row (an
+    ORM object, or None to start at the beginning)."""
+    if marker is not None:
+        stmt = after_marker(stmt, keys, [getattr(marker, k.key) for k in keys], desc)
+    stmt = order_by(stmt, keys, desc)
+    return stmt if limit is None else stmt.limit(limit)
 
 
 def _null_rank(col: Column) -> sa.ColumnElement[int]:

@@ -142,21 +142,13 @@ def list_events(s: Session, q: EventQuery) -> list[EventRecord]:
     flush_events(s)
     if not q.stack_ids:
         return []
-    keys = [SORT_KEYS[k] for k in q.sort_keys if k in SORT_KEYS]
-    if keys:
-        desc = q.sort_dir == "desc"
-    else:
-        keys = [Event.created_at]
-        desc = q.sort_dir != "asc"
-    keys.append(Event.id)
+    keys, desc = _query.sort_order(q.sort_keys, q.sort_dir, SORT_KEYS, Event.created_at,
+                                   Event.id)
     stmt = sa.select(Event).where(Event.stack_id.in_(list(q.stack_ids)))
     stmt = _query.exact_filters(stmt, Event, q.filters)
+    marker = None
     if q.marker:
         marker = s.execute(sa.select(Event).where(Event.uuid == q.marker)).scalar()
-        if marker is not None:
-            stmt = _query.after_marker(stmt, keys, [getattr(marker, k.key) for k in keys], desc)
-    stmt = _query.order_by(stmt, keys, desc)
-    if q.limit is not None:
-        stmt = stmt.limit(q.limit)
+    stmt = _query.page(stmt, keys, desc, marker, q.limit)
     # Core rows, not ORM objects: event lists are long and read-only.
     return [_record(r) for r in s.connection().execute(stmt).mappings()]

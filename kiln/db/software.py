@@ -52,13 +52,8 @@ def list_software_configs(s: Session, project_id: str | None, *, limit: int | No
     stmt = sa.select(SoftwareConfig)
     if project_id is not None:
         stmt = stmt.where(SoftwareConfig.project_id == project_id)
-    if marker:
-        m = s.get(SoftwareConfig, marker)
-        if m is not None:
-            stmt = _query.after_marker(stmt, keys, [m.created_at, m.id], True)
-    stmt = _query.order_by(stmt, keys, True)
-    if limit is not None:
-        stmt = stmt.limit(limit)
+    m = s.get(SoftwareConfig, marker) if marker else None
+    stmt = _query.page(stmt, keys, True, m, limit)
     return [_cfg(r) for r in s.execute(stmt).scalars()]
 
 

@@ -221,22 +221,10 @@ def _base_query(q: StackQuery, what: Any) -> sa.Select[Any]:
 def list_stacks(s: Session, q: StackQuery) -> list[StackRecord]:
     """Heat's GET /stacks: unknown sort keys are ignored; with no sort key the newest
     come first; ``id`` breaks ties so pages never overlap or skip."""
-    keys = [SORT_KEYS[k] for k in q.sort_keys if k in SORT_KEYS]
-    if keys:
-        desc = q.sort_dir == "desc"
-    else:
-        keys = [Stack.created_at]
-        desc = q.sort_dir != "asc"
-    keys.append(Stack.id)
-    stmt = _base_query(q, Stack)
-    if q.marker:
-        marker = s.get(Stack, q.marker)
-        if marker is not None:
-            stmt = _query.after_marker(stmt, keys, [getattr(marker, k.key) for k in keys], desc)
-    stmt = _query.order_by(stmt, keys, desc)
-    if q.limit is not None:
-        stmt = stmt.limit(q.limit)
-    return _select(s, stmt)
+    keys, desc = _query.sort_order(q.sort_keys, q.sort_dir, SORT_KEYS, Stack.created_at,
+                                   Stack.id)
+    marker = s.get(Stack, q.marker) if q.marker else None
+    return _select(s, _query.page(_base_query(q, Stack), keys, desc, marker, q.limit))
 
 
 def count_stacks(s: Session, q: StackQuery) -> int:
