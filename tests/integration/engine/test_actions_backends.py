@@ -366,19 +366,19 @@ async def test_delete_with_retain_policy(svc: EngineService, ctx: RequestContext
     template = hot({"keep": {"type": "OS::Heat::TestResource", "deletion_policy": "Retain",
                              "properties": {"action_wait_secs": {"delete": LONG}}},
                     "gone": tres("g", ["keep"])})
-    stack = await create(svc, ctx, "keep", template)
+    stack = await create(svc, ctx, "retain", template)
     ident = stack["stack_identity"]
     n = len(await events(svc, ctx, ident))
     stack = await act(svc, ctx, ident, "delete_stack")
     assert state(stack) == ("DELETE_COMPLETE", "Stack DELETE completed successfully")
     assert await steps(svc, ctx, ident, n) == [
-        ("keep", "DELETE_IN_PROGRESS"), ("gone", "DELETE_IN_PROGRESS"),
+        ("retain", "DELETE_IN_PROGRESS"), ("gone", "DELETE_IN_PROGRESS"),
         ("gone", "DELETE_COMPLETE"), ("keep", "DELETE_IN_PROGRESS"),
-        ("keep", "DELETE_COMPLETE"), ("keep", "DELETE_COMPLETE")]
+        ("keep", "DELETE_COMPLETE"), ("retain", "DELETE_COMPLETE")]
     assert await svc.list_stacks(ctx) == []
     deleted = await svc.list_stacks(ctx, show_deleted=True)
     assert [(s["stack_name"], s["stack_status"]) for s in deleted] == [
-        ("keep", "DELETE_COMPLETE")]
+        ("retain", "DELETE_COMPLETE")]
 
 
 async def test_mark_unhealthy_then_update_replaces(svc: EngineService,
