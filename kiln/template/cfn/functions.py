@@ -189,19 +189,9 @@ class Replace(hot_strings.Replace):
             raise self.arg_error(f'Incorrect arguments to "{self.fn_name}" should be: '
                                  f"{example}")
 
-    def result(self, ctx: ResolveContext) -> Any:
+    def operands(self, ctx: ResolveContext) -> tuple[Any, Any]:
         mapping = ctx.resolve(self.args[0])
-        template = ctx.resolve(self.args[1])
-        if not isinstance(template, str):
-            raise self.error(f'"{self.fn_name}" template must be a string')
-        if not isinstance(mapping, dict):
-            raise self.error(f'"{self.fn_name}" params must be a map')
-        for key in mapping:
-            if not isinstance(key, str):
-                raise self.error(f'"{self.fn_name}" param placeholders must be strings')
-        keys = sorted(sorted(mapping), key=len, reverse=True)
-        values = {k: self.replacement(mapping[k], k) for k in keys}
-        return self._replace(template, keys, values, set(keys))
+        return ctx.resolve(self.args[1]), mapping
 
 
 class Base64(Function):

@@ -63,6 +63,10 @@ class Join(Function):
             strings = []
         if not isinstance(strings, list):
             raise self.error(f'"{self.fn_name}" must operate on a list')
+        return self._join(ctx, strings)
+
+    def _join(self, ctx: ResolveContext, strings: list[Any]) -> str:
+        """None joins as ""; from 2015-10-15 (``multiple``) maps and lists join as JSON."""
         delim = self._delim(ctx)
         out = []
         for s in strings:
@@ -70,6 +74,11 @@ class Join(Function):
                 out.append("")
             elif isinstance(s, str):
                 out.append(s)
+            elif self.multiple and isinstance(s, dict | list):
+                out.append(to_json(s))
+            elif self.multiple:
+                raise self.error(
+                    f"Items to join must be string, map or list not {repr(s)[:200]}")
             else:
                 raise self.error(f"Items to join must be strings not {repr(s)[:200]}")
         return delim.join(out)
@@ -90,19 +99,7 @@ class JoinMultiple(Join):
                 if not isinstance(jl, list):
                     raise self.error(f'"{self.fn_name}" must operate on a list')
                 strings.extend(jl)
-        delim = self._delim(ctx)
-        out = []
-        for s in strings:
-            if s is None:
-                out.append("")
-            elif isinstance(s, str):
-                out.append(s)
-            elif isinstance(s, dict | list):
-                out.append(to_json(s))
-            else:
-                raise self.error(
-                    f"Items to join must be string, map or list not {repr(s)[:200]}")
-        return delim.join(out)
+        return self._join(ctx, strings)
 
 
 class Replace(Function):
@@ -135,9 +132,12 @@ class Replace(Function):
                              f"param {param} is not valid")
         return _text(value)
 
+    def operands(self, ctx: ResolveContext) -> tuple[Any, Any]:
+        """The resolved ``(template, params)``; Fn::Replace takes them from a list."""
+        return ctx.resolve(self.args["template"]), ctx.resolve(self.args["params"])
+
     def result(self, ctx: ResolveContext) -> Any:
-        template = ctx.resolve(self.args["template"])
-        mapping = ctx.resolve(self.args["params"])
+        template, mapping = self.operands(ctx)
         if not isinstance(template, str):
             raise self.error(f'"{self.fn_name}" template must be a string')
         if not isinstance(mapping, dict):
