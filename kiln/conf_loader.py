@@ -1,16 +1,23 @@
-"""Loading heat.conf-style files strictly.
+"""Loading heat.conf-style files strictly, without rejecting a real heat.conf.
 
 oslo.config silently ignores keys it has no option for, so a misspelt ``bind_prot`` or a
 section Kiln does not have would leave the operator running on defaults without knowing
-why. Kiln refuses to start instead, naming the file, section and key. Invalid values are
-reported the same way; oslo.config only notices those when the option is first read, which
-may be long after startup, so every option is read once here.
+why. Kiln refuses to start instead, naming the file, section and key. The one exception is
+an option Heat 27 itself has but Kiln does not implement (``[keystone_authtoken]``,
+``transport_url``, ...): an operator's existing heat.conf must start unchanged, so those
+are logged as ignored. Invalid values are reported the same way as unknown keys;
+oslo.config only notices those when the option is first read, which may be long after
+startup, so every option is read once here.
 """
 
 from __future__ import annotations
 
+import json
+import logging
 import os
 from collections.abc import Sequence
+from functools import cache
+from importlib import resources
 from typing import Any
 
 from oslo_config import cfg
@@ -19,6 +26,17 @@ from kiln.conf import CONF
 
 #: oslo.config's own DEFAULT options, not Kiln settings.
 INTERNAL_OPTIONS = frozenset({"config_file", "config_dir", "config_source", "shell_completion"})
+
+
+LOG = logging.getLogger(__name__)
+
+
+@cache
+def heat_options() -> dict[str, frozenset[str]]:
+    """Heat 27's option names per section (generated data, see heat27_options.json)."""
+    text = resources.files("kiln").joinpath("heat27_options.json").read_text()
+    sections: dict[str, list[str]] = json.loads(text)["sections"]
+    return {_normalize_section(k): frozenset(v) for k, v in sections.items()}
 
 
 class ConfigError(Exception):
@@ -72,23 +90,40 @@ def _parse_sections(path: str) -> dict[str, dict[str, list[str]]]:
     return sections
 
 
-def check_files(paths: Sequence[str], conf: cfg.ConfigOpts = CONF) -> None:
-    """Raise ConfigError for a missing/unreadable file or a key Kiln has no option for."""
+def check_files(paths: Sequence[str], conf: cfg.ConfigOpts = CONF) -> list[str]:
+    """Raise ConfigError for a missing/unreadable file or a key neither Kiln nor Heat has.
+
+    Returns ``section.option`` names that are Heat's but not Kiln's: accepted, ignored.
+    """
     known = known_options(conf)
+    heat = heat_options()
+    ignored: list[str] = []
     for path in paths:
         if not os.path.isfile(path):
             raise ConfigError(f"configuration file not found: {path}")
         if not os.access(path, os.R_OK):
             raise ConfigError(f"configuration file not readable: {path}")
         for section, keys in _parse_sections(path).items():
-            allowed = known.get(_normalize_section(section))
-            if allowed is None:
-                raise ConfigError(
-                    f"{path}: unknown section [{section}]; known sections: "
-                    + ", ".join(f"[{s}]" for s in sorted(known)))
+            name = _normalize_section(section)
+            allowed = known.get(name, set())
+            heat_only = heat.get(name, frozenset())
+            if name not in known:
+                if name not in heat:
+                    raise ConfigError(
+                        f"{path}: unknown section [{section}]; known sections: "
+                        + ", ".join(f"[{s}]" for s in sorted(known)))
+                # a Heat section Kiln has no use for; its keys may include auth-plugin
+                # options registered only at run time, so the section is taken whole
+                ignored.append(f"[{section}]")
+                continue
             for key in keys:
-                if key not in allowed:
-                    raise ConfigError(f"{path}: unknown option '{key}' in section [{section}]")
+                if key in allowed:
+                    continue
+                if key in heat_only:
+                    ignored.append(f"{section}.{key}")
+                    continue
+                raise ConfigError(f"{path}: unknown option '{key}' in section [{section}]")
+    return ignored
 
 
 def _check_values(conf: cfg.ConfigOpts) -> None:
@@ -106,7 +141,7 @@ def _check_values(conf: cfg.ConfigOpts) -> None:
 def load_config(config_files: Sequence[str] = (), conf: cfg.ConfigOpts = CONF) -> cfg.ConfigOpts:
     """Parse ``config_files`` into ``conf`` (later files win) or raise ConfigError."""
     files = [os.path.abspath(os.path.expanduser(p)) for p in config_files]
-    check_files(files, conf)
+    ignored = check_files(files, conf)
     try:
         conf([], project="kiln", prog="kiln", default_config_files=files,
              default_config_dirs=[], validate_default_values=True, use_env=False)
@@ -117,6 +152,9 @@ def load_config(config_files: Sequence[str] = (), conf: cfg.ConfigOpts = CONF) -
     except cfg.Error as exc:
         raise ConfigError(str(exc)) from None
     _check_values(conf)
+    if ignored:
+        LOG.warning("heat.conf options Kiln does not implement are ignored: %s",
+                    ", ".join(sorted(set(ignored))))
     return conf
 
 

@@ -87,8 +87,54 @@ def test_option_in_the_wrong_section_is_unknown_there(tmp_path: Path) -> None:
 
 
 def test_unknown_section_is_named(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match=r"unknown section \[keystone_authtoken\]"):
-        load_config([write(tmp_path, "[keystone_authtoken]\nauth_url = http://x\n")])
+    with pytest.raises(ConfigError, match=r"unknown section \[keystone_authtokn\]"):
+        load_config([write(tmp_path, "[keystone_authtokn]\nauth_url = http://x\n")])
+
+
+HEAT_CONF = """\
+[DEFAULT]
+transport_url = rabbit://guest:guest@127.0.0.1:5672/
+num_engine_workers = 4
+heat_metadata_server_url = http://10.0.0.5:8000
+max_resources_per_stack = 2000
+[database]
+connection = sqlite:///{db}
+[keystone_authtoken]
+auth_type = password
+auth_url = http://keystone:5000
+username = heat
+password = secret
+project_name = service
+[trustee]
+auth_type = password
+username = heat
+[oslo_messaging_rabbit]
+rabbit_ha_queues = false
+[heat_api]
+bind_port = 8204
+"""
+
+
+def test_an_operators_heat_conf_starts_with_heats_own_options_ignored(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    # Heat's options Kiln has are applied; Heat's options and sections Kiln does not
+    # implement (messaging, Keystone middleware, trustee) are accepted and named in a warning
+    path = write(tmp_path, HEAT_CONF.format(db=tmp_path / "k.sqlite"))
+    with caplog.at_level("WARNING", logger="kiln.conf_loader"):
+        conf = load_config([path])
+    assert conf.max_resources_per_stack == 2000
+    assert conf.heat_api.bind_port == 8204
+    assert conf.heat_metadata_server_url == "http://10.0.0.5:8000"
+    (warning,) = [r.getMessage() for r in caplog.records]
+    for name in ("DEFAULT.transport_url", "DEFAULT.num_engine_workers",
+                 "[keystone_authtoken]", "[trustee]", "[oslo_messaging_rabbit]"):
+        assert name in warning
+
+
+def test_a_misspelt_option_is_still_refused_in_a_heat_conf(tmp_path: Path) -> None:
+    text = HEAT_CONF.format(db=tmp_path / "k.sqlite") + "max_resources_per_stak = 3\n"
+    with pytest.raises(ConfigError, match="unknown option 'max_resources_per_stak'"):
+        load_config([write(tmp_path, text)])
 
 
 def test_oslo_config_command_line_options_are_not_file_keys(tmp_path: Path) -> None:
