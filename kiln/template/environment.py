@@ -71,25 +71,24 @@ class InvalidRestrictedAction(_e.InvalidInput):
 
 # -- resource registry -------------------------------------------------------------------
 
-def _check_hooks(value: Any) -> None:
-    ok = False
+def _one_or_all_of(value: Any, allowed: Sequence[str]) -> bool:
+    """A registry entry names one allowed word or a list of them."""
     if isinstance(value, str):
-        ok = value in HOOK_TYPES
-    elif isinstance(value, Sequence):
-        ok = all(h in HOOK_TYPES for h in value)
-    if not ok:
+        return value in allowed
+    if isinstance(value, Sequence):
+        return all(v in allowed for v in value)
+    return False
+
+
+def _check_hooks(value: Any) -> None:
+    if not _one_or_all_of(value, HOOK_TYPES):
         raise InvalidBreakPointHook(
             f'Invalid hook type "{value}" for resource breakpoint, acceptable hook '
             f"types are: {HOOK_TYPES}")
 
 
 def _check_restricted(value: Any) -> None:
-    ok = False
-    if isinstance(value, str):
-        ok = value in RESTRICTED_ACTIONS
-    elif isinstance(value, Sequence):
-        ok = all(a in RESTRICTED_ACTIONS for a in value)
-    if not ok:
+    if not _one_or_all_of(value, RESTRICTED_ACTIONS):
         raise InvalidRestrictedAction(
             f'Invalid restricted_action type "{value}" for resource, acceptable '
             f"restricted_action types are: {RESTRICTED_ACTIONS}")
