@@ -82,7 +82,9 @@ async def test_wait_condition_completes_on_signals(service: EngineService) -> No
                      for r in await service.list_stack_resources(CTX, ident)}
         if resources.get("h") == "CREATE_COMPLETE":
             break
-        await asyncio.sleep(0.01)
+        await asyncio.sleep(0.01)  # status poll, bounded by the loop
+    else:
+        pytest.fail(f"the handle never completed: {resources}")
     await service.resource_signal(CTX, ident, "h", {"data": "one"})
     await service.resource_signal(CTX, ident, "h", {"data": "two", "id": "b"})
     await service.wait_for_stack(ident["stack_id"], timeout=30)
