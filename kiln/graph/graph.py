@@ -91,16 +91,19 @@ class Graph(Generic[N]):
         return Graph({n: self._requires[n] & kept for n in keep},
                      {n: self._dependants[n] & kept for n in keep})
 
-    def downstream(self, node: N) -> set[N]:
-        """Every node that (transitively) requires ``node``, excluding ``node`` itself."""
+    def downstream(self, node: N) -> list[N]:
+        """Every node that (transitively) requires ``node``, excluding ``node`` itself,
+        each once, nearest first (the order a walk reports them skipped in)."""
         seen: set[N] = set()
+        out: list[N] = []
         todo = deque(self._dependants[node])
         while todo:
             cur = todo.popleft()
             if cur not in seen:
                 seen.add(cur)
+                out.append(cur)
                 todo.extend(self._dependants[cur])
-        return seen
+        return out
 
     # -- ordering ---------------------------------------------------------------------
 

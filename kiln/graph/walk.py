@@ -19,7 +19,6 @@ cancelling the task that awaits :func:`walk` cancels them too.
 from __future__ import annotations
 
 import asyncio
-from collections import deque
 from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
@@ -114,7 +113,7 @@ class _Walker(Generic[N]):
         self._finish_one()
         if error is not None:
             self.result.failed[node] = error
-            for down in self._downstream_in_order(node):
+            for down in self.graph.downstream(node):
                 if self.state[down] == _PENDING:
                     self.state[down] = _DONE
                     self.result.skipped.append(down)
@@ -128,18 +127,6 @@ class _Walker(Generic[N]):
             self.waiting[dep] -= 1
             if self.waiting[dep] == 0 and self.state[dep] == _PENDING:
                 self._launch(dep)
-
-    def _downstream_in_order(self, node: N) -> list[N]:
-        seen: set[N] = set()
-        out: list[N] = []
-        todo = deque(self.graph.dependants(node))
-        while todo:
-            cur = todo.popleft()
-            if cur not in seen:
-                seen.add(cur)
-                out.append(cur)
-                todo.extend(self.graph.dependants(cur))
-        return out
 
     def _settle_unstarted(self) -> None:
         """Once stopping or cancelled, nothing pending will ever start: account for it."""
