@@ -48,6 +48,8 @@ class Base(DeclarativeBase):
 
 
 _TABLE_ARGS: dict[str, Any] = {"mysql_engine": "InnoDB", "mysql_charset": "utf8mb4",
+                               # names compare case-sensitively, as on SQLite/PostgreSQL and in Heat
+                               "mysql_collate": "utf8mb4_bin",
                                "sqlite_autoincrement": True}
 
 

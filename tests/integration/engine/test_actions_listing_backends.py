@@ -14,7 +14,6 @@ import json
 from typing import Any
 
 import pytest
-from sqlalchemy.engine import make_url
 
 from kiln.engine.context import RequestContext
 from kiln.engine.hooks import breakpoints_of
@@ -235,17 +234,9 @@ async def test_update_during_create_is_refused_by_every_engine(
     assert [r["resource_name"] for r in await svc.list_stack_resources(ctx, ident)] == ["a"]
 
 
-async def test_names_are_case_sensitive(svc: EngineService, ctx: RequestContext, db_url: str,
-                                        request: pytest.FixtureRequest) -> None:
+async def test_names_are_case_sensitive(svc: EngineService, ctx: RequestContext) -> None:
     """Heat 27 tells "alpha" from "Alpha" (observed: both stacks coexist, GET of the
     other spelling is "Stack not found", a name filter in the other case lists nothing)."""
-    if make_url(db_url).get_backend_name() in ("mysql", "mariadb"):
-        request.applymarker(pytest.mark.xfail(strict=True, reason=(
-            "MariaDB tables use utf8mb4's default case-insensitive collation "
-            "(utf8mb4_general_ci; kiln/db/models.py _TABLE_ARGS sets only the charset), so "
-            "stack.name / event.resource_name comparisons ignore case: identify_stack("
-            "'ALPHA') finds 'alpha', creating 'Alpha' raises StackExists, filters "
-            "{'name': 'ALPHA'} and {'resource_name': 'A'} match 'alpha' and 'a'")))
     template = hot({"a": {"type": "OS::Heat::None"}})
     lower = await create(svc, ctx, "alpha", template)
     with pytest.raises(EntityNotFound):

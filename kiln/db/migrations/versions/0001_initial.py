@@ -25,6 +25,7 @@ TEXT = sa.Text().with_variant(mysql.LONGTEXT(), "mysql", "mariadb")
 OPTS: dict[str, Any] = {
     "mysql_engine": "InnoDB",
     "mysql_charset": "utf8mb4",
+    "mysql_collate": "utf8mb4_bin",
     "sqlite_autoincrement": True,
 }
 
