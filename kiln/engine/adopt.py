@@ -62,6 +62,15 @@ def stack_data(stack: LiveStack, *, no_resources: bool = False) -> JSON:
     }
 
 
+async def abandon_data(stack: LiveStack) -> JSON:
+    """The export/abandon body, with each plugin's own ``handle_abandon`` data, so a plugin
+    that keeps more than its resource data can hand all of it to a later adopt."""
+    data = stack_data(stack)
+    for name, slot in stack.slots.items():
+        data["resources"][name]["resource_data"] = dict(await slot.plugin.handle_abandon())
+    return data
+
+
 def parse_adopt_data(value: Any) -> dict[str, Any]:
     """``adopt_stack_data`` as the API passes it: a JSON string or a mapping."""
     if isinstance(value, str):
@@ -117,7 +126,7 @@ class AdoptOps(ServiceBase):
                           ) -> tuple[LiveStack, JSON]:
         rec = await self._find(ctx, stack_identity)
         stack = await self.engine.load(rec.id)
-        return stack, stack_data(stack)
+        return stack, await abandon_data(stack)
 
     async def export_stack(self, ctx: RequestContext, stack_identity: Identity) -> JSON:
         return (await self._stack_data(ctx, stack_identity))[1]
@@ -127,7 +136,7 @@ class AdoptOps(ServiceBase):
         rec = await self._find(ctx, stack_identity)
         await engine.preempt(rec.id)
         stack = await engine.load(rec.id)
-        data = stack_data(stack)
+        data = await abandon_data(stack)
         await engine.acquire(stack)
         await engine.recorder.stack(stack, DELETE, IN_PROGRESS, stack_started(DELETE))
         retain_everything(stack)

@@ -13,6 +13,8 @@ from typing import Any
 
 from kiln.engine.context import RequestContext
 from kiln.engine.service import EngineService
+from kiln.resources.heat.none import NoneResource
+from kiln.resources.registry import global_registry
 
 from .support import create, events, hot, resources
 
@@ -90,3 +92,24 @@ async def test_adopt_data_may_be_a_json_string(service: EngineService,
     shown = await service.show_stack(ctx, adopted)
     assert shown["stack_status"] == "ADOPT_COMPLETE"
     assert shown["outputs"] == stack["outputs"]
+
+
+class _KeepsMore(NoneResource):
+    """A plugin whose abandon data is more than its stored resource data."""
+
+    type_name = "Kiln::Test::KeepsMore"
+
+    async def handle_abandon(self) -> dict[str, Any]:
+        return {**self.data, "handover": "token-42"}
+
+
+async def test_abandon_body_carries_the_plugins_own_abandon_data(
+        service: EngineService, ctx: RequestContext) -> None:
+    registry = global_registry()
+    registry.register(_KeepsMore.type_name, _KeepsMore)
+    try:
+        stack = await create(service, ctx, "keeps", hot({"k": {"type": _KeepsMore.type_name}}))
+        data: dict[str, Any] = await service.abandon_stack(ctx, stack["stack_identity"])
+    finally:
+        registry._types.pop(_KeepsMore.type_name, None)
+    assert data["resources"]["k"]["resource_data"]["handover"] == "token-42"

@@ -180,8 +180,12 @@ async def test_cancel_update_with_rollback_restores_the_previous_template(
     slow = hot({"a": tres("one"), "b": tres("one", update_replace=True),
                 "s": tres("x", action_wait_secs={"create": 30})})
     await service.update_stack(ctx, ident, slow, {}, {}, {})
-    while (await resources(service, ctx, ident)).get("s") != "CREATE_IN_PROGRESS":
+    for _ in range(3000):  # observe the slow resource start (30 s at most)
+        if (await resources(service, ctx, ident)).get("s") == "CREATE_IN_PROGRESS":
+            break
         await asyncio.sleep(0.01)
+    else:
+        pytest.fail("the slow resource never reached CREATE_IN_PROGRESS")
     await service.stack_cancel_update(ctx, ident, cancel_with_rollback=True)
     await service.wait_for_stack(ident["stack_id"])
     shown = await service.show_stack(ctx, ident)
