@@ -200,11 +200,12 @@ def run_case(hc: Any, scenario: str, n: int, args: argparse.Namespace,
     name = f"bench-{scenario}-{n}-{uuid.uuid4().hex[:8]}"
     out: dict[str, Any] = {"scenario": scenario, "size": n,
                            "load_average_at_start": round(os.getloadavg()[0], 2)}
-    if rss is not None:
-        rss.reset()
+    peaks: list[int] = []
 
     def timed(action: str, request: Callable[[], Any], stack_id: str | None) -> str:
         cpu = rss.cpu_seconds() if rss is not None else 0.0
+        if rss is not None:
+            rss.reset()
         began = time.perf_counter()
         answer = request()
         stack_id = stack_id or answer["stack"]["id"]
@@ -213,6 +214,8 @@ def run_case(hc: Any, scenario: str, n: int, args: argparse.Namespace,
         out[f"{action}_s"] = round(time.perf_counter() - began, 3)
         if rss is not None:
             out[f"{action}_server_cpu_s"] = round(rss.cpu_seconds() - cpu, 3)
+            out[f"{action}_peak_rss_mb"] = round(rss.peak / 2**20, 1)
+            peaks.append(rss.peak)
         out[f"{action}_status"] = status
         return status
 
@@ -224,8 +227,8 @@ def run_case(hc: Any, scenario: str, n: int, args: argparse.Namespace,
               stack_id)
     timed("delete", lambda: hc.stacks.delete(stack_id), stack_id)
     del out["stack_id"]
-    if rss is not None:
-        out["server_peak_rss_mb"] = round(rss.peak / 2**20, 1)
+    if peaks:
+        out["server_peak_rss_mb"] = round(max(peaks) / 2**20, 1)
     out["load_average_at_end"] = round(os.getloadavg()[0], 2)
     return out
 
