@@ -90,6 +90,38 @@ def create_resources(s: Session, rows: Sequence[NewResource]) -> list[ResourceRe
     return [_record(_orm_row(o), {}) for o in objs]
 
 
+#: up to this many new rows are read back by uuid rather than by stack
+_READ_BACK_BY_UUID = 100
+
+
+def insert_resources(s: Session, rows: Sequence[NewResource],
+                     ) -> dict[str, tuple[int, str, Any]]:
+    """The engine's hot-path insert: one Core executemany, ``{name: (id, uuid,
+    created_at)}`` back instead of records (a 1,000-resource stack is stored in a few ms;
+    :func:`create_resources` builds ORM objects at about a millisecond a row)."""
+    if not rows:
+        return {}
+    now = utcnow()
+    values = [{"uuid": r.uuid or str(uuidlib.uuid4()), "stack_id": r.stack_id,
+               "root_stack_id": r.root_stack_id, "name": r.name, "type": r.type,
+               "physical_resource_id": r.physical_resource_id, "action": r.action,
+               "status": r.status, "status_reason": r.status_reason,
+               "properties_data": crypt.seal(r.properties_data), "rsrc_metadata": r.metadata,
+               "requires": None if r.requires is None else list(r.requires),
+               "needed_by": None if r.needed_by is None else list(r.needed_by),
+               "replaces": r.replaces, "traversal_id": r.traversal_id, "created_at": now}
+              for r in rows]
+    conn = s.connection()
+    conn.execute(sa.insert(_TABLE), values)
+    wanted = {v["uuid"]: v["name"] for v in values}
+    # a few rows (one replacement) are read back by uuid: reading the whole stack for
+    # each of N replacements would make an update of N resources O(N^2)
+    where = (_TABLE.c.uuid.in_(list(wanted)) if len(values) <= _READ_BACK_BY_UUID
+             else _TABLE.c.stack_id == rows[0].stack_id)
+    found = conn.execute(sa.select(_TABLE.c.id, _TABLE.c.uuid).where(where))
+    return {wanted[u]: (rid, u, now) for rid, u in found if u in wanted}
+
+
 def get_resource(s: Session, resource_id: int) -> ResourceRecord | None:
     found = _select(s, _TABLE.c.id == resource_id)
     return found[0] if found else None

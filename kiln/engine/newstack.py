@@ -16,9 +16,9 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from kiln.db import events as db_events
+from kiln.db import resources as db_resources
 from kiln.db import stacks as db_stacks
 from kiln.db.records import NewEvent, NewResource, NewStack, StackRecord
-from kiln.engine import bulk
 from kiln.engine.actions import CREATE, IN_PROGRESS, stack_started
 from kiln.engine.core import Engine
 from kiln.engine.loader import add_template_slots
@@ -138,7 +138,7 @@ async def check_new(engine: Engine, *, name: str, project_id: str, is_admin: boo
 def _store(s: Session, new: NewStack, rows: list[NewResource],
            event: NewEvent) -> tuple[StackRecord, dict[str, tuple[int, str, Any]]]:
     rec = db_stacks.create_stack(s, new)
-    created = bulk.insert_resources(s, rows)
+    created = db_resources.insert_resources(s, rows)
     db_events.add_events(s, [event])
     return rec, created
 

@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 from kiln.db import resources as db_resources
 from kiln.db import stacks as db_stacks
 from kiln.db.records import NewResource
-from kiln.engine import bulk, hooks, outputs
+from kiln.engine import hooks, outputs
 from kiln.engine.actions import (
     COMPLETE,
     FAILED,
@@ -96,7 +96,7 @@ def build_target(current: LiveStack, new: LiveStack, *, restore_replaced: bool) 
 def _insert_rows(s: Session, rows: list[NewResource], restored: list[int]) -> Any:
     for rid in restored:
         db_resources.update_resource(s, rid, {"replaced_by": None})
-    return bulk.insert_resources(s, rows)
+    return db_resources.insert_resources(s, rows)
 
 
 async def store_fresh(engine: Engine, target: Target) -> None:
@@ -114,7 +114,7 @@ async def store_fresh(engine: Engine, target: Target) -> None:
 
 
 def _replacement_row(s: Session, new: NewResource, old_id: int) -> Any:
-    created = bulk.insert_resources(s, [new])
+    created = db_resources.insert_resources(s, [new])
     rid = created[new.name][0]
     db_resources.update_resource(s, old_id, {"replaced_by": rid})
     return created[new.name]

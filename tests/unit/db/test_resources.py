@@ -213,3 +213,21 @@ def test_queued_updates_merge_in_order_and_are_seen_by_reads(tx: Tx) -> None:
     with tx() as s:
         got_b = resources.get_resource(s, b.id)
         assert got_b is not None and got_b.status == "COMPLETE"
+
+
+def test_hot_path_insert_returns_ids_and_encrypts_properties(tx: Tx) -> None:
+    from kiln.db.models import Resource
+
+    st = new_stack(tx)
+    props = {"password": "pa55-bulk", "length": 8}
+    with tx() as s:
+        ids = resources.insert_resources(s, [
+            NewResource(st.id, st.id, "a", "T", properties_data=props),
+            NewResource(st.id, st.id, "b", "T")])
+    assert set(ids) == {"a", "b"}
+    with tx() as s:
+        raw = s.execute(sa.select(Resource.properties_data)).all()
+        assert "pa55" not in str(raw)
+        stored = resources.get_resource(s, ids["a"][0])
+        assert stored is not None and stored.name == "a"
+        assert stored.uuid == ids["a"][1] and stored.properties_data == props
