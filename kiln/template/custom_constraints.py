@@ -1,7 +1,8 @@
 """The cloud-free custom constraints Heat ships, registered under Heat's names.
 
 ``ip_addr``, ``ip_or_cidr``, ``net_cidr``, ``mac_addr``, ``dns_name``, ``dns_domain``,
-``rel_dns_name``, ``iso_8601``, ``expiration``, ``timezone`` and ``json_string`` need no
+``rel_dns_name``, ``iso_8601``, ``expiration``, ``timezone``, ``json_string`` and
+``cron_expression`` need no
 cloud, so they live in the template layer and work for parameters and properties alike.
 Constraints that ask a cloud (``nova.flavor``, ``neutron.network``...) are registered by
 the plugins that own the clients. Failure texts follow Heat's:
@@ -17,6 +18,8 @@ import zoneinfo
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
+
+import croniter
 
 from kiln.template.constraints import register_custom_constraint
 
@@ -174,6 +177,16 @@ def _timezone(value: Any) -> str | None:
     return None
 
 
+def _cron_expression(value: Any) -> str | None:
+    if not value:
+        return None
+    try:
+        croniter.croniter(value)
+    except Exception as exc:  # croniter reports bad input with several exception types
+        return f"Invalid CRON expression: {exc}"
+    return None
+
+
 def _json_string(value: Any) -> str | None:
     if not value:
         return None
@@ -196,6 +209,7 @@ BUILTIN: dict[str, Check] = {
     "expiration": _expiration,
     "timezone": _timezone,
     "json_string": _json_string,
+    "cron_expression": _cron_expression,
 }
 
 

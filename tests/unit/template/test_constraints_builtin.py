@@ -44,6 +44,12 @@ def check(constraint: str, value: str) -> str | None:
     ("expiration", "2001-01-01T00:00:00Z", "Expiration 2001-01-01T00:00:00Z is invalid: "
                                            "Expiration time is out of date."),
     ("expiration", "2999-01-01T00:00:00Z", None),
+    # texts observed on the live Heat 27 (croniter 7)
+    ("cron_expression", "bad cron", "Invalid CRON expression: Exactly 5, 6 or 7 columns has "
+                                    "to be specified for iterator expression."),
+    ("cron_expression", "61 * * * *", "Invalid CRON expression: [61 * * * *] is not "
+                                      "acceptable, out of range"),
+    ("cron_expression", "*/5 * * * *", None),
 ])
 def test_builtin(constraint: str, value: str, reason: str | None) -> None:
     got = check(constraint, value)
