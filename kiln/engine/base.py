@@ -56,11 +56,13 @@ class ServiceBase(EngineServiceAPI):
                     show_deleted: bool = False) -> StackRecord:
         """The stack an identity (or a bare name/id) names, within the caller's project
         (admins see every project's stacks by id, as Heat allows)."""
+        named: str | None = None
         if isinstance(stack_identity, str):
             key = stack_identity
         else:
-            key = str(stack_identity.get("stack_id") or stack_identity.get("stack_name")
-                      or "")
+            given = stack_identity.get("stack_name")
+            named = str(given) if given else None
+            key = str(stack_identity.get("stack_id") or named or "")
         project = None if ctx.is_admin else ctx.project_id
 
         def read(s: Any) -> StackRecord | None:
@@ -71,6 +73,8 @@ class ServiceBase(EngineServiceAPI):
             return rec
 
         rec: StackRecord | None = await self.db.run(read)
-        if rec is None:
-            raise EntityNotFound(f"The Stack ({key}) could not be found.")
+        # as Heat: an identity whose name is not the stack's does not name it, and the
+        # error names the stack as the caller did (the name in the URL, not the id)
+        if rec is None or (named is not None and rec.name != named):
+            raise EntityNotFound(f"The Stack ({named or key}) could not be found.")
         return rec

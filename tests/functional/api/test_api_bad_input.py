@@ -94,7 +94,6 @@ def test_unknown_stack_is_404_on_every_stack_route(api: httpx.Client, method: st
     assert re.fullmatch(r"The Stack \(\S+\) could not be found\.", error["message"])
 
 
-@pytest.mark.xfail(reason="the engine names the stack by id, Heat by the name in the URL")
 def test_unknown_stack_message_names_the_stack(api: httpx.Client) -> None:
     resp = api.get(_concrete("/v1/{tenant_id}/stacks/{stack_name}/{stack_id}"))
     assert resp.json()["error"]["message"] == (

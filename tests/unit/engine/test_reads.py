@@ -1,0 +1,31 @@
+"""What the read calls answer, as Heat 27 answers them (observed on the live Heat 27)."""
+
+from __future__ import annotations
+
+import pytest
+
+from kiln.engine.context import RequestContext
+from kiln.engine.service import EngineService
+from kiln.errors import EntityNotFound
+
+from .support import create, hot
+
+MISSING_ID = "6b1a6f3e-0000-4000-8000-000000000000"
+
+
+async def test_missing_stack_is_named_as_the_caller_named_it(
+        service: EngineService, ctx: RequestContext) -> None:
+    ident = {"tenant": "demo", "stack_name": "reads_gone", "stack_id": MISSING_ID, "path": ""}
+    with pytest.raises(EntityNotFound) as info:
+        await service.show_stack(ctx, ident)
+    assert str(info.value) == "The Stack (reads_gone) could not be found."
+
+
+async def test_stack_id_under_another_name_is_not_found(
+        service: EngineService, ctx: RequestContext) -> None:
+    stack = await create(service, ctx, "reads_real", hot({"a": {"type": "OS::Heat::None"}}))
+    wrong = dict(stack["stack_identity"], stack_name="reads_wrong")
+    with pytest.raises(EntityNotFound) as info:
+        await service.show_stack(ctx, wrong)
+    assert str(info.value) == "The Stack (reads_wrong) could not be found."
+    assert (await service.show_stack(ctx, stack["stack_identity"]))["id"] == stack["id"]
