@@ -11,6 +11,14 @@ from kiln.engine.interface import EngineServiceAPI, Identity
 from kiln.errors import EntityNotFound
 
 
+class ResourceNotFound(EntityNotFound):
+    """Heat's error type for a resource name the stack does not have."""
+
+    @classmethod
+    def in_stack(cls, resource_name: str, stack_name: str) -> ResourceNotFound:
+        return cls(f"The Resource ({resource_name}) could not be found in Stack {stack_name}.")
+
+
 class ServiceBase(EngineServiceAPI):
     def __init__(self, conf: Any = None, *, db: Any = None, db_url: str | None = None,
                  engine_id: str | None = None) -> None:

@@ -19,14 +19,14 @@ from kiln.engine.actions import (
     stack_completed,
     stack_started,
 )
-from kiln.engine.base import ServiceBase
+from kiln.engine.base import ResourceNotFound, ServiceBase
 from kiln.engine.context import RequestContext
 from kiln.engine.core import Engine
 from kiln.engine.interface import Identity
 from kiln.engine.runner import ActionFailed, run_action
 from kiln.engine.scheduler import Deadline, traverse
 from kiln.engine.stack import LiveStack, Slot
-from kiln.errors import EntityNotFound, InvalidInput
+from kiln.errors import InvalidInput
 from kiln.resources.base import ResourceFailure
 
 
@@ -131,7 +131,7 @@ class LifecycleOps(ServiceBase):
         slot = stack.slots.get(resource_name) or next(
             (s for s in stack.slots.values() if s.physical_id == resource_name), None)
         if slot is None:
-            raise EntityNotFound(f"The Resource ({resource_name}) could not be found.")
+            raise ResourceNotFound.in_stack(resource_name, rec.name)
         reason = resource_status_reason or "state changed by resource_mark_unhealthy api"
         state = slot.state
         if mark_unhealthy:

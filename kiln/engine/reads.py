@@ -12,7 +12,7 @@ from kiln.db import resources as db_resources
 from kiln.db import stacks as db_stacks
 from kiln.db.records import EventQuery, ResourceRecord, StackQuery, StackRecord
 from kiln.engine import format as fmt
-from kiln.engine.base import ServiceBase
+from kiln.engine.base import ResourceNotFound, ServiceBase
 from kiln.engine.context import RequestContext
 from kiln.engine.interface import JSON, Identity
 from kiln.errors import EntityNotFound
@@ -69,8 +69,8 @@ class Reads(ServiceBase):
                         show_nested=show_nested, show_hidden=show_hidden, tags=tags,
                         tags_any=tags_any, not_tags=not_tags, not_tags_any=not_tags_any,
                         global_tenant=global_tenant)
-        rows = await self.db.run(db_stacks.list_stacks, q)
-        return [fmt.stack_summary(r) for r in rows]
+        rows = await self.db.run(db_stacks.list_stack_summaries, q)
+        return [fmt.stack_summary_row(r) for r in rows]
 
     async def count_stacks(self, ctx: RequestContext, *,
                            filters: Mapping[str, Any] | None = None,
@@ -173,7 +173,7 @@ class Reads(ServiceBase):
         rows = _current_rows(await self.db.run(db_resources.list_resources, rec.id))
         row = next((r for r in rows if r.name == resource_name), None)
         if row is None:
-            raise EntityNotFound(f"The Resource ({resource_name}) could not be found.")
+            raise ResourceNotFound.in_stack(resource_name, rec.name)
         attributes = await self.engine.resource_attributes(rec.id, resource_name, with_attr)
         description = ""
         nested = await self.engine.nested_of(rec.id, resource_name)

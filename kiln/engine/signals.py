@@ -21,20 +21,16 @@ from typing import Any
 
 from kiln.engine import hooks
 from kiln.engine.actions import DELETE, SUSPEND
-from kiln.engine.base import ServiceBase
+from kiln.engine.base import ResourceNotFound, ServiceBase
 from kiln.engine.context import RequestContext
 from kiln.engine.interface import Identity
 from kiln.engine.stack import LiveStack, Slot
-from kiln.errors import EntityNotFound, InvalidBreakPointHook, NotSupported
+from kiln.errors import InvalidBreakPointHook, NotSupported
 from kiln.resources.base import Resource
 from kiln.template.environment import HOOK_TYPES
 
 LOG = logging.getLogger(__name__)
 NO_SIGNAL_ACTIONS = (SUSPEND, DELETE)
-
-
-class ResourceNotFound(EntityNotFound):
-    """Heat's error type for a resource name the stack does not have."""
 
 
 def describe(stack: LiveStack, slot: Slot) -> str:
@@ -70,8 +66,7 @@ class SignalOps(ServiceBase):
             stack = await engine.load(rec.id)
         slot = stack.slots.get(resource_name)
         if slot is None:
-            raise ResourceNotFound(f"The Resource ({resource_name}) could not be found in "
-                                   f"Stack {rec.name}.")
+            raise ResourceNotFound.in_stack(resource_name, rec.name)
         return stack, slot
 
     async def resource_signal(self, ctx: RequestContext, stack_identity: Identity,

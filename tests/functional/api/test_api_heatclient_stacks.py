@@ -227,7 +227,6 @@ def test_nested_resources_and_links(hc: Any, heat_endpoint: str) -> None:
         hc.stacks.delete(sid)
 
 
-@pytest.mark.xfail(reason=ENGINE_GAP)
 def test_unknown_resource_is_404(hc: Any, stack: Any) -> None:
     with pytest.raises(heat_exc.HTTPNotFound) as info:
         hc.resources.get(stack.id, "nope")

@@ -29,3 +29,16 @@ async def test_stack_id_under_another_name_is_not_found(
         await service.show_stack(ctx, wrong)
     assert str(info.value) == "The Stack (reads_wrong) could not be found."
     assert (await service.show_stack(ctx, stack["stack_identity"]))["id"] == stack["id"]
+
+
+async def test_missing_resource_names_the_stack(service: EngineService,
+                                                ctx: RequestContext) -> None:
+    stack = await create(service, ctx, "reads_res", hot({"a": {"type": "OS::Heat::None"}}))
+    ident = stack["stack_identity"]
+    with pytest.raises(EntityNotFound) as shown:
+        await service.describe_stack_resource(ctx, ident, "nope")
+    with pytest.raises(EntityNotFound) as marked:
+        await service.resource_mark_unhealthy(ctx, ident, "nope", True)
+    for info in (shown, marked):
+        assert info.value.error_type == "ResourceNotFound"
+        assert str(info.value) == "The Resource (nope) could not be found in Stack reads_res."
