@@ -345,8 +345,12 @@ def _resource(builder: _Builder, name: str, snippet: dict[str, Any],
     external = _field(snippet, keys.external_id, name, (str, Function), "string",
                       parsed(keys.external_id))
     typename = "string_or_boolean" if keys is HOT_KEYS else "string or boolean"
-    cond = _field(snippet, keys.condition, name, (str, bool, Function), typename,
-                  parsed(keys.condition, condition=True))
+    cond = None
+    if keys is HOT_KEYS or builder.ctx.version.conditions_section:
+        # a version without conditions (HeatTemplateFormatVersion 2012-12-12) ignores the
+        # key, as Heat does: the resource exists
+        cond = _field(snippet, keys.condition, name, (str, bool, Function), typename,
+                      parsed(keys.condition, condition=True))
     refs = tuple(n for n in direct_children([props, meta]) if n.walk)
     return ResourceSnippet(name=name, type=rtype, properties=props, metadata=meta,
                            depends_on=tuple(depends or ()), deletion_policy=deletion,

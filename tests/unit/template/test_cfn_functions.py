@@ -212,6 +212,14 @@ def test_condition_section_rules() -> None:
         'Conditions.d.Fn::Or: The minimum number of condition arguments to "Fn::Or" is 2.'
 
 
+def test_heat_2012_ignores_a_resource_condition() -> None:
+    # observed on Heat 27: a 2012-12-12 template has no conditions, and a resource's
+    # Condition key is ignored, so the resource still exists (stack preview lists it)
+    tmpl = {"HeatTemplateFormatVersion": "2012-12-12",
+            "Resources": {"R": {"Type": "OS::Heat::None", "Condition": "C"}}}
+    assert list(bound(tmpl).resource_definitions()) == ["R"]
+
+
 def test_find_in_map_and_ref_inside_conditions() -> None:
     t = {"AWSTemplateFormatVersion": "2010-09-09",
          "Parameters": {"P": {"Type": "String", "Default": "a"}},
