@@ -23,6 +23,9 @@ def _segment(text: str) -> str:
     return quote(text, "")
 
 
+segment = _segment
+
+
 @lru_cache(maxsize=4096)
 def _subpath(text: str) -> str:
     return quote(text)

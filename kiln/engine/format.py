@@ -46,6 +46,39 @@ def stack_summary(rec: StackRecord, description: str = "") -> dict[str, Any]:
     }
 
 
+def stack_summary_row(row: tuple[Any, ...]) -> dict[str, Any]:
+    """``stack_summary`` of a ``db.stacks.list_stack_summaries`` tuple, which holds only
+    what a listing shows; the listing's description is empty, as Heat's."""
+    (sid, name, project, username, owner, action, status, reason, user_project,
+     created, updated, deleted, tags) = row
+    return {
+        "stack_identity": {"stack_name": name, "stack_id": sid, "tenant": project,
+                           "path": ""},
+        "id": sid,
+        "stack_name": name,
+        "description": "",
+        "stack_action": action,
+        "stack_status": f"{action}_{status}",
+        "stack_status_reason": reason,
+        "creation_time": _naive_isotime(created),
+        "updated_time": _naive_isotime(updated),
+        "deletion_time": _naive_isotime(deleted),
+        "stack_owner": username,
+        "parent": owner,
+        "stack_user_project_id": user_project or project,
+        "tags": list(tags) or None,
+    }
+
+
+def _naive_isotime(value: dt.datetime | None) -> str | None:
+    # the columns hold naive UTC; timespec="seconds" drops the microseconds as isotime does
+    if value is None:
+        return None
+    if value.tzinfo is not None:
+        return isotime(value)
+    return value.isoformat(timespec="seconds") + "Z"
+
+
 def stack_detail(rec: StackRecord, *, parameters: Mapping[str, Any], description: str,
                  outputs: Sequence[Mapping[str, Any]] | None) -> dict[str, Any]:
     out = stack_summary(rec, description)

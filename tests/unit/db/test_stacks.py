@@ -73,8 +73,16 @@ def _set_created(tx: Tx, stack_id: str, when: dt.datetime,
 
 
 def _names(tx: Tx, **kw: Any) -> list[str]:
+    """Names listed, in order; the slim listing (GET /stacks) must list exactly the same
+    stacks in the same order, with the same shown fields, as the full records."""
     with tx() as s:
-        return [x.name for x in stacks.list_stacks(s, StackQuery(project_id="p1", **kw))]
+        q = StackQuery(project_id="p1", **kw)
+        full = stacks.list_stacks(s, q)
+        slim = stacks.list_stack_summaries(s, q)
+    shown = [c.key for c in stacks.SUMMARY_COLUMNS]
+    assert [dict(zip([*shown, "tags"], row, strict=True)) for row in slim] == [
+        {**{k: getattr(rec, k) for k in shown}, "tags": rec.tags} for rec in full]
+    return [x.name for x in full]
 
 
 @pytest.fixture
@@ -330,3 +338,17 @@ def test_purge_deleted_removes_old_deleted_stacks_with_their_rows(tx: Tx) -> Non
         assert s.get(RawTemplate, old.raw_template_id) is None
         assert s.get(RawTemplate, live.raw_template_id) is not None
         assert stacks.purge_deleted_stacks(s, dt.timedelta(days=1)) == 0
+
+
+def test_slim_listing_carries_each_listed_stacks_tags_in_given_order(tx: Tx) -> None:
+    base = dt.datetime(2024, 1, 1, 12, 0, 0)
+    for i, (name, tags) in enumerate([("old", ["z", "a"]), ("mid", []),
+                                      ("new", ["b", "c", "a"])]):
+        _set_created(tx, new_stack(tx, name, tags=tags).id, base + dt.timedelta(minutes=i))
+    with tx() as s:
+        first_two = stacks.list_stack_summaries(s, StackQuery(project_id="p1", limit=2))
+        everything = stacks.list_stack_summaries(s, StackQuery(project_id="p1"))
+    assert [(row[1], row[-1]) for row in first_two] == [("new", ("b", "c", "a")),
+                                                         ("mid", ())]
+    assert [(row[1], row[-1]) for row in everything] == [
+        ("new", ("b", "c", "a")), ("mid", ()), ("old", ("z", "a"))]
