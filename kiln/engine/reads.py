@@ -37,6 +37,10 @@ def _current_rows(rows: Sequence[ResourceRecord]) -> list[ResourceRecord]:
     return list(by_name.values())
 
 
+#: Stacks whose show parameters/description are kept (see ``Reads._show_static``).
+_SHOW_CACHE_SIZE = 2048
+
+
 class Reads(ServiceBase):
     # -- stacks ---------------------------------------------------------------------------
     def _query(self, ctx: RequestContext, *, global_tenant: bool = False,
@@ -90,13 +94,29 @@ class Reads(ServiceBase):
     async def show_stack(self, ctx: RequestContext, stack_identity: Identity,
                          resolve_outputs: bool = True) -> JSON:
         rec = await self._find(ctx, stack_identity, show_deleted=True)
-        raw = await self.db.run(db_stacks.get_raw_template, rec.raw_template_id)
-        tmpl = self.engine.template_cache.get(raw)
-        params = self.engine.parameters_display(rec, tmpl, raw)
-        description = getattr(tmpl, "description", "") or "No description"
+        params, description = await self._show_static(rec)
         outputs = (rec.outputs or []) if resolve_outputs else None
         return fmt.stack_detail(rec, parameters=params, description=description,
                                 outputs=outputs)
+
+    async def _show_static(self, rec: StackRecord) -> tuple[Mapping[str, str], str]:
+        """Stack show's parameters and description. They depend only on the stack's
+        identity and its raw template, which is never changed in place (an update stores a
+        new one), so they are kept per (stack, raw template): a show then costs one read
+        of the stack row instead of also fetching, decoding and binding the template."""
+        cache: dict[tuple[str, int], tuple[Mapping[str, str], str]] = \
+            self.__dict__.setdefault("_show_cache", {})
+        key = (rec.id, rec.raw_template_id)
+        found = cache.pop(key, None)
+        if found is None:
+            raw = await self.db.run(db_stacks.get_raw_template, rec.raw_template_id)
+            tmpl = self.engine.template_cache.get(raw)
+            found = (self.engine.parameters_display(rec, tmpl, raw),
+                     getattr(tmpl, "description", "") or "No description")
+        cache[key] = found   # most recently used last
+        while len(cache) > _SHOW_CACHE_SIZE:
+            cache.pop(next(iter(cache)))
+        return found
 
     async def get_template(self, ctx: RequestContext, stack_identity: Identity) -> JSON:
         rec = await self._find(ctx, stack_identity, show_deleted=True)
@@ -222,18 +242,27 @@ class Reads(ServiceBase):
         return fmt.event(ev, rec)
 
 
+#: the resource list's filter keys (Heat's resource table columns) -> our item's keys
+_FILTER_FIELDS = {"name": "resource_name", "action": "resource_action",
+                  "status": "resource_status"}
+
+
 def _matches(item: Mapping[str, Any], filters: Mapping[str, Any] | None) -> bool:
+    """Heat 27 (observed): ``type`` matches any part of the type name, ``status`` the
+    status alone or joined with the action ("COMPLETE", "CREATE_COMPLETE"), the others
+    exactly; repeated values are alternatives (Heat answers a repeated ``type`` with a
+    bare 400, which we do not copy)."""
     if not filters:
         return True
     for key, want in filters.items():
         values = want if isinstance(want, list | tuple) else [want]
-        have = item.get(key)
-        if key == "resource_status":
-            have_alt = item.get("resource_status", "").split("_", 1)[-1]
-            if have not in values and have_alt not in values:
+        have = item.get(_FILTER_FIELDS.get(key, key))
+        if key == "type":
+            if not any(str(v) in str(item.get("resource_type", "")) for v in values):
                 return False
-        elif key == "name":
-            if item.get("resource_name") not in values:
+        elif key in ("status", "resource_status"):
+            have_alt = str(item.get("resource_status", "")).split("_", 1)[-1]
+            if have not in values and have_alt not in values:
                 return False
         elif have not in values:
             return False

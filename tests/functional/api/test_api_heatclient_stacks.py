@@ -198,7 +198,6 @@ def test_resource_list_with_detail(hc: Any, stack: Any) -> None:
     assert detailed["v"].attributes == {"value": "hello"}
 
 
-@pytest.mark.xfail(reason=ENGINE_GAP)
 def test_resource_type_filter(hc: Any, stack: Any) -> None:
     by_type = hc.resources.list(stack.id, filters={"type": "OS::Heat::RandomString"})
     assert [r.resource_name for r in by_type] == ["r"]

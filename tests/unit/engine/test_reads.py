@@ -42,3 +42,24 @@ async def test_missing_resource_names_the_stack(service: EngineService,
     for info in (shown, marked):
         assert info.value.error_type == "ResourceNotFound"
         assert str(info.value) == "The Resource (nope) could not be found in Stack reads_res."
+
+
+@pytest.mark.parametrize(("filters", "names"), [
+    ({"type": "OS::Heat::RandomString"}, ["r"]),
+    ({"type": "OS::Heat::Valu"}, ["v"]),          # part of the type name is enough
+    ({"type": "Heat"}, ["v", "r"]),
+    ({"status": "COMPLETE"}, ["v", "r"]),
+    ({"status": "CREATE_COMPLETE"}, ["v", "r"]),
+    ({"status": "FAILED"}, []),
+    ({"action": "CREATE"}, ["v", "r"]),
+    ({"action": "DELETE"}, []),
+    ({"name": "v", "status": "FAILED"}, []),
+    ({"name": ["v", "r"], "type": "Value"}, ["v"]),
+])
+async def test_resource_list_filters(service: EngineService, ctx: RequestContext,
+                                     filters: dict[str, object], names: list[str]) -> None:
+    stack = await create(service, ctx, "reads_filter", hot({
+        "v": {"type": "OS::Heat::Value", "properties": {"value": "hello"}},
+        "r": {"type": "OS::Heat::RandomString"}}))
+    listed = await service.list_stack_resources(ctx, stack["stack_identity"], filters=filters)
+    assert sorted(r["resource_name"] for r in listed) == sorted(names)
