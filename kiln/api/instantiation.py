@@ -20,19 +20,7 @@ import yaml
 from kiln import errors
 from kiln.api.faults import bad_request
 from kiln.api.params import extract_int, extract_tags
-
-_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-class _TemplateLoader(_Loader):  # type: ignore[misc]
-    """Safe YAML whose timestamps stay strings (``heat_template_version: 2018-08-31``)."""
-
-
-def _as_str(loader: Any, node: Any) -> Any:
-    return loader.construct_scalar(node)
-
-
-_TemplateLoader.add_constructor("tag:yaml.org,2002:timestamp", _as_str)
+from kiln.template.parser import load_yaml_document
 
 ENV_SECTIONS = ("parameters", "resource_registry", "parameter_defaults",
                 "encrypted_param_names", "event_sinks", "parameter_merge_strategies")
@@ -54,7 +42,7 @@ def check_template_size(text: str, limit: int) -> None:
 
 def _yaml_load(text: str | bytes) -> Any:
     try:
-        return yaml.load(text, Loader=_TemplateLoader)
+        return load_yaml_document(text)
     except yaml.YAMLError:
         # the pure-Python loader's message quotes the offending snippet
         return yaml.load(text, Loader=yaml.SafeLoader)

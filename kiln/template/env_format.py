@@ -18,6 +18,7 @@ import yaml
 from kiln import errors as _e
 from kiln.template.constraints import str_to_num
 from kiln.template.parameters import ParameterSchema
+from kiln.template.parser import load_yaml_document
 
 SECTIONS = ("parameters", "resource_registry", "parameter_defaults",
             "encrypted_param_names", "event_sinks", "parameter_merge_strategies")
@@ -44,7 +45,7 @@ class ConflictingMergeStrategyForParam(_e.InvalidMerge):
 
 def _yaml_load(text: str) -> Any:
     try:
-        return yaml.load(text, Loader=_LOADER)
+        return load_yaml_document(text)
     except yaml.YAMLError:
         # the pure-Python loader words the error with a snippet, as Heat shows it
         try:

@@ -106,6 +106,22 @@ def parse_text(text: str | bytes, *, max_size: int = 524288,
     return data
 
 
+def load_yaml_document(text: str | bytes) -> Any:
+    """Any YAML (or JSON) document a client sends — an environment, adopt data — under the
+    same guards as a template: libyaml recurses on the C stack, so deep flow nesting would
+    crash the process, not raise. ``yaml.YAMLError`` is left to the caller to word."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    if not _flow_depth_ok(text):
+        raise _too_deep()
+    try:
+        data = yaml.load(text, Loader=_Loader)
+    except RecursionError:
+        raise _too_deep() from None
+    check_shape(data, budget=max(EXPANSION_FLOOR, EXPANSION_PER_CHAR * len(text)))
+    return data
+
+
 def _load_yaml(text: str, url: str | None) -> Any:
     try:
         data = yaml.load(text, Loader=_Loader)
@@ -183,4 +199,5 @@ def check_size_value(size: int, max_size: int) -> None:
             f"allowed size ({max_size} bytes).")
 
 
-__all__ = ["MAX_DEPTH", "TemplateError", "check_shape", "load_data", "parse_text"]
+__all__ = ["MAX_DEPTH", "TemplateError", "check_shape", "load_data", "load_yaml_document",
+           "parse_text"]
