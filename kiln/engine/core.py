@@ -195,23 +195,14 @@ class Engine:
         declared attribute (plus any asked for with ``with_attr``)."""
         stack = await self.load(stack_id)
         slot = stack.slots.get(name)
-        if slot is None:
-            return {}
-        plugin = slot.plugin
+        return {} if slot is None else _shown_attributes(slot.plugin, with_attr)
 
-        def value(attr: str) -> Any:
-            try:
-                return plugin.get_attribute(attr)
-            except Exception:
-                return None
-
-        shown = value("show")
-        if isinstance(shown, dict):
-            for attr in with_attr or ():
-                shown.setdefault(attr, value(attr))
-            return shown
-        names = set(type(plugin).attributes_schema) | set(with_attr or ())
-        return {attr: value(attr) for attr in sorted(names)}
+    async def all_resource_attributes(self, stack_id: str) -> dict[str, dict[str, Any]]:
+        """Every resource's ``attributes`` as resource show gives them, from one load of
+        the stack (the detailed resource list shows them all)."""
+        stack = await self.load(stack_id)
+        return {name: _shown_attributes(slot.plugin, None)
+                for name, slot in stack.slots.items()}
 
     async def nested_of(self, stack_id: str, resource_name: str) -> Any:
         children = await self.db.run(db_stacks.list_child_stacks, stack_id)
@@ -238,3 +229,19 @@ class TemplateCache:
         while len(self._items) > self.size:
             self._items.pop(next(iter(self._items)))
         return tmpl
+
+
+def _shown_attributes(plugin: Any, with_attr: Any) -> dict[str, Any]:
+    def value(attr: str) -> Any:
+        try:
+            return plugin.get_attribute(attr)
+        except Exception:
+            return None
+
+    shown = value("show")
+    if isinstance(shown, dict):
+        for attr in with_attr or ():
+            shown.setdefault(attr, value(attr))
+        return shown
+    names = set(type(plugin).attributes_schema) | set(with_attr or ())
+    return {attr: value(attr) for attr in sorted(names)}

@@ -179,9 +179,13 @@ class Reads(ServiceBase):
         for stack, rows in groups:
             current = _current_rows(rows)
             needed = _required_by(current)
+            # with_detail adds what resource show adds (description, metadata, attributes)
+            attrs = (await self.engine.all_resource_attributes(stack.id)
+                     if with_detail and current else {})
             for row in current:
                 item = fmt.resource(row, stack, required_by=needed.get(row.name, []),
-                                    nested_stack=children.get((stack.id, row.name)))
+                                    nested_stack=children.get((stack.id, row.name)),
+                                    detail=with_detail, attributes=attrs.get(row.name))
                 if _matches(item, filters):
                     result.append(item)
         return result

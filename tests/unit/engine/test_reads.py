@@ -63,3 +63,20 @@ async def test_resource_list_filters(service: EngineService, ctx: RequestContext
         "r": {"type": "OS::Heat::RandomString"}}))
     listed = await service.list_stack_resources(ctx, stack["stack_identity"], filters=filters)
     assert sorted(r["resource_name"] for r in listed) == sorted(names)
+
+
+async def test_resource_list_with_detail_adds_what_show_adds(
+        service: EngineService, ctx: RequestContext) -> None:
+    stack = await create(service, ctx, "reads_detail", hot({
+        "v": {"type": "OS::Heat::Value", "properties": {"value": "hello"}},
+        "r": {"type": "OS::Heat::RandomString", "properties": {"length": 4}}}))
+    ident = stack["stack_identity"]
+    plain = {r["resource_name"]: r for r in await service.list_stack_resources(ctx, ident)}
+    assert not {"attributes", "description", "metadata"} & set(plain["v"])
+    detailed = {r["resource_name"]: r
+                for r in await service.list_stack_resources(ctx, ident, with_detail=True)}
+    assert detailed["v"]["attributes"] == {"value": "hello"}
+    assert len(detailed["r"]["attributes"]["value"]) == 4
+    for name, item in detailed.items():
+        shown = await service.describe_stack_resource(ctx, ident, name)
+        assert item == shown
