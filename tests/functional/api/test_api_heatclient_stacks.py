@@ -189,9 +189,6 @@ def test_resources(hc: Any, stack: Any, heat_endpoint: str) -> None:
     assert len(with_attr.attributes["value"]) == 4
 
 
-ENGINE_GAP = "engine does not do this yet (see the API report); passes against Heat"
-
-
 def test_resource_list_with_detail(hc: Any, stack: Any) -> None:
     detailed = {r.resource_name: r for r in hc.resources.list(stack.id, with_detail=True)}
     assert detailed["v"].attributes == {"value": "hello"}
