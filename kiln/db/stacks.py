@@ -11,6 +11,7 @@ import datetime as dt
 import uuid as uuidlib
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from typing import Any
 
 import sqlalchemy as sa
@@ -159,15 +160,33 @@ def create_stack(s: Session, new: NewStack) -> StackRecord:
     return _record({k: getattr(row, k) for k in _STACK_FIELDS}, new.tags)
 
 
-def get_stack(s: Session, stack_id: str, *, project_id: str | None = None,
-              show_deleted: bool = False) -> StackRecord | None:
-    stmt = sa.select(Stack).where(Stack.id == stack_id)
-    if project_id is not None:
-        stmt = stmt.where(sa.or_(Stack.project_id == project_id,
-                                 Stack.stack_user_project_id == project_id))
+@lru_cache(maxsize=4)
+def _by_id(scoped: bool, show_deleted: bool) -> sa.Select[Any]:
+    """``get_stack``'s statement, built once: every stack show, action and lock goes
+    through it, and building and keying a fresh statement cost more than running it."""
+    stmt = sa.select(Stack).where(Stack.id == sa.bindparam("stack_id"))
+    if scoped:
+        stmt = stmt.where(sa.or_(Stack.project_id == sa.bindparam("project_id"),
+                                 Stack.stack_user_project_id == sa.bindparam("project_id")))
     if not show_deleted:
         stmt = stmt.where(Stack.deleted_at.is_(None))
-    return _first(s, stmt)
+    return stmt.limit(1)
+
+
+_TAGS_OF_ONE = (sa.select(StackTag.tag).where(StackTag.stack_id == sa.bindparam("stack_id"))
+                .order_by(StackTag.position, StackTag.id))
+
+
+def get_stack(s: Session, stack_id: str, *, project_id: str | None = None,
+              show_deleted: bool = False) -> StackRecord | None:
+    conn = s.connection()
+    params = {"stack_id": stack_id}
+    if project_id is not None:
+        params["project_id"] = project_id
+    row = conn.execute(_by_id(project_id is not None, show_deleted), params).mappings().first()
+    if row is None:
+        return None
+    return _record(row, conn.execute(_TAGS_OF_ONE, {"stack_id": stack_id}).scalars().all())
 
 
 def get_stack_by_name(s: Session, project_id: str, name: str, *,
