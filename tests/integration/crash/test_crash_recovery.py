@@ -50,7 +50,7 @@ def template(rng: random.Random, version: int) -> dict[str, Any]:
     if version:
         names = [*names[:-1], f"r{RESOURCES}"]
     for index, name in enumerate(names):
-        wait = {a: round(rng.uniform(0.02, 0.2), 3) for a in ("create", "update", "delete")}
+        wait = {a: round(rng.uniform(0.05, 0.4), 3) for a in ("create", "update", "delete")}
         props: dict[str, Any] = {"value": f"v{version}", "action_wait_secs": wait,
                                  "update_replace": index % 5 == 0}
         body: dict[str, Any] = {"type": "OS::Heat::TestResource", "properties": props}
@@ -193,7 +193,7 @@ def test_sigkill_during_create_update_delete(tmp_path: Path) -> None:
             for phase, begin in phases:
                 if begin is not None:
                     begin()
-                crasher.kill_after(rng.uniform(0.05, 2.0), path)
+                crasher.kill_after(rng.uniform(0.05, 1.5), path)
                 crasher.start()
                 status = crasher.settle(path, seed_note=f"{note} {phase}")
                 outcomes.append((phase, status))
