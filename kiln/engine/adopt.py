@@ -168,15 +168,8 @@ class AdoptOps(ServiceBase):
             raise StackValidationFailed("No Template provided.")
         env_body = dict(params or {}) or dict(adopt.get("environment") or {})
         all_files = {**(adopt.get("files") or {}), **(files or {})}
-        await newstack.check_new(engine, name=stack_name, project_id=ctx.project_id,
-                                 is_admin=ctx.is_admin)
-        tmpl, env = newstack.parse_request(body, env_body, all_files, environment_files,
-                                           self.conf)
-        stack = newstack.build(engine, name=stack_name, project_id=ctx.project_id,
-                               template=tmpl, environment=env, files=all_files,
-                               opts=newstack.Options.from_args(args), username=ctx.username,
-                               user_id=ctx.user_id, action=ADOPT)
-        newstack.validate(engine, stack)
+        stack = await newstack.prepare(engine, ctx, stack_name, body, env_body, all_files,
+                                       environment_files, args, action=ADOPT)
         await newstack.store(engine, stack)
         engine.launch(stack.info.id, lambda: run_adopt(engine, stack, adopt), stack)
         return stack.identity_dict()

@@ -20,6 +20,7 @@ from kiln.db import resources as db_resources
 from kiln.db import stacks as db_stacks
 from kiln.db.records import NewEvent, NewResource, NewStack, StackRecord
 from kiln.engine.actions import CREATE, IN_PROGRESS, stack_started
+from kiln.engine.context import RequestContext
 from kiln.engine.core import Engine
 from kiln.engine.loader import add_template_slots
 from kiln.engine.stack import LiveStack, StackInfo
@@ -141,6 +142,23 @@ def _store(s: Session, new: NewStack, rows: list[NewResource],
     created = db_resources.insert_resources(s, rows)
     db_events.add_events(s, [event])
     return rec, created
+
+
+async def prepare(engine: Engine, ctx: RequestContext, name: str,
+                  template: Mapping[str, Any] | str, params: Mapping[str, Any] | None,
+                  files: Mapping[str, str] | None, environment_files: Sequence[str] | None,
+                  args: Mapping[str, Any], *, stack_id: str | None = None,
+                  action: str = CREATE) -> LiveStack:
+    """A new top-level stack from a request, checked as create checks it (name free,
+    quota, template, environment, limits) — shared by create, preview and adopt."""
+    await check_new(engine, name=name, project_id=ctx.project_id, is_admin=ctx.is_admin)
+    tmpl, env = parse_request(template, params, files, environment_files, engine.conf)
+    stack = build(engine, name=name, project_id=ctx.project_id, template=tmpl,
+                  environment=env, files=dict(files or {}), opts=Options.from_args(args),
+                  username=ctx.username, user_id=ctx.user_id, stack_id=stack_id,
+                  action=action)
+    validate(engine, stack)
+    return stack
 
 
 async def store(engine: Engine, stack: LiveStack) -> None:

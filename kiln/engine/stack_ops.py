@@ -27,15 +27,8 @@ class StackOps(LifecycleOps):
                            files: Mapping[str, str], args: Mapping[str, Any],
                            environment_files: Sequence[str] | None = None) -> JSON:
         engine = self.engine
-        await newstack.check_new(engine, name=stack_name, project_id=ctx.project_id,
-                                 is_admin=ctx.is_admin)
-        tmpl, env = newstack.parse_request(template, params, files, environment_files,
-                                           self.conf)
-        stack = newstack.build(engine, name=stack_name, project_id=ctx.project_id,
-                               template=tmpl, environment=env, files=dict(files or {}),
-                               opts=newstack.Options.from_args(args),
-                               username=ctx.username, user_id=ctx.user_id)
-        newstack.validate(engine, stack)
+        stack = await newstack.prepare(engine, ctx, stack_name, template, params, files,
+                                       environment_files, args)
         await newstack.store(engine, stack)
         engine.launch(stack.info.id, lambda: create_action.run_create(engine, stack),
                       stack)
@@ -45,16 +38,8 @@ class StackOps(LifecycleOps):
                             template: Mapping[str, Any] | str, params: Mapping[str, Any],
                             files: Mapping[str, str], args: Mapping[str, Any],
                             environment_files: Sequence[str] | None = None) -> JSON:
-        engine = self.engine
-        await newstack.check_new(engine, name=stack_name, project_id=ctx.project_id,
-                                 is_admin=ctx.is_admin)
-        tmpl, env = newstack.parse_request(template, params, files, environment_files,
-                                           self.conf)
-        stack = newstack.build(engine, name=stack_name, project_id=ctx.project_id,
-                               template=tmpl, environment=env, files=dict(files or {}),
-                               opts=newstack.Options.from_args(args),
-                               username=ctx.username, user_id=ctx.user_id, stack_id="None")
-        newstack.validate(engine, stack)
+        stack = await newstack.prepare(self.engine, ctx, stack_name, template, params, files,
+                                       environment_files, args, stack_id="None")
         return preview.stack_preview(stack)
 
     async def delete_stack(self, ctx: RequestContext, stack_identity: Identity) -> None:
