@@ -86,6 +86,14 @@ locks and engines (``kiln.db.locks``)::
     stacks_held_by_dead_engines(s, dead_after: float) -> list[StackRecord]
         # locked by an engine that is dead or not registered at all (recovery sweep)
 
+recovery sweep (``kiln.db.recovery``)::
+
+    orphaned_stacks(s, dead_after: float, me: str) -> list[StackRecord]
+        # held by dead engines, IN_PROGRESS and unheld, or held by ``me`` too long
+    take_stack(s, rec: StackRecord, me: str) -> bool   # acquire or steal; False if lost
+    fail_stored_stack(s, stack_id: str, reason: str) -> None
+        # IN_PROGRESS resources and the stack FAILED (a stack that cannot be loaded)
+
 resources (``kiln.db.resources``)::
 
     create_resources(s, rows: Sequence[NewResource]) -> list[ResourceRecord]
@@ -162,7 +170,7 @@ derived from ``CONF.auth_encryption_key``; records always carry plaintext.
 
 from __future__ import annotations
 
-from kiln.db import events, locks, resources, snapshots, software, stacks
+from kiln.db import events, locks, recovery, resources, snapshots, software, stacks
 from kiln.db.engine import default_url, make_engine
 from kiln.db.facade import Database, open_database
 from kiln.db.records import (
@@ -211,6 +219,7 @@ __all__ = [
     "locks",
     "make_engine",
     "open_database",
+    "recovery",
     "resources",
     "snapshots",
     "software",

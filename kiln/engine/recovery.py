@@ -25,21 +25,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import datetime as dt
 import logging
 import socket
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import sqlalchemy as sa
-from sqlalchemy.orm import Session
-
-from kiln.db import events as db_events
 from kiln.db import locks as db_locks
+from kiln.db import recovery as db_recovery
 from kiln.db import resources as db_resources
-from kiln.db import stacks as db_stacks
-from kiln.db.models import Stack, utcnow
-from kiln.db.records import NewEvent, StackRecord
+from kiln.db.models import utcnow
 from kiln.engine import create as create_action
 from kiln.engine import delete as delete_action
 from kiln.engine import outputs
@@ -69,51 +63,6 @@ def worker_went_down(action: str) -> str:
 
 def engine_went_down(action: str) -> str:
     return f"Engine went down during stack {action}"
-
-
-def orphaned_stacks(s: Session, dead_after: float, me: str) -> list[StackRecord]:
-    """Stacks held by engines that are not alive, IN_PROGRESS stacks nobody holds, and
-    stacks this engine has held for over ``dead_after`` seconds (the caller keeps those
-    it is actually running: a lock whose release failed must not stay forever)."""
-    found = {r.id: r for r in db_locks.stacks_held_by_dead_engines(s, dead_after)
-             if r.engine_id != me}
-    cutoff = utcnow() - dt.timedelta(seconds=dead_after)
-    for rec in db_locks.stacks_locked_by(s, [me]):
-        if rec.deleted_at is None and rec.lock_time is not None and rec.lock_time < cutoff:
-            found.setdefault(rec.id, rec)
-    loose = s.execute(sa.select(Stack.id).where(
-        Stack.deleted_at.is_(None), Stack.engine_id.is_(None),
-        Stack.status == IN_PROGRESS)).scalars().all()
-    for stack_id in loose:
-        stored = db_stacks.get_stack(s, stack_id)
-        if stored is not None:
-            found.setdefault(stored.id, stored)
-    return sorted(found.values(), key=lambda r: (r.nested_depth, r.created_at, r.id))
-
-
-def _fail_stored(s: Session, stack_id: str, reason: str) -> None:
-    """Last resort when a stack cannot even be loaded: fail it row by row."""
-    rec = db_stacks.get_stack(s, stack_id)
-    if rec is None or rec.status != IN_PROGRESS:
-        return
-    for row in db_resources.list_resources(s, stack_id):
-        if row.status == IN_PROGRESS:
-            db_resources.update_resource(s, row.id, {
-                "status": FAILED, "status_reason": reason, "engine_id": None,
-                "progress": None, "progress_action": None})
-    db_stacks.update_stack(s, stack_id, {"status": FAILED, "status_reason": reason})
-    db_events.add_events(s, [NewEvent(
-        stack_id=stack_id, resource_name=rec.name, resource_type="OS::Heat::Stack",
-        resource_action=rec.action, resource_status=FAILED, resource_status_reason=reason,
-        physical_resource_id=stack_id)])
-
-
-def _take(s: Session, rec: StackRecord, me: str) -> bool:
-    if rec.engine_id == me:
-        return True
-    if rec.engine_id is None:
-        return db_locks.acquire_stack_lock(s, rec.id, me).acquired
-    return db_locks.steal_stack_lock(s, rec.id, rec.engine_id, me)
 
 
 async def tokens(engine: Any, stack_id: str) -> dict[str, tuple[str | None, Any]]:
@@ -308,12 +257,12 @@ class Recovery:
         """Take over what dead engines left; returns the ids of the stacks taken."""
         engine = self.engine
         me = engine.engine_id
-        found = await engine.db.run(orphaned_stacks, self.dead_after, me)
+        found = await engine.db.run(db_recovery.orphaned_stacks, self.dead_after, me)
         taken: list[str] = []
         for rec in found:
             if engine.running(rec.id):
                 continue
-            if not await engine.db.run(_take, rec, me):
+            if not await engine.db.run(db_recovery.take_stack, rec, me):
                 continue
             if rec.status != IN_PROGRESS:
                 await engine.db.run(db_locks.release_stack_lock, rec.id, me)
@@ -324,7 +273,8 @@ class Recovery:
                 stack = await engine.load(rec.id)
             except Exception:
                 LOG.exception("cannot load stack %s for recovery", rec.id)
-                await engine.db.write(_fail_stored, rec.id, engine_went_down(rec.action))
+                await engine.db.write(db_recovery.fail_stored_stack, rec.id,
+                                      engine_went_down(rec.action))
                 await engine.db.run(db_locks.release_stack_lock, rec.id, me)
                 continue
             engine.launch(rec.id, _work(engine, stack), stack)
@@ -343,7 +293,7 @@ def _work(engine: Any, stack: LiveStack) -> Callable[[], Awaitable[None]]:
                 await fail_stack(engine, stack)
             except Exception:
                 LOG.exception("cannot fail stack %s", stack.info.id)
-                await engine.db.write(_fail_stored, stack.info.id,
+                await engine.db.write(db_recovery.fail_stored_stack, stack.info.id,
                                       engine_went_down(stack.info.action))
     return run
 
