@@ -28,9 +28,11 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.loadgen import Connection
 from tests.support.server import start_kiln
 
 TEMPLATE = {"heat_template_version": "2018-08-31",
@@ -63,25 +65,44 @@ async def create_stacks(endpoint: str, count: int) -> list[str]:
             await asyncio.sleep(0.2)  # waiting on the engine; not part of any measurement
 
 
-async def phase(clients: int, requests: int, pick_url: Any) -> dict[str, Any]:
+async def _httpx_loop(urls: list[str], pick_url: Any, latencies: list[float]) -> None:
+    async with httpx.AsyncClient(timeout=30,
+                                 limits=httpx.Limits(max_connections=1)) as client:
+        await client.get(pick_url())  # warm the connection
+        for url in urls:
+            began = time.perf_counter()
+            resp = await client.get(url)
+            latencies.append((time.perf_counter() - began) * 1000)
+            if resp.status_code != 200:
+                raise SystemExit(f"GET {url} -> {resp.status_code}: {resp.text[:200]}")
+
+
+async def _raw_loop(urls: list[str], pick_url: Any, latencies: list[float]) -> None:
+    conn = await Connection.open(urls[0])
+    try:
+        await conn.get(pick_url())  # warm the connection
+        for url in urls:
+            began = time.perf_counter()
+            status, body = await conn.get(url)
+            latencies.append((time.perf_counter() - began) * 1000)
+            if status != 200:
+                raise SystemExit(f"GET {url} -> {status}: {body[:200]!r}")
+    finally:
+        await conn.close()
+
+
+async def phase(clients: int, requests: int, pick_url: Any, *, client_kind: str,
+                server: psutil.Process) -> dict[str, Any]:
     latencies: list[float] = []
     per_client = max(1, requests // clients)
-
-    async def client_loop() -> None:
-        async with httpx.AsyncClient(timeout=30,
-                                     limits=httpx.Limits(max_connections=1)) as client:
-            await client.get(pick_url())  # warm the connection
-            for _ in range(per_client):
-                url = pick_url()
-                began = time.perf_counter()
-                resp = await client.get(url)
-                latencies.append((time.perf_counter() - began) * 1000)
-                if resp.status_code != 200:
-                    raise SystemExit(f"GET {url} -> {resp.status_code}: {resp.text[:200]}")
-
+    loop = _raw_loop if client_kind == "raw" else _httpx_loop
+    plans = [[pick_url() for _ in range(per_client)] for _ in range(clients)]
+    cpu = server.cpu_times()
     began = time.perf_counter()
-    await asyncio.gather(*(client_loop() for _ in range(clients)))
+    await asyncio.gather(*(loop(plan, pick_url, latencies) for plan in plans))
     elapsed = time.perf_counter() - began
+    after = server.cpu_times()
+    server_cpu = (after.user + after.system) - (cpu.user + cpu.system)
     latencies.sort()
 
     def pct(p: float) -> float:
@@ -90,17 +111,22 @@ async def phase(clients: int, requests: int, pick_url: Any) -> dict[str, Any]:
     return {"requests": len(latencies), "p50_ms": pct(0.50), "p90_ms": pct(0.90),
             "p99_ms": pct(0.99), "max_ms": round(latencies[-1], 2),
             "mean_ms": round(statistics.fmean(latencies), 2),
-            "requests_per_second": round(len(latencies) / elapsed, 1)}
+            "requests_per_second": round(len(latencies) / elapsed, 1),
+            # includes the warm-up request of each client
+            "server_cpu_ms_per_request": round(
+                server_cpu * 1000 / (len(latencies) + clients), 3)}
 
 
-async def run(endpoint: str, stacks: int, clients: int, requests: int) -> dict[str, Any]:
+async def run(endpoint: str, stacks: int, clients: int, requests: int, client_kind: str,
+              server: psutil.Process) -> dict[str, Any]:
     urls = await create_stacks(endpoint, stacks)
-    show = await phase(clients, requests, lambda: random.choice(urls))
+    kw = {"client_kind": client_kind, "server": server}
+    show = await phase(clients, requests, lambda: random.choice(urls), **kw)
     listing = await phase(clients, max(clients, requests // 4),
-                          lambda: endpoint + "/stacks")
+                          lambda: endpoint + "/stacks", **kw)
     # one client alone: the service time of a request, without queueing behind others
-    show_one = await phase(1, 200, lambda: random.choice(urls))
-    list_one = await phase(1, 30, lambda: endpoint + "/stacks")
+    show_one = await phase(1, 200, lambda: random.choice(urls), **kw)
+    list_one = await phase(1, 30, lambda: endpoint + "/stacks", **kw)
     return {"show": show, "list": listing, "show_1_client": show_one,
             "list_1_client": list_one}
 
@@ -110,6 +136,9 @@ def main() -> None:
     parser.add_argument("--stacks", type=int, default=500)
     parser.add_argument("--clients", type=int, default=20)
     parser.add_argument("--requests", type=int, default=2000)
+    parser.add_argument("--client", choices=["raw", "httpx"], default="raw",
+                        help="load generator: raw asyncio HTTP/1.1 (bench/loadgen.py; "
+                             "default) or httpx, which costs more CPU than the server")
     parser.add_argument("--write", action="store_true")
     args = parser.parse_args()
     load = os.getloadavg()[0]
@@ -117,12 +146,15 @@ def main() -> None:
         proc = start_kiln(Path(tmp) / "kiln")
         try:
             phases = asyncio.run(run(proc.endpoint("bench"), args.stacks, args.clients,
-                                     args.requests))
+                                     args.requests, args.client,
+                                     psutil.Process(proc.proc.pid)))
         finally:
             proc.stop()
     result = {
         "benchmark": f"kiln serve API latency: {args.stacks} stacks, {args.clients} "
                      "concurrent keep-alive clients (SQLite)",
+        "command": "python bench/api_bench.py " + " ".join(sys.argv[1:]),
+        "client": args.client,
         "python": platform.python_version(), "machine": platform.machine(),
         "cpus": os.cpu_count(), "load_average_at_start": round(load, 2),
         "targets": {"show_p99_ms": 20, "list_p99_ms": 50},

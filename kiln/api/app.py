@@ -27,6 +27,7 @@ from kiln import errors
 from kiln.api.faults import HTTPError, fault_response
 from kiln.api.openstack_v1.common import json_response
 from kiln.api.openstack_v1.routes import v1_routes
+from kiln.api.response_cache import ResponseCache
 
 LOG = logging.getLogger("kiln.api")
 
@@ -140,5 +141,6 @@ def create_app(service: Any, conf: cfg.ConfigOpts) -> Starlette:
     app.router.redirect_slashes = False
     app.state.service = service
     app.state.conf = conf
+    app.state.stack_responses = ResponseCache()
     app.add_middleware(RequestIdMiddleware)
     return app

@@ -17,7 +17,7 @@ import sqlalchemy as sa
 from kiln.db import models
 
 #: The newest migration's revision id; a test checks it equals Alembic's head.
-HEAD = "0001_initial"
+HEAD = "0002_change_counter"
 MIGRATIONS_DIR = os.path.join(os.path.dirname(__file__), "migrations")
 
 
@@ -87,6 +87,8 @@ def _create_if_empty(engine: sa.Engine) -> bool:
                 if sa.inspect(conn).get_table_names():
                     return False
                 models.Base.metadata.create_all(conn)
+                conn.execute(sa.insert(models.ChangeCounter),
+                             [{"name": n, "value": 0} for n in models.CHANGE_COUNTERS])
                 version = sa.Table("alembic_version", sa.MetaData(),
                                    sa.Column("version_num", sa.String(32), primary_key=True))
                 version.create(conn)

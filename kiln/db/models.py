@@ -248,3 +248,19 @@ class Service(Base):
     created_at: Mapped[dt.datetime] = mapped_column(Timestamp, nullable=False, default=utcnow)
     updated_at: Mapped[dt.datetime] = mapped_column(Timestamp, nullable=False, default=utcnow)
     deleted_at: Mapped[dt.datetime | None] = mapped_column(Timestamp)
+
+
+class ChangeCounter(Base):
+    """A counter per kind of row, bumped in the same transaction as every change to those
+    rows (``db.stacks`` bumps ``stacks``). A reader that saw value N has seen every change
+    committed before N; the API reuses a stack list or show response while the counter
+    it was built under is still current, even when another process made the change."""
+
+    __tablename__ = "change_counter"
+    __table_args__ = (_TABLE_ARGS,)
+    name: Mapped[str] = mapped_column(sa.String(32), primary_key=True)
+    value: Mapped[int] = mapped_column(sa.BigInteger, nullable=False, default=0)
+
+
+#: The counters every database holds from creation (migration 0002 and ``create_all``).
+CHANGE_COUNTERS = ("stacks",)

@@ -20,7 +20,7 @@ from sqlalchemy.orm import Session
 from kiln import errors
 from kiln.conf import CONF
 from kiln.db import _query, crypt
-from kiln.db.models import RawTemplate, Resource, Stack, StackTag, utcnow
+from kiln.db.models import ChangeCounter, RawTemplate, Resource, Stack, StackTag, utcnow
 from kiln.db.records import (
     NewStack,
     RawTemplateRecord,
@@ -90,6 +90,28 @@ def _decrypt_env(stored: Mapping[str, Any]) -> dict[str, Any]:
     return env
 
 
+# -- change counter -------------------------------------------------------------------------
+
+_BUMP = (sa.update(ChangeCounter).where(ChangeCounter.name == "stacks")
+         .values(value=ChangeCounter.value + 1))
+_GENERATION = sa.select(ChangeCounter.value).where(ChangeCounter.name == "stacks")
+
+
+def _changed(s: Session) -> None:
+    """Bump the ``stacks`` counter in the caller's transaction. Every function here that
+    writes a stack or tag row calls it before its first write, so what a listing shows
+    cannot change without the counter changing (and, on the servers, every such
+    transaction takes the counter's row lock first, in the same order)."""
+    s.execute(_BUMP)
+
+
+def stacks_generation(s: Session) -> int | None:
+    """The ``stacks`` change counter; None on a database without it (then nothing may be
+    cached)."""
+    value = s.connection().execute(_GENERATION).scalar()
+    return None if value is None else int(value)
+
+
 # -- stacks ---------------------------------------------------------------------------------
 
 def _record(row: Mapping[Any, Any], tags: Sequence[str] = ()) -> StackRecord:
@@ -132,6 +154,7 @@ def create_stack(s: Session, new: NewStack) -> StackRecord:
     if s.execute(_live_by_name(new.project_id, new.name).limit(1)).first() is not None:
         raise errors.StackExists(f"The Stack ({new.name}) already exists.")
     stack_id = new.id or str(uuidlib.uuid4())
+    _changed(s)
     raw_id = create_raw_template(s, new.template, new.environment, new.files, new.hidden_params)
     root = new.root_stack_id
     if root is None and new.owner_id is not None:
@@ -318,6 +341,7 @@ def update_stack(s: Session, stack_id: str, values: StackValues, *,
         stmt = stmt.where(Stack.current_traversal == expected_traversal)
     if engine_id is not None:
         stmt = stmt.where(Stack.engine_id == engine_id)
+    _changed(s)
     updated = s.execute(stmt.values(**values)).rowcount  # type: ignore[attr-defined]
     if not updated and s.get(Stack, stack_id) is None:
         raise errors.EntityNotFound(f"The Stack ({stack_id}) could not be found.")
@@ -325,6 +349,7 @@ def update_stack(s: Session, stack_id: str, values: StackValues, *,
 
 
 def set_stack_tags(s: Session, stack_id: str, tags: Sequence[str]) -> None:
+    _changed(s)
     s.execute(sa.delete(StackTag).where(StackTag.stack_id == stack_id))
     _write_tags(s, stack_id, tags)
 
@@ -339,6 +364,7 @@ def soft_delete_stack(s: Session, stack_id: str) -> None:
     """The stack row stays (``show_deleted``); its resources and lock do not."""
     if s.get(Stack, stack_id) is None:
         raise errors.EntityNotFound(f"The Stack ({stack_id}) could not be found.")
+    _changed(s)
     s.execute(sa.delete(Resource).where(Resource.stack_id == stack_id))
     s.execute(sa.update(Stack).where(Stack.id == stack_id)
               .values(deleted_at=utcnow(), engine_id=None, lock_time=None))
@@ -359,6 +385,7 @@ def purge_deleted_stacks(s: Session, older_than: dt.timedelta, *,
         return 0
     ids = [r[0] for r in rows]
     templates = {t for r in rows for t in r[1:] if t is not None}
+    _changed(s)
     for chunk in _chunks(ids, 500):
         s.execute(sa.delete(Resource).where(Resource.stack_id.in_(chunk)))
         s.execute(sa.delete(Stack).where(Stack.id.in_(chunk)))

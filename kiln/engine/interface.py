@@ -80,6 +80,13 @@ class EngineServiceAPI:
         """One stack as in GET /stacks/{name}/{id} (``stack`` body, without links)."""
         raise _todo("show_stack")
 
+    async def stacks_generation(self) -> int | None:
+        """A number that changes (grows) whenever any stack row or tag changes, in any
+        process sharing the database; None when unknown. While it is unchanged,
+        list_stacks/count_stacks/show_stack return the same thing for the same call, so
+        the API may reuse a response it built under the same number."""
+        return None
+
     async def create_stack(self, ctx: RequestContext, stack_name: str,
                            template: Mapping[str, Any] | str, params: Mapping[str, Any],
                            files: Mapping[str, str], args: Mapping[str, Any],

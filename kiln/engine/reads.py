@@ -15,6 +15,7 @@ from kiln.engine import format as fmt
 from kiln.engine.base import ResourceNotFound, ServiceBase
 from kiln.engine.context import RequestContext
 from kiln.engine.interface import JSON, Identity
+from kiln.engine.single_flight import SingleFlight
 from kiln.errors import EntityNotFound
 
 
@@ -75,6 +76,16 @@ class Reads(ServiceBase):
                         global_tenant=global_tenant)
         rows = await self.db.run(db_stacks.list_stack_summaries, q)
         return [fmt.stack_summary_row(r) for r in rows]
+
+    async def stacks_generation(self) -> int | None:
+        """The database's ``stacks`` change counter (see ``db.stacks.stacks_generation``):
+        while it is unchanged, a stack list or show would return the same thing. Read
+        once for every burst of concurrent callers (``SingleFlight``)."""
+        reader: SingleFlight[int | None] | None = self.__dict__.get("_generation_reader")
+        if reader is None:
+            reader = self.__dict__["_generation_reader"] = SingleFlight(
+                lambda: self.db.run(db_stacks.stacks_generation))
+        return await reader.get()
 
     async def count_stacks(self, ctx: RequestContext, *,
                            filters: Mapping[str, Any] | None = None,

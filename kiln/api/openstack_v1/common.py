@@ -21,6 +21,7 @@ from kiln import errors
 from kiln.api import identity as ident
 from kiln.api.body import read_json, require_json
 from kiln.api.faults import HTTPError
+from kiln.api.response_cache import ResponseCache, cached_json
 from kiln.engine.context import RequestContext
 
 
@@ -89,6 +90,18 @@ class Call:
 
 
 Handler = Callable[[Call], Awaitable[Any]]
+
+
+async def stack_read(call: Call, build: Callable[[], Awaitable[Any]]) -> Response:
+    """A GET whose body depends only on stack rows (list, show): reused while no stack
+    has changed (``kiln.api.response_cache``). The key is everything else the body
+    depends on: the URL with its query, the link prefix, and who is asking."""
+    cache: ResponseCache = call.request.app.state.stack_responses
+    generation = await call.service.stacks_generation()
+    ctx = call.ctx
+    key = (call.request.url.path, call.request.url.query, call.api_root, ctx.project_id,
+           ctx.is_admin, ctx.roles)
+    return await cached_json(cache, generation, key, build, dumps)
 
 
 def request_context(request: Request, tenant: str) -> RequestContext:

@@ -19,6 +19,7 @@ from kiln.api.openstack_v1.common import (
     first,
     forbidden_policy,
     json_response,
+    stack_read,
 )
 
 # Filters of GET /stacks that select anything in Heat: its stack columns. Heat also takes
@@ -68,9 +69,15 @@ async def index(call: Call) -> Any:
     with_count = False
     if query.get("with_count"):
         with_count = p.extract_bool("with_count", query["with_count"])
+    return await stack_read(call, lambda: _listing(call, params, filters, with_count))
+
+
+async def _listing(call: Call, params: dict[str, Any], filters: dict[str, Any] | None,
+                   with_count: bool) -> Any:
     if filters and "tenant" in filters:
         # a listing is already confined to the caller's project (global_tenant is denied),
         # so a tenant filter either keeps everything or nothing
+        filters = dict(filters)
         wanted = filters.pop("tenant")
         if call.ctx.project_id not in (wanted if isinstance(wanted, list) else [wanted]):
             return views.stack_collection(call.request, call.api_root, call.tenant, [],
@@ -151,6 +158,10 @@ async def show(call: Call) -> Any:
     resolve = True
     if "resolve_outputs" in call.query:
         resolve = p.extract_bool("resolve_outputs", call.query["resolve_outputs"])
+    return await stack_read(call, lambda: _show(call, resolve))
+
+
+async def _show(call: Call, resolve: bool) -> Any:
     result = first(await call.service.show_stack(call.ctx, stack_identity=call.identity(),
                                                  resolve_outputs=resolve))
     return {"stack": views.format_stack(call.api_root, call.tenant, result)}
