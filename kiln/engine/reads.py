@@ -129,6 +129,25 @@ class Reads(ServiceBase):
             cache.pop(next(iter(cache)))
         return found
 
+    async def _descriptions(self, rec: StackRecord) -> Mapping[str, str]:
+        """Each resource's ``description`` as the stack's template declares it (resource
+        show and the detailed list show it, as Heat does). Kept per (stack, raw template)
+        like ``_show_static``: a stack's raw template never changes in place."""
+        cache: dict[tuple[str, int], Mapping[str, str]] = \
+            self.__dict__.setdefault("_description_cache", {})
+        key = (rec.id, rec.raw_template_id)
+        found = cache.pop(key, None)
+        if found is None:
+            raw = await self.db.run(db_stacks.get_raw_template, rec.raw_template_id)
+            tmpl = self.engine.template_cache.get(raw)
+            found = {name: snippet.description
+                     for name, snippet in getattr(tmpl, "resources", {}).items()
+                     if isinstance(snippet.description, str) and snippet.description}
+        cache[key] = found
+        while len(cache) > _SHOW_CACHE_SIZE:
+            cache.pop(next(iter(cache)))
+        return found
+
     async def get_template(self, ctx: RequestContext, stack_identity: Identity) -> JSON:
         rec = await self._find(ctx, stack_identity, show_deleted=True)
         raw = await self.db.run(db_stacks.get_raw_template, rec.raw_template_id)
@@ -193,10 +212,12 @@ class Reads(ServiceBase):
             # with_detail adds what resource show adds (description, metadata, attributes)
             attrs = (await self.engine.all_resource_attributes(stack.id)
                      if with_detail and current else {})
+            described = await self._descriptions(stack) if with_detail and current else {}
             for row in current:
                 item = fmt.resource(row, stack, required_by=needed.get(row.name, []),
                                     nested_stack=children.get((stack.id, row.name)),
-                                    detail=with_detail, attributes=attrs.get(row.name))
+                                    detail=with_detail, attributes=attrs.get(row.name),
+                                    description=described.get(row.name, ""))
                 if _matches(item, filters):
                     result.append(item)
         return result
@@ -210,7 +231,7 @@ class Reads(ServiceBase):
         if row is None:
             raise ResourceNotFound.in_stack(resource_name, rec.name)
         attributes = await self.engine.resource_attributes(rec.id, resource_name, with_attr)
-        description = ""
+        description = (await self._descriptions(rec)).get(resource_name, "")
         nested = await self.engine.nested_of(rec.id, resource_name)
         return fmt.resource(row, rec, required_by=_required_by(rows).get(row.name, []),
                             detail=True, description=description, attributes=attributes,

@@ -80,3 +80,19 @@ async def test_resource_list_with_detail_adds_what_show_adds(
     for name, item in detailed.items():
         shown = await service.describe_stack_resource(ctx, ident, name)
         assert item == shown
+
+
+async def test_resource_description_is_the_templates_as_heat_shows_it(
+        service: EngineService, ctx: RequestContext) -> None:
+    # live Heat 27: show and the detailed list give the resource's template description,
+    # and "" for a resource without one
+    stack = await create(service, ctx, "reads_described", hot({
+        "a": {"type": "OS::Heat::None", "description": "the a resource"},
+        "b": {"type": "OS::Heat::None"}}))
+    ident = stack["stack_identity"]
+    shown = await service.describe_stack_resource(ctx, ident, "a")
+    assert shown["description"] == "the a resource"
+    assert (await service.describe_stack_resource(ctx, ident, "b"))["description"] == ""
+    detailed = await service.list_stack_resources(ctx, ident, with_detail=True)
+    assert {r["resource_name"]: r["description"] for r in detailed} == {
+        "a": "the a resource", "b": ""}
