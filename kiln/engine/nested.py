@@ -4,13 +4,15 @@ Implements :class:`kiln.resources.nested.NestedStackOps`. A child stack is an or
 stack row (``owner_id`` = parent, ``nested_depth`` + 1, ``parent_resource_name``) whose
 actions run as tasks of this engine; ``wait`` awaits that task, so a parent resource
 finishes the moment its child does. Limits are Heat's: ``max_nested_stack_depth`` and
-``max_resources_per_stack`` counted over the whole tree.
+``max_resources_per_stack`` counted over the whole tree. ``checkpoint`` writes a
+multi-step parent's new token through the recorder like the runner's own progress write.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
+import datetime as dt
 from collections.abc import Mapping
 from typing import Any
 
@@ -20,11 +22,11 @@ from kiln.engine import create as create_action
 from kiln.engine import delete as delete_action
 from kiln.engine import lifecycle, newstack
 from kiln.engine import update as update_action
-from kiln.engine.actions import DELETE, IN_PROGRESS, UPDATE, stack_started
+from kiln.engine.actions import DELETE, FAILED, IN_PROGRESS, UPDATE, stack_started
 from kiln.engine.stack import LiveStack
 from kiln.errors import RequestLimitExceeded
-from kiln.resources.base import Resource
-from kiln.resources.nested import NAME_KEY
+from kiln.resources.base import Resource, Token
+from kiln.resources.nested import NAME_KEY, ChildMember
 from kiln.template import load_template
 
 
@@ -163,6 +165,23 @@ class NestedOps:
         if rec is None:
             return {}
         return {o["output_key"]: o.get("output_value") for o in (rec.outputs or [])}
+
+    async def members(self, stack_id: str) -> list[ChildMember]:
+        child = await self.engine.load(stack_id)
+        snippets = child.template.raw.get("resources") or {}
+        oldest = dt.datetime.min
+        slots = sorted(child.slots.values(), key=lambda s: (
+            s.state.status != FAILED, s.created_at or oldest, s.name))
+        return [ChildMember(name=s.name, failed=s.state.status == FAILED,
+                            snippet=snippets.get(s.name)) for s in slots]
+
+    async def checkpoint(self, parent: Resource, token: Token) -> None:
+        slot = self._parent_stack(parent).slots.get(parent.name)
+        if slot is not None and slot.plugin is parent:
+            await self.engine.recorder.progress(slot, token)
+
+    def action_timeout(self, parent: Resource) -> float:
+        return float(self.engine.timeout_seconds(self._parent_stack(parent)))
 
     async def facade_for(self, rec: Any) -> dict[str, Any]:
         """resource_facade inside a stored child: the parent resource's metadata."""

@@ -37,11 +37,10 @@ from kiln.errors import (
     StackValidationFailed,
     format_path,
 )
-from kiln.resources.base import Properties, Property, Resource
+from kiln.resources.base import Properties, Resource
 from kiln.resources.nested import NestedStackResource
 from kiln.resources.provider import TemplateResource
 from kiln.template import load_template
-from kiln.template.constraints import Range
 from kiln.template.definitions import ResourceDefinition
 from kiln.template.environment import Environment, build_environment
 from kiln.template.function import touches_resources
@@ -157,32 +156,6 @@ def _unknown_property_check(slot: Slot) -> None:
             raise
 
 
-def _group_policy_schema() -> dict[str, Property]:
-    def batch(what: str) -> Property:
-        return Property("integer", f"The maximum number of resources to {what} at once.",
-                        default=1, constraints=[Range(min=1)])
-
-    pause = Property("number", "The number of seconds to wait between batches.",
-                     default=0, constraints=[Range(min=0)])
-    return {
-        "rolling_update": Property("map", schema={
-            "min_in_service": Property(
-                "integer", "The minimum number of resources in service while rolling "
-                "updates are being executed.", default=0, constraints=[Range(min=0)]),
-            "max_batch_size": batch("replace"), "pause_time": pause}),
-        "batch_create": Property("map", schema={"max_batch_size": batch("create"),
-                                                "pause_time": pause}),
-    }
-
-
-#: Heat's ``update_policy_schema`` of the types that have one (Kiln's plugins do not
-#: declare it; a plugin's own ``update_policy_schema`` attribute wins). Every other
-#: type accepts no update_policy keys at all, as in Heat.
-UPDATE_POLICY_SCHEMAS: dict[str, dict[str, Property]] = {
-    "OS::Heat::ResourceGroup": _group_policy_schema(),
-}
-
-
 def _update_policy_check(stack: LiveStack, slot: Slot) -> None:
     """Heat validates a resource's update_policy (names and values) against the type's
     update policy schema, also in its shallow validation."""
@@ -192,9 +165,9 @@ def _update_policy_check(stack: LiveStack, slot: Slot) -> None:
     resolved = stack.runtime.resolve(policy)
     if not resolved:
         return
-    schema = getattr(type(slot.plugin), "update_policy_schema", None)
-    if schema is None:
-        schema = UPDATE_POLICY_SCHEMAS.get(slot.type_name, {})
+    # a plugin with an update policy declares ``update_policy_schema`` (ResourceGroup);
+    # every other type accepts no update_policy keys at all, as in Heat
+    schema = getattr(type(slot.plugin), "update_policy_schema", None) or {}
     try:
         Properties(schema, resolved)
     except StackValidationFailed as exc:

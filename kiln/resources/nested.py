@@ -8,6 +8,11 @@ the same process — no RPC, no polling: ``wait`` returns when the child's actio
 
 The child's outputs are copied into the resource's persisted ``data`` when an action
 completes, so attributes (``get_attr``) are answered synchronously and survive restarts.
+
+A plugin that drives its child through several actions in one of its own (a
+ResourceGroup's batches) reads the child's members between steps (``members``) and
+records each step as its new progress token (``checkpoint``), so a resumed action goes
+on from the last step rather than the first.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
 from kiln.resources.base import Properties, Resource, ResourceFailure, Token
@@ -25,6 +31,17 @@ _ACTION_PREFIX = re.compile(r"^Resource [A-Z]+ failed: ")
 
 OUTPUTS_KEY = "nested_outputs"
 NAME_KEY = "nested_stack_name"
+
+
+@dataclass(frozen=True)
+class ChildMember:
+    """One resource of a child stack, as a group sees its members."""
+
+    name: str
+    #: its last action failed (a group counts it, but does not keep its definition)
+    failed: bool
+    #: its entry in the child's current template (None if the template no longer has it)
+    snippet: Mapping[str, Any] | None
 
 
 class NestedStackOps(Protocol):
@@ -51,6 +68,18 @@ class NestedStackOps(Protocol):
 
     async def outputs(self, stack_id: str) -> dict[str, Any]:
         """The child's outputs by key (values; errors become None)."""
+
+    async def members(self, stack_id: str) -> list[ChildMember]:
+        """The child's resources, failed ones first, then oldest first, then by name
+        (the order Heat's group inspector lists them in)."""
+
+    async def checkpoint(self, parent: Resource, token: Token) -> None:
+        """Persist *token* (and ``parent.data``) as the progress of ``parent``'s running
+        action, replacing the token its handle returned."""
+
+    def action_timeout(self, parent: Resource) -> float:
+        """Seconds the action running on ``parent``'s stack may take (its
+        ``timeout_mins``, else ``stack_action_timeout``)."""
 
 
 def nested_reason(resource_name: str, child_reason: str) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from kiln.errors import InvalidTemplateAttribute
 from kiln.resources.base import Attribute, Properties, Property, SupportStatus
@@ -21,6 +21,8 @@ class ResourceChain(ResourceGroup):
     description = ("Creates one or more resources with the same configuration.\n\n"
                    "The resource types to create are given as a list; each resource is "
                    "treated as depending on the previous one unless concurrent is true.")
+    #: unlike ResourceGroup, Heat's chain takes no update_policy keys
+    update_policy_schema: ClassVar[Mapping[str, Property]] = {}
     properties_schema = {
         "resources": Property(
             "list", "The list of resource types to create. This list may contain type "

@@ -7,25 +7,54 @@ member's name. The child template carries outputs for every member's reference a
 attributes, so ``refs``, ``refs_map``, ``attributes``, ``resource.N[.attr]`` and
 plain member attribute names (a list over members) are answered from stored outputs.
 
-``update_policy``: ``batch_create.max_batch_size`` and ``rolling_update.max_batch_size``
-make each batch of members wait for the previous batch (dependencies in the child
-template); ``pause_time`` and ``min_in_service`` are not applied.
+``update_policy`` works as in Heat 27: ``batch_create`` (on create) and
+``rolling_update`` (on an update that changes ``resource_def``) run the child stack
+through a series of updates, one per batch (:mod:`kiln.resources.heat.group_batches`
+has the arithmetic, including how ``min_in_service`` briefly grows the group).
+A batched create first makes an empty child, as Heat does. ``pause_time`` separates
+consecutive batches, never follows the last one, and counts against the stack timeout
+(Heat's "will result in stack update timeout" error when the pauses alone reach it).
+
+A pause is a deadline in the progress token, not a sleep inside the plugin:
+``check_*_complete`` returns False until it passes and ``poll_delay`` tells the engine
+how long to wait, so a cancel or a delete ends a paused group at once, and each batch
+is checkpointed (``NestedStackOps.checkpoint``) so a resumed create goes on from the
+last batch with the deadline it had. An update without a change to ``resource_def``
+(or without ``rolling_update``) is one child update, as in Heat.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from kiln.errors import InvalidTemplateAttribute
-from kiln.resources.base import Attribute, Properties, Property, SupportStatus, select_path
+from kiln.resources.base import (
+    Attribute,
+    Properties,
+    Property,
+    ResourceFailure,
+    SupportStatus,
+    Token,
+    select_path,
+)
+from kiln.resources.heat.group_batches import (
+    Step,
+    batch_steps,
+    member_names,
+    step_members,
+    step_timeout,
+)
 from kiln.resources.nested import NestedStackResource
 from kiln.template.constraints import AllowedValues, Length, Range
+from kiln.template.definitions import ResourceDefinition
 
 NAMES_KEY = "member_names"
 BLACKLIST_KEY = "name_blacklist"
 REF_OUTPUT = "refs"
+#: the child a batched create starts from (Heat creates the same empty stack)
+EMPTY_CHILD = {"heat_template_version": "2013-05-23"}
 
 
 def _replace_index(value: Any, index_var: str, index: str) -> Any:
@@ -38,12 +67,49 @@ def _replace_index(value: Any, index_var: str, index: str) -> Any:
     return value
 
 
+def _update_policy_schema() -> dict[str, Property]:
+    def batch(what: str) -> Property:
+        return Property("integer", f"The maximum number of resources to {what} at once.",
+                        default=1, constraints=[Range(min=1)])
+
+    pause = Property("number", "The number of seconds to wait between batches.",
+                     default=0, constraints=[Range(min=0)])
+    return {
+        "rolling_update": Property("map", schema={
+            "min_in_service": Property(
+                "integer", "The minimum number of resources in service while rolling "
+                "updates are being executed.", default=0, constraints=[Range(min=0)]),
+            "max_batch_size": batch("replace"),
+            "pause_time": Property("number", "The number of seconds to wait between "
+                                   "batches of updates.", default=0,
+                                   constraints=[Range(min=0)])}),
+        "batch_create": Property("map", schema={"max_batch_size": batch("create"),
+                                                "pause_time": pause}),
+    }
+
+
+def _batched(token: Token) -> bool:
+    return isinstance(token, dict) and "steps" in token
+
+
+def _definition_changed(old: Properties, new: Properties) -> bool:
+    """Whether ``resource_def`` really changed. An absent ``properties``/``metadata`` may
+    come back from stored properties as an empty map and from the template as None;
+    both mean the same member definition."""
+    def plain(rdef: Any) -> dict[str, Any]:
+        return {k: v for k, v in dict(rdef or {}).items() if v not in (None, {}, [])}
+
+    return plain(old["resource_def"]) != plain(new["resource_def"])
+
+
 class ResourceGroup(NestedStackResource):
     type_name = "OS::Heat::ResourceGroup"
     support_status = SupportStatus(version="2014.1")
     description = ("Creates one or more identically configured nested resources.\n\n"
                    "In addition to the `refs` attribute, this resource implements "
                    "synthetic attributes that mirror those of the resources in the group.")
+    #: Heat's update policy of the type (validated by the engine with the template)
+    update_policy_schema: ClassVar[Mapping[str, Property]] = _update_policy_schema()
     properties_schema = {
         "count": Property("integer", "The number of resources to create.", default=1,
                           constraints=[Range(min=0)], update_allowed=True),
@@ -99,31 +165,22 @@ class ResourceGroup(NestedStackResource):
     def member_names(self) -> list[str]:
         return self._stored_list(NAMES_KEY)
 
-    def _plan_names(self, props: Properties) -> list[str]:
-        """Member names after applying removal policies and the count."""
+    def _update_skiplist(self, props: Properties) -> list[str]:
+        """Add the members the removal policies name (by name or reference) to the names
+        never used again ("update" mode starts the list afresh); returns the list."""
         current = self.member_names()
         refs = self._refs_by_name()
-        blacklist = [] if props["removal_policies_mode"] == "update" \
+        skiplist = [] if props["removal_policies_mode"] == "update" \
             else self._stored_list(BLACKLIST_KEY)
         for policy in props["removal_policies"] or []:
             for item in policy.get("resource_list") or []:
                 item = str(item)
                 name = item if item in current else next(
                     (n for n, r in refs.items() if r == item), item)
-                if name not in blacklist:
-                    blacklist.append(name)
-        self.data[BLACKLIST_KEY] = json.dumps(blacklist)
-        names = [n for n in current if n not in blacklist]
-        count = int(props["count"])
-        candidate = 0
-        while len(names) < count:
-            name = str(candidate)
-            if name not in names and name not in blacklist:
-                names.append(name)
-            candidate += 1
-        names = sorted(names, key=lambda n: (int(n) if n.isdigit() else 1 << 62, n))[:count]
-        self.data[NAMES_KEY] = json.dumps(names)
-        return names
+                if name not in skiplist:
+                    skiplist.append(name)
+        self.data[BLACKLIST_KEY] = json.dumps(skiplist)
+        return skiplist
 
     def _member_attribute_names(self, member_type: str) -> list[str]:
         try:
@@ -146,37 +203,148 @@ class ResourceGroup(NestedStackResource):
         except Exception:
             return []
 
-    def _batch_size(self, key: str) -> int:
-        policy = self.definition.update_policy
-        try:
-            policy = self.runtime.resolve(policy) if policy else {}
-            size = int(((policy or {}).get(key) or {}).get("max_batch_size") or 0)
-        except (TypeError, ValueError, AttributeError):
-            size = 0
-        return size
+    # -- the child template -------------------------------------------------------------
+    @staticmethod
+    def _target(props: Properties) -> dict[str, Any]:
+        """What a member's new definition is made from (JSON: it travels in tokens)."""
+        return {"count": int(props["count"]), "index_var": props["index_var"],
+                "resource_def": dict(props["resource_def"])}
 
-    def child_template(self, properties: Properties) -> Mapping[str, Any]:
-        names = self._plan_names(properties)
-        rdef = properties["resource_def"]
-        member_type = rdef["type"]
-        index_var = properties["index_var"]
-        batch = self._batch_size("rolling_update" if self.resource_id else "batch_create")
-        resources: dict[str, Any] = {}
-        for pos, name in enumerate(names):
-            member: dict[str, Any] = {"type": member_type}
-            if rdef.get("properties"):
-                member["properties"] = _replace_index(rdef["properties"], index_var, name)
-            if rdef.get("metadata"):
-                member["metadata"] = rdef["metadata"]
-            if batch > 0 and pos >= batch:
-                start = (pos // batch - 1) * batch
-                member["depends_on"] = names[start:start + batch]
-            resources[name] = member
-        outputs: dict[str, Any] = {REF_OUTPUT: {"value": [{"get_resource": n} for n in names]}}
+    @staticmethod
+    def _member(target: Mapping[str, Any], name: str) -> dict[str, Any]:
+        rdef = target["resource_def"]
+        member: dict[str, Any] = {"type": rdef["type"]}
+        if rdef.get("properties"):
+            member["properties"] = _replace_index(rdef["properties"], target["index_var"],
+                                                  name)
+        if rdef.get("metadata"):
+            member["metadata"] = rdef["metadata"]
+        return member
+
+    def _assemble(self, members: list[tuple[str, Mapping[str, Any]]], names: list[str],
+                  member_type: str) -> dict[str, Any]:
+        """The child template of these members; the member order of the attributes is
+        the order of ``names`` (remembered, so attributes match the stored outputs)."""
+        resources = {name: dict(snippet) for name, snippet in members}
+        order = [n for n in names if n in resources]
+        order += [n for n in resources if n not in order]
+        self.data[NAMES_KEY] = json.dumps(order)
+        outputs: dict[str, Any] = {REF_OUTPUT: {"value": [{"get_resource": n} for n in order]}}
         for attr in self._member_attribute_names(member_type):
-            outputs[f"attr.{attr}"] = {"value": [{"get_attr": [n, attr]} for n in names]}
+            outputs[f"attr.{attr}"] = {"value": [{"get_attr": [n, attr]} for n in order]}
         return {"heat_template_version": "2015-04-30", "resources": resources,
                 "outputs": outputs}
+
+    def child_template(self, properties: Properties) -> Mapping[str, Any]:
+        target = self._target(properties)
+        names = member_names(target["count"], self._update_skiplist(properties))
+        return self._assemble([(n, self._member(target, n)) for n in names], names,
+                              target["resource_def"]["type"])
+
+    # -- update_policy: batches -----------------------------------------------------------
+    def _policy(self, key: str) -> Mapping[str, Any] | None:
+        """``update_policy[key]`` with its defaults, or None when the template has none."""
+        schema = type(self).update_policy_schema
+        raw = self.definition.update_policy
+        if key not in schema or not raw:
+            return None
+        resolved = self.runtime.resolve(raw)
+        if not isinstance(resolved, Mapping) or resolved.get(key) is None:
+            return None
+        policy: Mapping[str, Any] = Properties(schema, resolved)[key]
+        return policy
+
+    def _rollout(self, props: Properties, steps: list[Step], pause: float) -> dict[str, Any]:
+        """The token of a batched action (the child's id is filled in by the caller)."""
+        try:
+            minutes = step_timeout(self.runtime.nested.action_timeout(self), len(steps),
+                                   float(pause))
+        except ValueError as exc:
+            raise ResourceFailure(str(exc), exc_type="ValueError") from None
+        return {"stack_id": self.child_id, "steps": [list(s) for s in steps], "started": 0,
+                "running": False, "pause": float(pause), "resume_at": None,
+                "timeout_mins": minutes, "target": self._target(props)}
+
+    async def handle_create(self) -> Token:
+        policy = self._policy("batch_create")
+        props = self.properties
+        if policy is None or not props["count"]:
+            return await super().handle_create()
+        self._update_skiplist(props)
+        token = self._rollout(props, batch_steps(int(props["count"]), 0,
+                                                 policy["max_batch_size"], 0),
+                              policy["pause_time"])
+        self.resource_id = await self.runtime.nested.create(
+            self, template=EMPTY_CHILD, parameters={}, files=self.child_files(),
+            timeout_mins=self.child_timeout())
+        token.update(stack_id=self.resource_id, running=True)
+        return token
+
+    async def check_create_complete(self, token: Token) -> bool:
+        if _batched(token):
+            return await self._advance(token)
+        return await super().check_create_complete(token)
+
+    async def handle_update(self, new_definition: ResourceDefinition,
+                            new_properties: Properties, prop_diff: Mapping[str, Any]) -> Token:
+        old = self.properties   # read before the definition changes under it
+        self.definition = new_definition
+        child = self.child_id
+        policy = self._policy("rolling_update")
+        if (child is None or policy is None or "resource_def" not in prop_diff
+                or not _definition_changed(old, new_properties)):
+            return await super().handle_update(new_definition, new_properties, prop_diff)
+        skiplist = set(self._update_skiplist(new_properties))
+        members = await self.runtime.nested.members(child)
+        current = sum(1 for m in members if m.failed or m.name not in skiplist)
+        steps = batch_steps(int(new_properties["count"]), current,
+                            policy["max_batch_size"], policy["min_in_service"])
+        return self._rollout(new_properties, steps, policy["pause_time"])
+
+    async def check_update_complete(self, token: Token) -> bool:
+        if _batched(token):
+            return await self._advance(token)
+        return await super().check_update_complete(token)
+
+    def poll_delay(self, token: Token) -> float | None:
+        if _batched(token) and token["resume_at"] is not None:
+            return max(float(token["resume_at"]) - self.runtime.now(), 0.0)
+        return None
+
+    async def _advance(self, token: dict[str, Any]) -> bool:
+        """Wait for the running step; then pause (returning False until the deadline) or
+        start the next step, until none is left."""
+        while True:
+            if token["running"]:
+                await self._finish(token)
+                token["running"] = False
+            if not token["steps"]:
+                return True
+            if token["started"] and token["pause"] > 0:
+                if token["resume_at"] is None:
+                    token["resume_at"] = self.runtime.now() + token["pause"]
+                    await self.runtime.nested.checkpoint(self, token)
+                if self.runtime.now() < token["resume_at"]:
+                    return False
+            await self._start_step(token)
+
+    async def _start_step(self, token: dict[str, Any]) -> None:
+        """Update the child to the next step's members, read from the child as it is."""
+        child = token["stack_id"]
+        step = Step(*token["steps"].pop(0))
+        target = token["target"]
+        skiplist = set(self._stored_list(BLACKLIST_KEY))
+        existing = [(m.name, m.snippet) for m in await self.runtime.nested.members(child)
+                    if not m.failed and m.snippet is not None and m.name not in skiplist]
+        names = member_names(step.capacity, skiplist)
+        members = step_members(existing, names, target=int(target["count"]), step=step,
+                               new=lambda name: self._member(target, name))
+        template = self._assemble(members, names, target["resource_def"]["type"])
+        await self.runtime.nested.update(self, child, template=template, parameters={},
+                                         files=self.child_files(),
+                                         timeout_mins=token["timeout_mins"])
+        token.update(started=token["started"] + 1, running=True, resume_at=None)
+        await self.runtime.nested.checkpoint(self, token)
 
     # -- attributes -------------------------------------------------------------------
     def _refs(self) -> list[Any]:

@@ -5,7 +5,8 @@ Expected outcomes are Heat's: an action on a stack with an action running is ref
 one comes back with its old physical id); a failed create stops new starts and, unless
 rollback is disabled, deletes what it made; a cancelled update rolls back; a hook holds
 its resource (and its dependants) until cleared, and a delete may pre-empt it; a
-ResourceGroup's rolling_update with max_batch_size 1 updates one member at a time; a
+ResourceGroup's rolling_update with max_batch_size 1 updates one member at a time, the
+highest index first, and with min_in_service runs each batch whole before the next; a
 restore brings back the snapshot's definitions after replacements.
 """
 
@@ -197,7 +198,39 @@ async def test_resource_group_rolling_update_one_at_a_time(
         gate.release(name, "UPDATE")
     await service.wait_for_stack(ident["stack_id"])
     assert await status(service, ctx, ident) == "UPDATE_COMPLETE"
-    assert sorted(order) == ["0", "1", "2"]
+    assert order == ["2", "1", "0"]   # Heat 27 changes the highest index first
+
+
+async def test_resource_group_rolling_update_keeps_min_in_service(
+        service: EngineService, ctx: RequestContext, gate: Gate) -> None:
+    """Heat 27 with count 4, max_batch_size 2, min_in_service 3: the first batch adds a
+    fifth member beside changing "3", the second changes "2" and "1", the last changes
+    "0" and removes the fifth. A batch starts only when the one before has finished."""
+    def group(value: str) -> dict[str, Any]:
+        return hot({"grp": {
+            "type": "OS::Heat::ResourceGroup",
+            "properties": {"count": 4, "resource_def": g(value=value)},
+            "update_policy": {"rolling_update": {"max_batch_size": 2,
+                                                 "min_in_service": 3}}}})
+
+    ident = await service.create_stack(ctx, "mis", group("one"), {}, {}, {})
+    await service.wait_for_stack(ident["stack_id"])
+    for action in ("CREATE", "UPDATE", "DELETE"):
+        gate.arm_all(action)
+    await service.update_stack(ctx, ident, group("two"), {}, {}, {})
+    batches = [[("4", "CREATE"), ("3", "UPDATE")], [("2", "UPDATE"), ("1", "UPDATE")],
+               [("0", "UPDATE")], [("4", "DELETE")]]
+    for batch in batches:
+        for name, action in batch:
+            await gate.arrived(name, action)
+        # the whole batch runs at once, and nothing of the next one
+        assert sorted(gate.held()) == sorted(batch)
+        for name, action in batch:
+            gate.release(name, action)
+    await service.wait_for_stack(ident["stack_id"])
+    assert await status(service, ctx, ident) == "UPDATE_COMPLETE"
+    arrivals = [(n, a) for kind, n, a in gate.timeline if kind == "arrive"]
+    assert arrivals[-1] == ("4", "DELETE") and len(arrivals) == 6
 
 
 async def test_restore_snapshot_after_replacements(service: EngineService,
