@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from kiln.errors import KilnError
 from kiln.template import dependencies as deps_mod
+from kiln.template.checks import parse_noted, parse_tree, validate_tree
 from kiln.template.conditions import Conditions
 from kiln.template.definitions import ResourceDefinition, ResourceResolver, StackIdentity
 from kiln.template.errors import StackValidationFailed, reference_error
@@ -50,6 +51,10 @@ class NullResolver:
 
 _NULL_IDENTITY = StackIdentity(stack_name="", stack_id="", project_id="")
 
+#: the plugin whose validation Heat 27 skips at create (its ``validate`` does nothing):
+#: functions in its definition get only the parse checks
+PLACEHOLDER_TYPE = "OS::Heat::None"
+
 
 class BoundTemplate:
     """Template + environment + parameters + resolver: the ResolveContext of a stack."""
@@ -61,6 +66,7 @@ class BoundTemplate:
         from kiln.template.parameters import bind_parameters
 
         self.template = template
+        self._environment = environment
         self._identity = identity or _NULL_IDENTITY
         self._resolver: ResourceResolver = resolver or NullResolver()
         self._yaql_limits = yaql_limits
@@ -71,6 +77,11 @@ class BoundTemplate:
         self._conditions = Conditions(template.condition_definitions, self.resolve)
         self._enabled: dict[str, bool] = {}
         self._definitions: dict[str, ResourceDefinition] | None = None
+        self._parsed = False
+        self._outputs_checked: set[str] = set()
+        #: read by get_attr's reference check: attribute names are not checked for
+        #: the resource being defined (see _unvalidated)
+        self.skip_attribute_checks = False
 
     # -- ResolveContext -----------------------------------------------------------------
 
@@ -169,23 +180,33 @@ class BoundTemplate:
     def enabled_resource_names(self) -> list[str]:
         return [n for n in self.template.resources if self.resource_enabled(n)]
 
-    def validate(self, *, deep: bool = False) -> None:
+    def validate(self, *, deep: bool = False, placeholders: bool = True) -> None:
         """What Heat's stack validation checks of the template (not property values):
-        conditions, references to missing or disabled resources, deletion policies,
-        output references, dependency cycles.
+        conditions, function arguments (see :mod:`kiln.template.checks`), references
+        to missing or disabled resources, deletion policies, output references,
+        dependency cycles.
 
-        ``deep`` also resolves every enabled resource's properties, metadata and
-        update policy (with this BoundTemplate's resolver; a NullResolver when nothing
-        exists yet), so function errors that Heat only reports at create time
+        ``placeholders``: also run the function checks of ``OS::Heat::None`` resources,
+        as Heat's POST /validate does; a create, update or preview does not (pass
+        False there). ``deep`` also resolves every enabled resource's properties,
+        metadata and update policy (an ``OS::Heat::None``'s metadata only: Heat never
+        resolves the rest), with this BoundTemplate's resolver (a NullResolver when
+        nothing exists yet), so function errors that Heat only reports at create time
         (``"list_join" delimiter must be a string``) are found without creating
-        anything. Property *schemas* are the resource layer's to check.
+        anything; it implies ``placeholders=False``. Property *schemas* are the
+        resource layer's to check.
         """
         with gc_paused():
             self._validate()
+            if placeholders and not deep:
+                self._check_placeholders()
             if deep:
-                for definition in self.resource_definitions().values():
-                    for tree in (definition.properties, definition.metadata,
-                                 definition.update_policy):
+                for name, definition in self.resource_definitions().items():
+                    trees = ((definition.metadata,)
+                             if self._placeholder(self.template.resources[name])
+                             else (definition.properties, definition.metadata,
+                                   definition.update_policy))
+                    for tree in trees:
                         self.resolve(tree)
 
     def _validate(self) -> None:
@@ -199,22 +220,117 @@ class BoundTemplate:
         deps_mod.check_acyclic({n: d.depends_on for n, d in definitions.items()})
 
     def resource_definitions(self) -> dict[str, ResourceDefinition]:
-        """Definitions of the enabled resources, in declaration order."""
+        """Definitions of the enabled resources, in declaration order. The first call
+        finishes Heat's parse of the template for this stack (``if`` conditions and
+        branches of every resource, enabled outputs) and the function checks of the
+        resources that exist, so every tree handed out has been checked."""
         if self._definitions is None:
+            self._parse()
             self._definitions = {
                 name: self._definition(snippet)
                 for name, snippet in self.template.resources.items()
                 if self.resource_enabled(name)}
         return self._definitions
 
+    def _parse(self) -> None:
+        """Heat's parse of the template for this stack, then its validation of the
+        functions of what exists (see kiln.template.checks); once."""
+        if self._parsed:
+            return
+        template = self.template
+        for snippet in template.resources.values():
+            if snippet.noted:
+                parse_noted(snippet.noted, template, self)
+        outputs = [name for name in template.outputs if self._output_enabled(name)]
+        for name in outputs:
+            self._parse_output(name)
+        for name, snippet in template.resources.items():
+            if (snippet.noted and self.resource_enabled(name)
+                    and not self._external(snippet) and not self._placeholder(snippet)):
+                self._validate_resource(snippet)
+        for name in outputs:
+            self._check_output(name)
+        self._parsed = True
+
+    def _output_enabled(self, name: str) -> bool:
+        output = self.template.outputs[name]
+        path = (self.template.keys.outputs, name, self.template.keys.condition)
+        return self._condition_at(output.condition, path)
+
+    def _parse_output(self, name: str) -> None:
+        output = self.template.outputs[name]
+        if output.checked:
+            parse_noted(output.noted, self.template, self)
+        else:
+            parse_tree(output.value, self.template, self)
+
+    def _check_output(self, name: str) -> None:
+        """Parse and validate an enabled output's functions (once)."""
+        if name in self._outputs_checked:
+            return
+        output = self.template.outputs[name]
+        self._parse_output(name)
+        if output.noted or not output.checked:
+            keys = self.template.keys
+            # Heat names a list value's items ``Value[0]`` whatever the template format
+            section = "Value" if type(output.value) is list else keys.value
+            validate_tree(output.value, (keys.outputs, name, section), self.template, self)
+        self._outputs_checked.add(name)
+
+    def _validate_resource(self, snippet: ResourceSnippet) -> None:
+        keys = self.template.keys
+        for key, tree in ((keys.properties, snippet.properties),
+                          (keys.metadata, snippet.metadata),
+                          (keys.deletion_policy, snippet.deletion_policy),
+                          (keys.update_policy, snippet.update_policy)):
+            if tree is not None:
+                validate_tree(tree, (keys.resources, snippet.name, key), self.template, self)
+
+    def _check_placeholders(self) -> None:
+        """The checks a create skips for OS::Heat::None and Heat's /validate makes:
+        its functions' validation and its get_attr attribute names."""
+        attributes = getattr(self._resolver, "has_attribute", None) is not None
+        for name, snippet in self.template.resources.items():
+            if not (snippet.noted or (attributes and snippet.reference_nodes)):
+                continue
+            if (self.resource_enabled(name) and not self._external(snippet)
+                    and self._placeholder(snippet)):
+                if snippet.noted:
+                    self._validate_resource(snippet)
+                _references(list(snippet.reference_nodes), self)
+
+    def _external(self, snippet: ResourceSnippet) -> bool:
+        """Heat validates an adopted (``external_id``) resource against the cloud, not
+        its definition's functions."""
+        return snippet.external_id is not None and bool(self.resolve(snippet.external_id))
+
+    def _placeholder(self, snippet: ResourceSnippet) -> bool:
+        """Whether the resource's plugin skips Heat's definition validation: a
+        resolver may say (``validates_definition(name)``); otherwise the type, mapped
+        through the environment's registry, is OS::Heat::None."""
+        validates = getattr(self._resolver, "validates_definition", None)
+        if validates is not None:
+            return not validates(snippet.name)
+        rtype = snippet.type
+        if not isinstance(rtype, str):
+            return False
+        registry = getattr(self._environment, "registry", None)
+        if registry is not None:
+            rtype = registry.resolve(rtype, snippet.name)
+        return bool(rtype == PLACEHOLDER_TYPE)
+
     def _definition(self, snippet: ResourceSnippet) -> ResourceDefinition:
         name = snippet.name
         keys = self.template.keys
         static = snippet.static_refs
-        if static is not None and self._static_refs_ok(*static):
+        if static is not None and self._static_refs_ok(snippet, *static):
             implied = static[0]
         else:  # the walk raises Heat's error for the bad reference, or handles `if`
-            implied = frozenset(_references(list(snippet.reference_nodes), self))
+            self.skip_attribute_checks = self._unvalidated(snippet)
+            try:
+                implied = frozenset(_references(list(snippet.reference_nodes), self))
+            finally:
+                self.skip_attribute_checks = False
         explicit = []
         for dep in snippet.depends_on:
             if dep not in self.template.resources:
@@ -238,13 +354,21 @@ class BoundTemplate:
             condition=snippet.condition if isinstance(snippet.condition, str) else None,
             raw=snippet.raw)
 
-    def _static_refs_ok(self, names: frozenset[str],
+    def _static_refs_ok(self, snippet: ResourceSnippet, names: frozenset[str],
                         attrs: tuple[tuple[str, str], ...]) -> bool:
         resources = self.template.resources
         if not all(n in resources and self.resource_enabled(n) for n in names):
             return False
         has_attribute = getattr(self._resolver, "has_attribute", None)
-        return has_attribute is None or all(has_attribute(n, a) for n, a in attrs)
+        if has_attribute is None or not attrs or self._unvalidated(snippet):
+            return True
+        return all(has_attribute(n, a) for n, a in attrs)
+
+    def _unvalidated(self, snippet: ResourceSnippet) -> bool:
+        """Heat checks ``get_attr`` attribute names when it validates a resource, which
+        it does not for an external one nor, at create, for an OS::Heat::None (their
+        references must still exist)."""
+        return self._external(snippet) or self._placeholder(snippet)
 
     def _deletion_policy(self, snippet: ResourceSnippet) -> str:
         if snippet.deletion_policy is None:
@@ -272,6 +396,7 @@ class BoundTemplate:
             path = (self.template.keys.outputs, name, self.template.keys.condition)
             if not self._condition_at(snippet.condition, path):
                 return OutputResult(name=name, description=desc)
+            self._check_output(name)
             value = self.resolve(snippet.value)
         except KilnError as exc:
             return OutputResult(name=name, error=error_text(exc), description=desc,

@@ -11,9 +11,13 @@ How to add a function
 1. Subclass :class:`Function` (one small module per group: ``kiln/template/hot/...`` or
    ``kiln/template/cfn/...``).
 2. Override :meth:`Function.validate` to check the *shape* of ``self.args`` (raise with
-   :meth:`Function.error`, which attaches ``self.path``). Call ``super().validate(ctx)``
-   only if you want nothing else; nested nodes are validated by the tree walker, not by
-   you.
+   :meth:`Function.arg_error`, which attaches ``self.path``): the checks Heat makes
+   when it *parses* a template (its function constructors), which apply to every
+   resource, even one whose condition is false. Checks Heat only makes when it
+   *validates* a resource that exists (its ``Function.validate``: not for a disabled
+   resource, an external one, or an ``OS::Heat::None`` at create) go in
+   :meth:`Function.validate_existing`. Nested nodes are validated by the tree walker,
+   not by you.
 3. Override :meth:`Function.result`: resolve arguments with ``ctx.resolve(arg)`` (never
    look inside nested nodes yourself) and return plain data.
 4. If the node refers to resources, set ``touches_resources = True`` on the class (so its
@@ -27,6 +31,13 @@ Arguments are already parsed when a node is constructed (the parser builds the t
 bottom-up without recursion), so ``self.args`` may contain nested nodes. Constructors
 never raise: all argument checking is in ``validate`` so one bad function can be
 reported with its path instead of aborting the parse.
+
+When checks run (Heat's order, see :mod:`kiln.template.checks`): ``validate`` at load
+for resources, conditions and outputs without a condition; for an output with a
+condition only if the condition holds for the stack; and for the branches of ``if``
+(a node with :attr:`Function.branch_args`) only in the branch the condition picks,
+when the template is bound to a stack. :meth:`Function.prepare` runs at load for every
+node, in any branch.
 """
 
 from __future__ import annotations
@@ -162,11 +173,29 @@ class Function:
     #: macro does). ``walk`` is then set on it and on every node above it.
     stack_checked: ClassVar[bool] = False
 
-    def __init__(self, fn_name: str, args: Any, path: Path = ()) -> None:
+    #: True for a node whose arguments other than :attr:`condition_args` are branches
+    #: that Heat parses only when its condition picks them (``if``, a macro in Heat):
+    #: functions inside them are checked for the branch a stack picks, not at load.
+    #: Such a node offers ``chosen(ctx)`` (the picked branch, or OMITTED).
+    branch_args: ClassVar[bool] = False
+
+    #: Set for classes that override :meth:`validate_existing` (see __init_subclass__),
+    #: so the parser can note the few nodes that need it.
+    has_existing_checks: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.has_existing_checks = cls.validate_existing is not Function.validate_existing
+
+    def __init__(self, fn_name: str, args: Any, path: Path = (),
+                 children: Sequence[Function] | None = None) -> None:
+        """``children``: the function nodes directly inside ``args``, if the caller
+        already knows them (the parser does); found here otherwise."""
         self.fn_name = fn_name
         self.args = args
         self.path = path
-        children = child_nodes(args)
+        if children is None:
+            children = child_nodes(args)
         self.touches: bool = self.touches_resources or any(n.touches for n in children)
         #: whether stack validation must visit this subtree (references or ``if``)
         self.walk: bool = self.touches or self.stack_checked or any(
@@ -174,8 +203,18 @@ class Function:
 
     # -- the contract -------------------------------------------------------------------
 
+    def prepare(self, ctx: ValidateContext) -> None:
+        """Settle, once at load, what the node needs to know about the template (a
+        CFN ``Ref``: parameter or resource). Runs for every node, in any branch, before
+        its parent is built; never raises."""
+
     def validate(self, ctx: ValidateContext) -> None:
-        """Check the shape of the arguments; nested nodes are validated separately."""
+        """Check the shape of the arguments as Heat does when it parses the template;
+        nested nodes are validated separately."""
+
+    def validate_existing(self, ctx: ValidateContext) -> None:
+        """The checks Heat makes only when it validates a resource (or output) that
+        exists in the stack; nested nodes are validated separately."""
 
     def result(self, ctx: ResolveContext) -> Any:
         """The resolved value (plain data) for the stack behind ``ctx``."""
@@ -224,17 +263,20 @@ class Function:
 
 
 class Removed(Function):
-    """A function an older version had and this version dropped: always an error."""
+    """A function an older version had and this version dropped: an error where a stack
+    validates it. Heat 27 accepts it in a disabled resource or an OS::Heat::None, and an
+    OS::Heat::None's metadata then shows it as written (``{"Fn::Join": [...]}``)."""
 
     __slots__ = ()
 
-    def validate(self, ctx: ValidateContext) -> None:
+    def validate_existing(self, ctx: ValidateContext) -> None:
         raise self.arg_error("The template version is invalid: The function "
                              f"{self.fn_name} is not supported in this version of HOT.")
 
     def result(self, ctx: ResolveContext) -> Any:
-        raise self.arg_error("The template version is invalid: The function "
-                             f"{self.fn_name} is not supported in this version of HOT.")
+        # Heat returns the unresolved arguments (and then cannot store a nested
+        # function); Kiln resolves them so the value is plain data
+        return {self.fn_name: ctx.resolve(self.args)}
 
 
 class Invalid(Function):

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from kiln.errors import PathElement
 from kiln.template import parser
+from kiln.template.checks import validate_tree
 from kiln.template.definitions import ResourceResolver, StackIdentity
 from kiln.template.errors import StackValidationFailed, section_error
 from kiln.template.function import Function, direct_children, gc_paused
@@ -81,6 +82,9 @@ class ResourceSnippet:
     #: names and the (name, attribute) pairs, so binding only checks set membership;
     #: None when a reference depends on the stack (``if``, Ref, computed names)
     static_refs: tuple[frozenset[str], tuple[tuple[str, str], ...]] | None = None
+    #: nodes a stack must still check (``if`` nodes, validation checks), see
+    #: kiln.template.checks
+    noted: tuple[Function, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -90,6 +94,10 @@ class OutputSnippet:
     description: Any
     condition: Any
     raw: Mapping[str, Any]
+    #: whether the value was parse-checked at load (not for an output with a
+    #: condition: Heat parses it only if the condition holds)
+    checked: bool = True
+    noted: tuple[Function, ...] = ()
 
 
 @dataclass
@@ -145,15 +153,35 @@ def _type_name(value: Any) -> str:
 
 
 class _Builder:
-    """Turns plain template data into function trees for one version."""
+    """Turns plain template data into function trees for one version.
+
+    Functions are checked as Heat parses them (see :mod:`kiln.template.checks`): when
+    ``checking``, each node outside an ``if`` branch is validated as it is built, and
+    the nodes a stack must still look at (``if`` nodes, nodes with validation checks)
+    are appended to ``noted``; inside a branch, or when not ``checking``, nothing is
+    checked here.
+    """
 
     def __init__(self, version: TemplateVersion, ctx: Any) -> None:
         self.functions = version.functions()
         self.cond_functions = version.condition_functions()
         self.ctx = ctx
+        self.checking = True
+        self.noted: list[Function] = []
+        #: the function nodes built directly inside the node being built (its children)
+        self.siblings: list[Function] = []
+
+    def part(self, data: Any, path: tuple[PathElement, ...], *, condition: bool = False,
+             checking: bool = True) -> tuple[Any, tuple[Function, ...]]:
+        """The tree of one part (a resource field, an output value, a condition) and
+        the nodes noted in it."""
+        self.checking, self.noted, self.siblings = checking, [], []
+        tree = self.build(data, path, condition=condition)
+        noted, self.noted = tuple(self.noted), []
+        return tree, noted
 
     def build(self, data: Any, path: tuple[PathElement, ...], *,
-              condition: bool = False) -> Any:
+              condition: bool = False, branch: bool = False) -> Any:
         """The tree for ``data``; recursion depth is bounded by parser.MAX_DEPTH."""
         t = type(data)
         if t is dict:
@@ -162,13 +190,13 @@ class _Builder:
                 table = self.cond_functions if condition else self.functions
                 cls = table.get(key) if type(key) is str else None
                 if cls is not None:
-                    return self._node(cls, key, raw, path, condition)
+                    return self._node(cls, key, raw, path, condition, branch)
             out = {}
             for k, v in data.items():
                 tv = type(v)
                 if tv is dict or tv is list:
                     v = self.build(v, (*path, k if isinstance(k, str | int) else str(k)),
-                                   condition=condition)
+                                   condition=condition, branch=branch)
                 out[k] = v
             return out
         if t is list:
@@ -176,24 +204,44 @@ class _Builder:
             for i, v in enumerate(data):
                 tv = type(v)
                 if tv is dict or tv is list:
-                    v = self.build(v, (*path, i), condition=condition)
+                    v = self.build(v, (*path, i), condition=condition, branch=branch)
                 items.append(v)
             return items
         return data
 
     def _node(self, cls: type[Function], key: str, raw: Any,
-              path: tuple[PathElement, ...], condition: bool) -> Function:
+              path: tuple[PathElement, ...], condition: bool, branch: bool) -> Function:
         fpath = (*path, key)
         args: Any
+        outer, self.siblings = self.siblings, []
         if cls.condition_args and isinstance(raw, list):
-            args = [self.build(a, (*fpath, i),
-                               condition=(i in cls.condition_args) or condition)
+            args = [self._arg(cls, key, fpath, i, a, condition, branch)
                     for i, a in enumerate(raw)]
         else:
-            args = self.build(raw, fpath, condition=condition)
-        node = cls(key, args, path)
-        node.validate(self.ctx)
+            args = self.build(raw, fpath, condition=condition,
+                              branch=branch or cls.branch_args)
+        node = cls(key, args, path, self.siblings)
+        self.siblings = outer
+        outer.append(node)
+        node.prepare(self.ctx)
+        if not branch and self.checking:
+            node.validate(self.ctx)
+            if cls.branch_args or cls.has_existing_checks:
+                self.noted.append(node)
         return node
+
+
+    def _arg(self, cls: type[Function], key: str, fpath: tuple[PathElement, ...], index: int,
+             raw: Any, condition: bool, branch: bool) -> Any:
+        """One argument of a function with condition arguments. Heat parses an ``if``'s
+        condition on its own, under the path ``if`` alone, and its branches under the
+        ``if``'s path without an index; errors there are worded with those paths."""
+        if index in cls.condition_args:
+            return self.build(raw, (key,) if cls.branch_args else (*fpath, index),
+                              condition=True, branch=branch)
+        if cls.branch_args:
+            return self.build(raw, fpath, condition=condition, branch=True)
+        return self.build(raw, (*fpath, index), condition=condition, branch=branch)
 
 
 def load_template(body: str | bytes | Mapping[str, Any], *,
@@ -239,9 +287,12 @@ def build_template(data: dict[str, Any], *, files: Mapping[str, str]) -> Templat
         mappings=mappings if isinstance(mappings, dict) else {})
     builder = _Builder(version, template)
     cond_section = version.conditions_section or keys.conditions
-    template.condition_definitions = {
-        str(n): builder.build(d, (cond_section, str(n)), condition=True)
-        for n, d in raw_conditions.items()}
+    for n, d in raw_conditions.items():
+        # Heat validates every condition when it validates a stack, used or not
+        tree, noted = builder.part(d, (cond_section, str(n)), condition=True)
+        if noted:  # Heat words these without the condition's place
+            validate_tree(tree, (), template, None)
+        template.condition_definitions[str(n)] = tree
     template.resources = {
         str(n): _resource(builder, str(n), r, keys) for n, r in raw_resources.items()}
     template.outputs = {
@@ -316,11 +367,14 @@ def _field(snippet: dict[str, Any], key: str | None, name: str, kinds: tuple[typ
 def _resource(builder: _Builder, name: str, snippet: dict[str, Any],
               keys: Keys) -> ResourceSnippet:
     base = (keys.resources, name)
+    noted: list[Function] = []
 
     def parsed(key: str | None, *, condition: bool = False) -> Any:
         if key is None or key not in snippet:
             return None
-        return builder.build(snippet[key], (*base, key), condition=condition)
+        tree, found = builder.part(snippet[key], (*base, key), condition=condition)
+        noted.extend(found)
+        return tree
 
     rtype = _field(snippet, keys.type, name, (str,), "string", parsed(keys.type))
     props = _field(snippet, keys.properties, name, (dict, Function), "object",
@@ -356,17 +410,21 @@ def _resource(builder: _Builder, name: str, snippet: dict[str, Any],
                            depends_on=tuple(depends or ()), deletion_policy=deletion,
                            update_policy=update, description=desc, external_id=external,
                            condition=cond, raw=snippet, reference_nodes=refs,
-                           static_refs=_static_references(refs))
+                           static_refs=_static_references(refs), noted=tuple(noted))
 
 
 def _output(builder: _Builder, name: str, snippet: dict[str, Any], keys: Keys) -> OutputSnippet:
     base = (keys.outputs, name)
     cond = None
     if keys.condition in snippet and keys.condition in builder.ctx.version.output_keys:
-        cond = builder.build(snippet[keys.condition], (*base, keys.condition), condition=True)
+        cond, _ = builder.part(snippet[keys.condition], (*base, keys.condition),
+                               condition=True)
+    # an output with a condition is parsed by Heat only when the condition holds
+    checked = cond is None
+    value, noted = builder.part(snippet[keys.value], (*base, keys.value), checking=checked)
     return OutputSnippet(
-        name=name, value=builder.build(snippet[keys.value], (*base, keys.value)),
-        description=snippet.get(keys.out_description), condition=cond, raw=snippet)
+        name=name, value=value, description=snippet.get(keys.out_description),
+        condition=cond, raw=snippet, checked=checked, noted=noted)
 
 
 def _static_references(nodes: Sequence[Function],

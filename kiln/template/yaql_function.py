@@ -69,6 +69,8 @@ class Yaql(Function):
             example = (f"{self.fn_name}:\n              expression: $.data.var1.sum()\n"
                        "              data:\n                var1: [3, 2, 1]")
             raise self.arg_error(repr(f'"{self.fn_name}" syntax should be {example}'))
+
+    def validate_existing(self, ctx: ValidateContext) -> None:
         expression = self.args["expression"]
         if not isinstance(expression, Function):
             self._parse(expression, DEFAULT_LIMITS, self.arg_error)

@@ -15,7 +15,7 @@ import contextlib
 import itertools
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
 from kiln.template.errors import reference_error
@@ -61,13 +61,15 @@ class Ref(Function):
     api_description: ClassVar[str] = "A function for resolving parameters or resource references."
     touches_resources = True
 
-    def __init__(self, fn_name: str, args: Any, path: tuple[Any, ...] = ()) -> None:
-        super().__init__(fn_name, args, path)
+    def __init__(self, fn_name: str, args: Any, path: tuple[Any, ...] = (),
+                 children: Sequence[Function] | None = None) -> None:
+        super().__init__(fn_name, args, path, children)
         self.is_param = not isinstance(args, str)
         if self.is_param:
-            self.touches = any(n.touches for n in _children(args))
+            found = _children(args) if children is None else iter(children)
+            self.touches = any(n.touches for n in found)
 
-    def validate(self, ctx: ValidateContext) -> None:
+    def prepare(self, ctx: ValidateContext) -> None:
         if isinstance(self.args, str):
             family = ctx.version.family
             if self.args in ctx.parameter_names or self.args in PSEUDO.get(family, ()):

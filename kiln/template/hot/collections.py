@@ -103,6 +103,8 @@ class Repeat(Function):
                                                     bool):
             raise self.arg_error(
                 f'"permutations" should be boolean type for {self.fn_name} function.')
+
+    def validate_existing(self, ctx: ValidateContext) -> None:
         for_each = self.args["for_each"]
         if not isinstance(for_each, Function | dict):
             raise self.arg_error(
@@ -250,7 +252,7 @@ class MakeURL(Function):
     api_description = "A function for performing substitutions on maps."
     KEYS = ("scheme", "username", "password", "host", "port", "path", "query", "fragment")
 
-    def validate(self, ctx: ValidateContext) -> None:
+    def validate_existing(self, ctx: ValidateContext) -> None:
         if not isinstance(self.args, dict):
             raise self.arg_error(f'The arguments to "{self.fn_name}" must be a map')
         invalid = [k for k in self.args if k not in self.KEYS]

@@ -110,7 +110,9 @@ class If(Function):
     """``if: [condition, value_if_true, value_if_false]`` (2016-10-14).
 
     Only the chosen branch is resolved and only its references count as dependencies.
-    The condition argument is parsed with the version's condition functions.
+    The condition argument is parsed with the version's condition functions. As Heat's
+    macro, the branch the condition does not pick is never checked: functions in it may
+    be malformed (Heat 27 creates such a stack).
     """
 
     __slots__ = ()
@@ -118,6 +120,7 @@ class If(Function):
     nullable = False
     condition_args = (0,)
     stack_checked = True
+    branch_args = True
 
     def _shape_ok(self) -> bool:
         if not self.args or not isinstance(self.args, list):
@@ -131,7 +134,16 @@ class If(Function):
                 "[condition_name, value_if_true, value_if_false]")
 
     def chosen(self, ctx: ResolveContext) -> Any:
-        cond = condition_value(self, ctx, ctx.resolve(self.args[0]))
+        """The branch the condition picks (OMITTED for a missing false branch)."""
+        try:
+            value = ctx.resolve(self.args[0])
+        except StackValidationFailed as exc:
+            # a condition function's own error (``Invalid condition "x"``): Heat reports
+            # it at the ``if``, where it evaluates the condition
+            if tuple(exc.path[:1]) != (self.fn_name,):
+                raise
+            raise StackValidationFailed(exc.detail, path=(*self.path, self.fn_name)) from None
+        cond = condition_value(self, ctx, value)
         if cond:
             return self.args[1]
         return self.args[2] if len(self.args) > 2 else OMITTED

@@ -277,10 +277,31 @@ class TestHot20130523:
             {"Fn::FindInMap": ["a", "b", "c"]}]
 
     def test_removed_from_2014_10_16(self) -> None:
-        msg = load_error({"heat_template_version": "2014-10-16", "resources": {
-            "V": {"type": "OS::Heat::Value", "properties": {"value": {"Ref": "x"}}}}})
-        assert msg == ("resources.V.properties.value.Ref: The template version is "
-                       "invalid: The function Ref is not supported in this version of HOT.")
+        # Heat 27 reports a removed function when it validates a resource that exists,
+        # not when it parses the template: POST /stacks answers 400 with this text for
+        # an OS::Heat::Value, but creates the stack when the resource is an
+        # OS::Heat::None or its condition is false (its POST /validate still checks
+        # the None)
+        def template(rtype: str, **extra: Any) -> dict[str, Any]:
+            return {"heat_template_version": extra.pop("version", "2014-10-16"),
+                    "resources": {"V": {"type": rtype, **extra,
+                                        "properties": {"value": {"Ref": "x"}}}}}
+
+        msg = ("resources.V.properties.value.Ref: The template version is invalid: The "
+               "function Ref is not supported in this version of HOT.")
+        value = load_template(json.dumps(template("OS::Heat::Value"))).bind()
+        with pytest.raises(errors.StackValidationFailed) as exc:
+            value.resource_definitions()
+        assert exc.value.message == msg
+        placeholder = load_template(json.dumps(template("OS::Heat::None"))).bind()
+        placeholder.resource_definitions()
+        placeholder.validate(placeholders=False)  # what a create checks
+        with pytest.raises(errors.StackValidationFailed) as exc:
+            placeholder.validate()  # what POST /validate checks
+        assert exc.value.message == msg
+        disabled = template("OS::Heat::Value", version="2018-08-31", condition="never")
+        disabled["conditions"] = {"never": False}
+        load_template(json.dumps(disabled)).bind().validate()
 
 
 def test_unknown_resource_keys_are_ignored() -> None:

@@ -244,9 +244,11 @@ def test_repeat_versions() -> None:
 
 
 def test_repeat_shape_errors() -> None:
+    # Heat 27 checks for_each when it validates the stack (a create: 400), not when it
+    # parses the template
     with pytest.raises(StackValidationFailed) as exc:
-        load_template(hot(outputs={"o": {"value": {"repeat": {"template": "x",
-                                                               "for_each": [1]}}}}))
+        bind(hot(outputs={"o": {"value": {"repeat": {"template": "x",
+                                                      "for_each": [1]}}}})).validate()
     assert exc.value.detail == 'The "for_each" argument to "repeat" must contain a map'
     with pytest.raises(StackValidationFailed) as exc:
         load_template(hot(outputs={"o": {"value": {"repeat": {
@@ -324,7 +326,7 @@ def test_yaql() -> None:
         == [2, 4, 6]
     assert out({"yaql": {"expression": "$.data", "data": 5}}) == 5
     with pytest.raises(StackValidationFailed) as exc:
-        load_template(hot(outputs={"o": {"value": {"yaql": {"expression": "$.data.a["}}}}))
+        bind(hot(outputs={"o": {"value": {"yaql": {"expression": "$.data.a["}}}})).validate()
     assert exc.value.message == ("outputs.o.value.yaql: Bad expression Parse error: "
                                  "unexpected end of statement.")
 

@@ -73,7 +73,8 @@ def value(fn: Any, version: str = "2021-04-16", *, params: Mapping[str, Any] | N
           parameters: Mapping[str, Any] | None = None, resolver: Any = None,
           files: Mapping[str, str] | None = None, resources: Mapping[str, Any] | None = None,
           conditions: Mapping[str, Any] | None = None) -> Any:
-    """Resolve ``fn`` as the value of an output of a small template."""
+    """Resolve ``fn`` as the value of an output of a small template, after the checks a
+    create makes (so a malformed function raises its error here)."""
     sections: dict[str, Any] = {"outputs": {"o": {"value": fn}}}
     if parameters:
         sections["parameters"] = parameters
@@ -82,5 +83,6 @@ def value(fn: Any, version: str = "2021-04-16", *, params: Mapping[str, Any] | N
     if conditions is not None:
         sections["conditions"] = conditions
     bound = bind(hot(version, **sections), params=params, resolver=resolver, files=files)
+    bound.resource_definitions()  # what a create checks before anything is resolved
     snippet = bound.template.outputs["o"].value
     return bound.resolve(snippet)
