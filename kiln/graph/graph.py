@@ -26,6 +26,14 @@ class CircularDependencyException(StackValidationFailed):
         self.cycle = cycle
 
 
+def resource_label(kind: str, name: str) -> str:
+    """How Heat names a resource in a cycle message: its plugin class and its name
+    (``NoneResource "a"``), as Heat 27 prints a resource of a stack not yet stored.
+    Pass ``lambda n: resource_label(<class name of n's plugin>, n)`` as the ``label``
+    of :meth:`Graph.check_acyclic` to get Heat's exact text."""
+    return f'{kind} "{name}"'
+
+
 class Graph(Generic[N]):
     """Nodes in insertion order, each with the set it requires and the set requiring it."""
 
@@ -154,7 +162,15 @@ class Graph(Generic[N]):
         return path[index[node]:]
 
     def check_acyclic(self, label: Callable[[N], str] = str) -> None:
-        """Raise Heat's CircularDependencyException naming the unorderable nodes."""
+        """Raise Heat's CircularDependencyException naming the unorderable nodes.
+
+        Heat's text: ``{<node>: {<requirement>, ...}, ...}`` over the nodes left once
+        everything orderable is taken away (the cycles and what requires them), each
+        with the requirements still left. Heat's order of entries varies from process
+        to process (it iterates a set); here it is the graph's node order, and each
+        node's requirements sorted. ``label`` renders a node (see
+        :func:`resource_label`).
+        """
         _, left = self._kahn()
         if left:
             stuck = set(left)

@@ -217,7 +217,9 @@ class BoundTemplate:
             path = (self.template.keys.outputs, name, self.template.keys.condition)
             if self._condition_at(output.condition, path):
                 _check_references(output.value, self)
-        deps_mod.check_acyclic({n: d.depends_on for n, d in definitions.items()})
+        # a resolver that knows plugins names them as Heat does (``plugin_class_name``)
+        deps_mod.check_acyclic({n: d.depends_on for n, d in definitions.items()},
+                               getattr(self._resolver, "plugin_class_name", None))
 
     def resource_definitions(self) -> dict[str, ResourceDefinition]:
         """Definitions of the enabled resources, in declaration order. The first call

@@ -6,13 +6,23 @@ graph package finds the cycle and words Heat's ``CircularDependencyException``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from kiln.graph import Graph
+from kiln.graph.graph import resource_label
 
 
-def check_acyclic(deps: Mapping[str, Iterable[str]]) -> None:
-    """Raise ``CircularDependencyException`` (Heat's message, the cycle's names) if the
-    dependency map has a cycle."""
-    Graph.from_edges(list(deps), {k: list(v) for k, v in deps.items()}).check_acyclic()
+def check_acyclic(deps: Mapping[str, Iterable[str]],
+                  class_name: Callable[[str], str] | None = None) -> None:
+    """Raise ``CircularDependencyException`` if the dependency map has a cycle.
 
+    Heat names each resource in the message by its plugin class (``NoneResource "a"``);
+    only the resource layer knows classes, so ``class_name`` (a resource's plugin class
+    name, from the resolver) gives Heat's exact text; without it the bare names are
+    used.
+    """
+    graph = Graph.from_edges(list(deps), {k: list(v) for k, v in deps.items()})
+    if class_name is None:
+        graph.check_acyclic()
+    else:
+        graph.check_acyclic(lambda name: resource_label(class_name(name), name))

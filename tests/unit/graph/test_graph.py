@@ -1,11 +1,14 @@
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from kiln.errors import StackValidationFailed
 from kiln.graph import CircularDependencyException, Graph
+from kiln.graph.graph import resource_label
 
 
 @st.composite
@@ -68,6 +71,50 @@ def test_cycle_is_reported_with_its_names_as_heat_does() -> None:
 def test_self_reference_is_a_cycle() -> None:
     g = Graph.from_edges(["a"], {"a": ["a"]})
     assert g.cycles() == [["a"]]
+
+
+# What Heat 27 answered to POST /stacks (and /validate) for OS::Heat::None resources
+# a <-> b (get_resource both ways), a -> c -> b -> a (depends_on), a -> a, and a <-> b
+# with a also requiring "leaf" and "top" requiring a. Heat prints the entries in the
+# order of a hash-seeded set, so that order changes between Heat processes.
+HEAT_CYCLES = [
+    (["a", "b"], {"a": ["b"], "b": ["a"]},
+     'Circular Dependency Found: {NoneResource "b": {NoneResource "a"}, '
+     'NoneResource "a": {NoneResource "b"}}'),
+    (["a", "b", "c"], {"a": ["c"], "b": ["a"], "c": ["b"]},
+     'Circular Dependency Found: {NoneResource "b": {NoneResource "a"}, '
+     'NoneResource "c": {NoneResource "b"}, NoneResource "a": {NoneResource "c"}}'),
+    (["a"], {"a": ["a"]},
+     'Circular Dependency Found: {NoneResource "a": {NoneResource "a"}}'),
+    (["leaf", "a", "b", "top"], {"a": ["b", "leaf"], "b": ["a"], "top": ["a"]},
+     'Circular Dependency Found: {NoneResource "a": {NoneResource "b"}, '
+     'NoneResource "top": {NoneResource "a"}, NoneResource "b": {NoneResource "a"}}'),
+]
+
+
+def _entries(message: str) -> dict[str, set[str]]:
+    """Heat's cycle text as {resource: {requirements}} (its order is not stable)."""
+    body = message.removeprefix("Circular Dependency Found: ")
+    found = re.findall(r'(\w+ "[^"]+"): \{([^}]*)\}', body)
+    assert body == "{" + ", ".join(f"{k}: {{{v}}}" for k, v in found) + "}"
+    return {k: set(v.split(", ")) for k, v in found}
+
+
+@pytest.mark.parametrize(("nodes", "deps", "heat"), HEAT_CYCLES)
+def test_cycle_message_is_heats_with_resource_labels(
+        nodes: list[str], deps: dict[str, list[str]], heat: str) -> None:
+    g = Graph.from_edges(nodes, deps)
+    with pytest.raises(CircularDependencyException) as info:
+        g.check_acyclic(lambda n: resource_label("NoneResource", n))
+    assert _entries(info.value.message) == _entries(heat)
+
+
+def test_cycle_entries_follow_the_graph_order() -> None:
+    # the same entries as Heat's first answer above, in the order Heat printed them
+    g = Graph.from_edges(["b", "a"], {"a": ["b"], "b": ["a"]})
+    with pytest.raises(CircularDependencyException) as info:
+        g.check_acyclic(lambda n: resource_label("NoneResource", n))
+    assert info.value.message == HEAT_CYCLES[0][2]
 
 
 def test_node_behind_a_cycle_is_not_a_cycle_itself() -> None:

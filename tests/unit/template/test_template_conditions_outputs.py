@@ -180,6 +180,26 @@ def test_cycles_are_reported_with_names() -> None:
     assert "r:" not in exc.value.message
 
 
+def test_cycle_message_is_heats_when_the_resolver_names_plugins() -> None:
+    # Heat 27, POST /stacks with this template (3 OS::Heat::None in a depends_on ring):
+    # 'Circular Dependency Found: {NoneResource "b": {NoneResource "a"}, NoneResource "c":
+    # {NoneResource "b"}, NoneResource "a": {NoneResource "c"}}' -- Heat's entry order
+    # follows a hash-seeded set; Kiln lists them in template order
+    class Named(FakeResolver):
+        def plugin_class_name(self, name: str) -> str:
+            return "NoneResource"
+
+    body = hot("2018-08-31", resources={
+        "a": {"type": "OS::Heat::None", "depends_on": "c"},
+        "b": {"type": "OS::Heat::None", "depends_on": "a"},
+        "c": {"type": "OS::Heat::None", "depends_on": "b"}})
+    with pytest.raises(CircularDependencyException) as exc:
+        bind(body, resolver=Named()).validate()
+    assert exc.value.message == (
+        'Circular Dependency Found: {NoneResource "a": {NoneResource "c"}, '
+        'NoneResource "b": {NoneResource "a"}, NoneResource "c": {NoneResource "b"}}')
+
+
 def test_external_resource_may_not_depend_on_others() -> None:
     body = hot("2016-10-14", resources={"a": {"type": "X"},
                                         "b": {"type": "X", "external_id": "ext",
