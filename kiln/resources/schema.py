@@ -284,8 +284,37 @@ class Properties(Mapping[str, Any]):
     def as_dict(self) -> dict[str, Any]:
         return dict(self._values)
 
+    def stored(self) -> dict[str, Any]:
+        """The values to persist: without the unset (None) ones, inside maps that declare
+        their keys too. Validating the result again then gives exactly these values back
+        (a stored null would instead be "given" and become the type's empty value, and a
+        reloaded resource would look changed to the next update)."""
+        return _without_unset(self.schema, self._values)
+
     def __repr__(self) -> str:
         return f"Properties({self._values!r})"
+
+
+def _without_unset(schema: Mapping[str, Property], values: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in values.items():
+        if value is None:
+            continue
+        prop = schema.get(key)
+        if prop is not None:
+            value = _stored_value(prop, value)
+        out[key] = value
+    return out
+
+
+def _stored_value(prop: Property, value: Any) -> Any:
+    keys = prop.key_schemas
+    if keys is not None and isinstance(value, dict):
+        return _without_unset(keys, value)
+    item = prop.item_schema
+    if item is not None and isinstance(value, list):
+        return [_stored_value(item, v) for v in value]
+    return value
 
 
 def property_error(exc: StackValidationFailed, resource_name: str) -> StackValidationFailed:

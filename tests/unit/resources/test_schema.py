@@ -207,3 +207,21 @@ def test_plugin_without_schema_rejects_any_property() -> None:
 
     with pytest.raises(StackValidationFailed, match="Unknown Property x"):
         Bare.make_properties("r", {"x": 1})
+
+
+@pytest.mark.parametrize(("type_name", "props"), [
+    # a nested map with some keys left out: the others are unset (None), not 0
+    ("OS::Heat::TestResource", {"value": "v", "action_wait_secs": {"create": 2}}),
+    ("OS::Heat::TestResource", {"action_wait_secs": {}}),
+    ("OS::Heat::RandomString", {"length": 8, "character_classes": [{"class": "digits"}]}),
+    # a free-form map keeps its nulls: they are the user's data
+    ("OS::Heat::Value", {"value": {"a": None, "b": [None, 1]}}),
+])
+def test_stored_values_validate_back_to_the_same_values(type_name: str,
+                                                       props: dict[str, Any]) -> None:
+    # what a reloaded resource is compared with on the next update: any difference
+    # would make an unchanged resource look changed
+    plugin = registry().get(type_name)
+    fresh = plugin.make_properties("r", props)
+    reloaded = plugin.make_properties("r", fresh.stored())
+    assert reloaded.as_dict() == fresh.as_dict()
