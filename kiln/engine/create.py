@@ -22,9 +22,10 @@ from kiln.engine.stack import LiveStack, Slot
 
 
 def stored_properties(props: Any) -> dict[str, Any]:
-    """What is persisted: the values in force, without the unset (None) ones, so that
-    re-validating them later applies defaults exactly as the first time."""
-    return {k: v for k, v in props.as_dict().items() if v is not None}
+    """What is persisted: the values in force, without the unset (None) ones (nested
+    ones too), so that re-validating them later gives exactly these values again."""
+    stored: dict[str, Any] = props.stored()
+    return stored
 
 
 def prepare(stack: LiveStack, slot: Slot) -> None:

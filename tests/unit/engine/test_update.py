@@ -194,3 +194,19 @@ async def test_cancel_update_with_rollback_restores_the_previous_template(
     evs = await events(service, ctx, ident)
     assert ("s", "CREATE_FAILED", "CREATE aborted (Operation cancelled)") in evs
     assert ("cancelme", "UPDATE_FAILED", "Stack UPDATE cancelled") in evs
+
+
+async def test_an_unchanged_resource_with_a_partial_nested_map_is_left_alone(
+        service: EngineService, ctx: RequestContext) -> None:
+    # action_wait_secs gives only "create": the other keys are unset. The stored values,
+    # read back for the update, must compare equal to the template's, or every such
+    # resource would be updated by an update that changes nothing (Heat: no events)
+    template = hot({"t": tres("same", action_wait_secs={"create": 0}),
+                    "u": tres("same", action_wait_secs={})})
+    stack = await create(service, ctx, "partial_map", template)
+    ident = stack["stack_identity"]
+    n_events = len(await events(service, ctx, ident))
+    stack = await update(service, ctx, ident, template)
+    assert stack["stack_status"] == "UPDATE_COMPLETE"
+    assert [(n, s) for n, s, _ in (await events(service, ctx, ident))[n_events:]] == [
+        ("partial_map", "UPDATE_IN_PROGRESS"), ("partial_map", "UPDATE_COMPLETE")]
