@@ -180,12 +180,17 @@ class Function:
     branch_args: ClassVar[bool] = False
 
     #: Set for classes that override :meth:`validate_existing` (see __init_subclass__),
-    #: so the parser can note the few nodes that need it.
+    #: so the parser can note the few nodes that need it; likewise for ``prepare`` and
+    #: ``validate``, so the parser calls only what does something.
     has_existing_checks: ClassVar[bool] = False
+    has_prepare: ClassVar[bool] = False
+    has_validate: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         cls.has_existing_checks = cls.validate_existing is not Function.validate_existing
+        cls.has_prepare = cls.prepare is not Function.prepare
+        cls.has_validate = cls.validate is not Function.validate
 
     def __init__(self, fn_name: str, args: Any, path: Path = (),
                  children: Sequence[Function] | None = None) -> None:
@@ -196,10 +201,14 @@ class Function:
         self.path = path
         if children is None:
             children = child_nodes(args)
-        self.touches: bool = self.touches_resources or any(n.touches for n in children)
+        touches = self.touches_resources
+        walk = self.stack_checked
+        for child in children:
+            touches = touches or child.touches
+            walk = walk or child.walk
+        self.touches: bool = touches
         #: whether stack validation must visit this subtree (references or ``if``)
-        self.walk: bool = self.touches or self.stack_checked or any(
-            n.walk for n in children)
+        self.walk: bool = touches or walk
 
     # -- the contract -------------------------------------------------------------------
 

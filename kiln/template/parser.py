@@ -21,6 +21,7 @@ from typing import Any
 
 import yaml
 
+from kiln.template import yaml_loader
 from kiln.template.errors import (
     RequestLimitExceeded,
     StackValidationFailed,
@@ -34,25 +35,6 @@ MAX_DEPTH = 128
 #: (plus a floor), so shared YAML anchors cannot multiply the work of later passes.
 EXPANSION_PER_CHAR = 4
 EXPANSION_FLOOR = 100_000
-
-_BASE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-class _Loader(_BASE_LOADER):  # type: ignore[misc]
-    """Safe loader; timestamps stay strings (``heat_template_version: 2016-10-14``)."""
-
-
-class _PyLoader(yaml.SafeLoader):
-    """Pure-Python loader, used only to word a syntax error the way Heat shows it."""
-
-
-def _construct_str(loader: Any, node: Any) -> Any:
-    return loader.construct_scalar(node)
-
-
-for _cls in (_Loader, _PyLoader):
-    _cls.add_constructor("tag:yaml.org,2002:timestamp", _construct_str)
-    _cls.add_constructor("tag:yaml.org,2002:str", _construct_str)
 
 _BRACKETS = re.compile(r"[\[\]{}]")
 
@@ -115,7 +97,7 @@ def load_yaml_document(text: str | bytes) -> Any:
     if not _flow_depth_ok(text):
         raise _too_deep()
     try:
-        data = yaml.load(text, Loader=_Loader)
+        data = yaml_loader.load(text)
     except RecursionError:
         raise _too_deep() from None
     check_shape(data, budget=max(EXPANSION_FLOOR, EXPANSION_PER_CHAR * len(text)))
@@ -124,18 +106,21 @@ def load_yaml_document(text: str | bytes) -> Any:
 
 def _load_yaml(text: str, url: str | None) -> Any:
     try:
-        data = yaml.load(text, Loader=_Loader)
+        data = yaml_loader.load(text)
     except yaml.YAMLError as exc:
         raise _yaml_error(text, exc, url) from None
     except RecursionError:
         raise _too_deep() from None
+    except (ValueError, TypeError) as exc:  # a scalar its explicit tag cannot convert
+        # (``!!int abc``); Heat's API words it so
+        raise TemplateParseError(f"Template not in valid format: {exc}") from None
     return {} if data is None else data
 
 
 def _yaml_error(text: str, exc: yaml.YAMLError, url: str | None) -> TemplateParseError:
     detail: yaml.YAMLError = exc
     try:  # Heat words the error with the pure loader, which quotes the offending line
-        yaml.load(text, Loader=_PyLoader)
+        yaml.load(text, Loader=yaml_loader.PyHeatLoader)
     except yaml.YAMLError as py_exc:
         detail = py_exc
     except RecursionError:

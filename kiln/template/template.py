@@ -176,35 +176,38 @@ class _Builder:
         """The tree of one part (a resource field, an output value, a condition) and
         the nodes noted in it."""
         self.checking, self.noted, self.siblings = checking, [], []
-        tree = self.build(data, path, condition=condition)
+        tree = self.build(data, path, condition)
         noted, self.noted = tuple(self.noted), []
         return tree, noted
 
-    def build(self, data: Any, path: tuple[PathElement, ...], *,
-              condition: bool = False, branch: bool = False) -> Any:
-        """The tree for ``data``; recursion depth is bounded by parser.MAX_DEPTH."""
+    def build(self, data: Any, path: tuple[PathElement, ...], condition: bool = False,
+              branch: bool = False) -> Any:
+        """The tree for ``data``; recursion depth is bounded by parser.MAX_DEPTH.
+        (The parser's hot path: positional calls, plain data copied in one pass.)"""
         t = type(data)
         if t is dict:
             if len(data) == 1:
-                ((key, raw),) = data.items()
-                table = self.cond_functions if condition else self.functions
-                cls = table.get(key) if type(key) is str else None
-                if cls is not None:
-                    return self._node(cls, key, raw, path, condition, branch)
+                for key in data:
+                    cls = ((self.cond_functions if condition else self.functions).get(key)
+                           if type(key) is str else None)
+                    if cls is not None:
+                        return self._node(cls, key, data[key], path, condition, branch)
             out = {}
+            build = self.build
             for k, v in data.items():
                 tv = type(v)
                 if tv is dict or tv is list:
-                    v = self.build(v, (*path, k if isinstance(k, str | int) else str(k)),
-                                   condition=condition, branch=branch)
+                    v = build(v, (*path, k if type(k) is str or type(k) is int else str(k)),
+                              condition, branch)
                 out[k] = v
             return out
         if t is list:
             items = []
+            build = self.build
             for i, v in enumerate(data):
                 tv = type(v)
                 if tv is dict or tv is list:
-                    v = self.build(v, (*path, i), condition=condition, branch=branch)
+                    v = build(v, (*path, i), condition, branch)
                 items.append(v)
             return items
         return data
@@ -218,14 +221,17 @@ class _Builder:
             args = [self._arg(cls, key, fpath, i, a, condition, branch)
                     for i, a in enumerate(raw)]
         else:
-            args = self.build(raw, fpath, condition=condition,
-                              branch=branch or cls.branch_args)
+            tr = type(raw)
+            args = (self.build(raw, fpath, condition, branch or cls.branch_args)
+                    if tr is dict or tr is list else raw)
         node = cls(key, args, path, self.siblings)
         self.siblings = outer
         outer.append(node)
-        node.prepare(self.ctx)
+        if cls.has_prepare:
+            node.prepare(self.ctx)
         if not branch and self.checking:
-            node.validate(self.ctx)
+            if cls.has_validate:
+                node.validate(self.ctx)
             if cls.branch_args or cls.has_existing_checks:
                 self.noted.append(node)
         return node
@@ -237,11 +243,11 @@ class _Builder:
         condition on its own, under the path ``if`` alone, and its branches under the
         ``if``'s path without an index; errors there are worded with those paths."""
         if index in cls.condition_args:
-            return self.build(raw, (key,) if cls.branch_args else (*fpath, index),
-                              condition=True, branch=branch)
+            return self.build(raw, (key,) if cls.branch_args else (*fpath, index), True,
+                              branch)
         if cls.branch_args:
-            return self.build(raw, fpath, condition=condition, branch=True)
-        return self.build(raw, (*fpath, index), condition=condition, branch=branch)
+            return self.build(raw, fpath, condition, True)
+        return self.build(raw, (*fpath, index), condition, branch)
 
 
 def load_template(body: str | bytes | Mapping[str, Any], *,

@@ -56,6 +56,15 @@ def test_yaml_syntax_error_names_line_and_column() -> None:
     assert exc.value.error_type == "HTTPBadRequest"
 
 
+def test_a_scalar_its_tag_cannot_convert_is_a_parse_error() -> None:
+    # Heat 27 (POST /stacks and /validate): 400 "Template not in valid format: invalid
+    # literal for int() with base 10: 'abc'"; before, a Python ValueError escaped here
+    with pytest.raises(TemplateParseError) as exc:
+        load_template("heat_template_version: 2018-08-31\nresources:\n  a: !!int abc\n")
+    assert exc.value.message == ("Template not in valid format: invalid literal for int() "
+                                 "with base 10: 'abc'")
+
+
 def test_not_a_mapping() -> None:
     with pytest.raises(TemplateParseError) as exc:
         load_template("- a\n- b\n")
