@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
 from sqlalchemy.orm import Session
 
@@ -37,6 +37,8 @@ def _current_rows(rows: Sequence[ResourceRecord]) -> list[ResourceRecord]:
             by_name[row.name] = row
     return list(by_name.values())
 
+
+T = TypeVar("T")
 
 #: Stacks whose show parameters/description are kept (see ``Reads._show_static``).
 _SHOW_CACHE_SIZE = 2048
@@ -110,43 +112,41 @@ class Reads(ServiceBase):
         return fmt.stack_detail(rec, parameters=params, description=description,
                                 outputs=outputs)
 
-    async def _show_static(self, rec: StackRecord) -> tuple[Mapping[str, str], str]:
-        """Stack show's parameters and description. They depend only on the stack's
-        identity and its raw template, which is never changed in place (an update stores a
-        new one), so they are kept per (stack, raw template): a show then costs one read
-        of the stack row instead of also fetching, decoding and binding the template."""
-        cache: dict[tuple[str, int], tuple[Mapping[str, str], str]] = \
-            self.__dict__.setdefault("_show_cache", {})
+    async def _per_template(self, cache_name: str, rec: StackRecord,
+                            derive: Callable[[Any, Any], T]) -> T:
+        """``derive(template, raw)`` for the stack's current raw template, kept per
+        (stack, raw template) in a bounded most-recently-used cache: a raw template is
+        never changed in place (an update stores a new one), so what is derived from it
+        holds until the stack points elsewhere, and a repeated read then costs no
+        template fetch, decode or bind."""
+        cache: dict[tuple[str, int], T] = self.__dict__.setdefault(cache_name, {})
         key = (rec.id, rec.raw_template_id)
-        found = cache.pop(key, None)
-        if found is None:
+        if key in cache:
+            found = cache.pop(key)
+        else:
             raw = await self.db.run(db_stacks.get_raw_template, rec.raw_template_id)
-            tmpl = self.engine.template_cache.get(raw)
-            found = (self.engine.parameters_display(rec, tmpl, raw),
-                     getattr(tmpl, "description", "") or "No description")
+            found = derive(self.engine.template_cache.get(raw), raw)
         cache[key] = found   # most recently used last
         while len(cache) > _SHOW_CACHE_SIZE:
             cache.pop(next(iter(cache)))
         return found
 
+    async def _show_static(self, rec: StackRecord) -> tuple[Mapping[str, str], str]:
+        """Stack show's parameters and description."""
+        return await self._per_template(
+            "_show_cache", rec,
+            lambda tmpl, raw: (self.engine.parameters_display(rec, tmpl, raw),
+                               getattr(tmpl, "description", "") or "No description"))
+
     async def _descriptions(self, rec: StackRecord) -> Mapping[str, str]:
         """Each resource's ``description`` as the stack's template declares it (resource
-        show and the detailed list show it, as Heat does). Kept per (stack, raw template)
-        like ``_show_static``: a stack's raw template never changes in place."""
-        cache: dict[tuple[str, int], Mapping[str, str]] = \
-            self.__dict__.setdefault("_description_cache", {})
-        key = (rec.id, rec.raw_template_id)
-        found = cache.pop(key, None)
-        if found is None:
-            raw = await self.db.run(db_stacks.get_raw_template, rec.raw_template_id)
-            tmpl = self.engine.template_cache.get(raw)
-            found = {name: snippet.description
-                     for name, snippet in getattr(tmpl, "resources", {}).items()
-                     if isinstance(snippet.description, str) and snippet.description}
-        cache[key] = found
-        while len(cache) > _SHOW_CACHE_SIZE:
-            cache.pop(next(iter(cache)))
-        return found
+        show and the detailed list show it, as Heat does)."""
+        return await self._per_template(
+            "_description_cache", rec,
+            lambda tmpl, raw: {name: snippet.description
+                               for name, snippet in getattr(tmpl, "resources", {}).items()
+                               if isinstance(snippet.description, str)
+                               and snippet.description})
 
     async def get_template(self, ctx: RequestContext, stack_identity: Identity) -> JSON:
         rec = await self._find(ctx, stack_identity, show_deleted=True)
