@@ -153,10 +153,9 @@ class BoundTemplate:
 
     def resource_enabled(self, name: str) -> bool:
         """False if the resource's condition is false; KeyError if never declared."""
-        try:
-            return self._enabled[name]
-        except KeyError:
-            pass
+        enabled = self._enabled.get(name)
+        if enabled is not None:
+            return enabled
         snippet = self.template.resources[name]
         self._enabled[name] = enabled = self._condition_at(
             snippet.condition, (self.template.keys.resources, name,

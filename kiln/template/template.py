@@ -19,7 +19,8 @@ from kiln.template import parser
 from kiln.template.checks import validate_tree
 from kiln.template.definitions import ResourceResolver, StackIdentity
 from kiln.template.errors import StackValidationFailed, section_error
-from kiln.template.function import Function, direct_children, gc_paused
+from kiln.template.function import Function, gc_paused
+from kiln.template.hot.resources import STATIC_REFERENCES
 from kiln.template.versions import REGISTRY, TemplateVersion
 
 if TYPE_CHECKING:
@@ -174,7 +175,8 @@ class _Builder:
     def part(self, data: Any, path: tuple[PathElement, ...], *, condition: bool = False,
              checking: bool = True) -> tuple[Any, tuple[Function, ...]]:
         """The tree of one part (a resource field, an output value, a condition) and
-        the nodes noted in it."""
+        the nodes noted in it; ``self.siblings`` is left holding the function nodes at
+        the top of the part (not inside another function)."""
         self.checking, self.noted, self.siblings = checking, [], []
         tree = self.build(data, path, condition)
         noted, self.noted = tuple(self.noted), []
@@ -374,19 +376,27 @@ def _resource(builder: _Builder, name: str, snippet: dict[str, Any],
               keys: Keys) -> ResourceSnippet:
     base = (keys.resources, name)
     noted: list[Function] = []
+    #: function nodes at the top of properties and metadata (where references count)
+    tops: list[Function] = []
 
-    def parsed(key: str | None, *, condition: bool = False) -> Any:
-        if key is None or key not in snippet:
+    def parsed(key: str | None, *, condition: bool = False, top: bool = False) -> Any:
+        if key is None:
             return None
-        tree, found = builder.part(snippet[key], (*base, key), condition=condition)
+        value = snippet.get(key)
+        t = type(value)
+        if t is not dict and t is not list:  # plain data: nothing to build
+            return value
+        tree, found = builder.part(value, (*base, key), condition=condition)
         noted.extend(found)
+        if top:
+            tops.extend(builder.siblings)
         return tree
 
     rtype = _field(snippet, keys.type, name, (str,), "string", parsed(keys.type))
     props = _field(snippet, keys.properties, name, (dict, Function), "object",
-                   parsed(keys.properties))
+                   parsed(keys.properties, top=True))
     meta = _field(snippet, keys.metadata, name, (dict, Function), "object",
-                  parsed(keys.metadata))
+                  parsed(keys.metadata, top=True))
     depends = _field(snippet, keys.depends_on, name, (list, str), "list or string",
                      snippet.get(keys.depends_on))
     if isinstance(depends, str):
@@ -411,7 +421,7 @@ def _resource(builder: _Builder, name: str, snippet: dict[str, Any],
         # key, as Heat does: the resource exists
         cond = _field(snippet, keys.condition, name, (str, bool, Function), typename,
                       parsed(keys.condition, condition=True))
-    refs = tuple(n for n in direct_children([props, meta]) if n.walk)
+    refs = tuple(n for n in tops if n.walk)
     return ResourceSnippet(name=name, type=rtype, properties=props, metadata=meta,
                            depends_on=tuple(depends or ()), deletion_policy=deletion,
                            update_policy=update, description=desc, external_id=external,
@@ -436,8 +446,6 @@ def _output(builder: _Builder, name: str, snippet: dict[str, Any], keys: Keys) -
 def _static_references(nodes: Sequence[Function],
                        ) -> tuple[frozenset[str], tuple[tuple[str, str], ...]] | None:
     """The literal references under ``nodes``, or None if any is stack-dependent."""
-    from kiln.template.hot.resources import STATIC_REFERENCES
-
     names: set[str] = set()
     attrs: list[tuple[str, str]] = []
     stack: list[Any] = list(nodes)

@@ -115,7 +115,8 @@ class _Builder:
             self.built[id(node)] = out
             build = self.build
             for key_node, value_node in node.value:
-                if type(key_node) is ScalarNode and key_node.tag == STR:
+                # plain strings (most keys and values) are taken as they are
+                if key_node.tag == STR and type(key_node) is ScalarNode:
                     key = key_node.value
                 else:
                     if key_node.tag in (_TAG + "merge", _TAG + "value"):
@@ -123,14 +124,17 @@ class _Builder:
                     key = build(key_node)
                     if isinstance(key, list | dict):
                         raise _Unusual  # PyYAML's "found unhashable key", with marks
-                out[key] = build(value_node)
+                if value_node.tag == STR and type(value_node) is ScalarNode:
+                    out[key] = value_node.value
+                else:
+                    out[key] = build(value_node)
             return out
         if kind is SequenceNode and node.tag == SEQ:
             items: list[Any] = []
             self.built[id(node)] = items
             build = self.build
             for item in node.value:
-                items.append(item.value if type(item) is ScalarNode and item.tag == STR
+                items.append(item.value if item.tag == STR and type(item) is ScalarNode
                              else build(item))
             return items
         raise _Unusual
