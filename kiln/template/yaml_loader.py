@@ -2,23 +2,26 @@
 
 Heat loads templates with PyYAML's safe loader (C parser when available) and keeps
 timestamps as strings; :class:`HeatLoader` is that loader. PyYAML spends most of a
-large template's load time in Python, not in libyaml: one implicit-type resolution
-(a regular-expression match) per plain scalar, and a general constructor that goes
-through several method calls, a generator and a hashability check per node.
-:func:`load` gives the same data faster:
+large template's load time in Python, not in libyaml: it composes a graph of node
+objects (two marks each), resolves the implicit type of every plain scalar with a
+regular expression, then constructs the data through several calls, a generator and a
+hashability check per node. :func:`load` gives the same data faster:
 
-* :class:`FastLoader` memoises implicit resolution per scalar text for one document
-  (a template repeats ``type``, ``properties``, ``get_param``... thousands of times);
-* :func:`_Builder.build` constructs the node graph directly for the tags a template
-  uses (``map``, ``seq``, ``str``, ``int``, ``float``, ``bool``, ``null`` and
-  ``timestamp`` kept as a string), calling the safe constructor's own scalar functions
-  so every value is exactly what PyYAML would give. Anything else (merge keys ``<<``,
-  ``!!set``, ``!!binary``, unknown tags, unhashable keys) makes it give up, and the
-  document is loaded again by :class:`HeatLoader`, which then produces PyYAML's data
-  or its error (with line and column).
+* the data is built straight from the parser's events, as they come, so no node graph
+  is kept (at 10,000 resources the graph alone outgrows the CPU caches);
+* :class:`FastLoader` memoises implicit resolution per scalar text for one document (a
+  template repeats ``type``, ``properties``, ``get_param``... thousands of times);
+* only the tags a template uses are built here (``map``, ``seq``, ``str``, ``int``,
+  ``float``, ``bool``, ``null`` and ``timestamp`` kept as a string), with the safe
+  constructor's own scalar functions, so every value is what PyYAML gives. Anything
+  else (merge keys ``<<``, ``!!set``, ``!!binary``, unknown tags, unhashable keys,
+  undefined or repeated anchors, a second document) makes it give up, and the document
+  is loaded again by :class:`HeatLoader`, which then produces PyYAML's data or its
+  error (with line and column).
 
-Aliases keep PyYAML's sharing: a node reached twice is constructed once, so alias
-expansion costs no more here than in PyYAML (the caller still bounds it).
+Aliases keep PyYAML's sharing: an anchored value is built once and every alias is the
+same object, so alias expansion costs no more here than in PyYAML (the caller still
+bounds it).
 """
 
 from __future__ import annotations
@@ -26,7 +29,19 @@ from __future__ import annotations
 from typing import Any
 
 import yaml
-from yaml.nodes import MappingNode, ScalarNode, SequenceNode
+from yaml.events import (
+    AliasEvent,
+    DocumentEndEvent,
+    DocumentStartEvent,
+    MappingEndEvent,
+    MappingStartEvent,
+    ScalarEvent,
+    SequenceEndEvent,
+    SequenceStartEvent,
+    StreamEndEvent,
+    StreamStartEvent,
+)
+from yaml.nodes import ScalarNode, SequenceNode
 
 _BASE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -58,10 +73,9 @@ for _cls in (HeatLoader, PyHeatLoader):
 class FastLoader(HeatLoader):
     """HeatLoader with implicit resolution memoised per scalar text (one document).
 
-    The composer asks ``resolve`` for every node. Without path resolvers (the safe
-    loader has none) the answer depends only on the node kind, the text and whether
-    the scalar was plain, so it can be remembered; ``descend``/``ascend_resolver``
-    only maintain path-resolver state and are skipped.
+    Without path resolvers (the safe loader has none) the tag of a node depends only on
+    its kind, its text and whether the scalar was plain, so it can be remembered; the
+    path-resolver bookkeeping (``descend``/``ascend_resolver``) is skipped.
     """
 
     def __init__(self, stream: str) -> None:
@@ -87,81 +101,104 @@ class FastLoader(HeatLoader):
 
 
 class _Unusual(Exception):
-    """A node the fast construction does not handle; load with HeatLoader instead."""
+    """Something the fast construction does not handle; load with HeatLoader instead."""
 
 
-class _Builder:
-    """Constructs plain data from a composed node graph (see the module docstring)."""
+_NOTHING: Any = object()
 
-    def __init__(self, loader: Any) -> None:
-        self.loader = loader
-        self.converters = type(loader).yaml_constructors
-        #: collection nodes already built, by id: aliases share one object, as in PyYAML
-        self.built: dict[int, Any] = {}
-        self.scalars: dict[tuple[str, str], Any] = {}
 
-    def build(self, node: Any) -> Any:
-        kind = type(node)
-        if kind is ScalarNode:
-            tag = node.tag
-            if tag in (STR, TIMESTAMP):
-                return node.value
-            return self._scalar(node, tag)
-        built = self.built.get(id(node))
-        if built is not None:
-            return built
-        if kind is MappingNode and node.tag == MAP:
-            out: dict[Any, Any] = {}
-            self.built[id(node)] = out
-            build = self.build
-            for key_node, value_node in node.value:
-                # plain strings (most keys and values) are taken as they are
-                if key_node.tag == STR and type(key_node) is ScalarNode:
-                    key = key_node.value
-                else:
-                    if key_node.tag in (_TAG + "merge", _TAG + "value"):
-                        raise _Unusual
-                    key = build(key_node)
-                    if isinstance(key, list | dict):
-                        raise _Unusual  # PyYAML's "found unhashable key", with marks
-                if value_node.tag == STR and type(value_node) is ScalarNode:
-                    out[key] = value_node.value
-                else:
-                    out[key] = build(value_node)
-            return out
-        if kind is SequenceNode and node.tag == SEQ:
-            items: list[Any] = []
-            self.built[id(node)] = items
-            build = self.build
-            for item in node.value:
-                items.append(item.value if item.tag == STR and type(item) is ScalarNode
-                             else build(item))
-            return items
+def _construct(loader: Any) -> Any:
+    """The document's data, built from the parser's events as they come (so no node
+    graph is kept: at 10,000 resources that graph alone outgrows the CPU caches).
+
+    Follows PyYAML's composer and safe constructor for the tags a template uses; raises
+    _Unusual for anything else, or for anything PyYAML would reject (an undefined or
+    repeated anchor, an unhashable key, a second document), so the caller can let
+    HeatLoader produce the data or the error.
+    """
+    get = loader.get_event
+    resolve = loader.resolve
+    converters = type(loader).yaml_constructors
+    scalars: dict[tuple[str, str], Any] = {}
+    anchors: dict[str, Any] = {}
+    if type(get()) is not StreamStartEvent:
         raise _Unusual
-
-    def _scalar(self, node: Any, tag: str) -> Any:
-        key = (tag, node.value)
-        try:
-            return self.scalars[key]
-        except KeyError:
-            pass
-        if tag not in _CONVERTED:
+    event = get()
+    if type(event) is StreamEndEvent:
+        return None
+    if type(event) is not DocumentStartEvent:
+        raise _Unusual
+    #: the containers being filled, outermost first: (container, key, has_key)
+    stack: list[tuple[Any, Any, bool]] = []
+    container: Any = None
+    key: Any = None
+    has_key = False
+    while True:
+        event = get()
+        kind = type(event)
+        if kind is ScalarEvent:
+            value = event.value
+            tag = event.tag
+            if tag is None or tag == "!":
+                tag = resolve(ScalarNode, value, event.implicit)
+            if tag != STR and tag != TIMESTAMP:
+                cached = scalars.get((tag, value), _NOTHING)
+                if cached is _NOTHING:
+                    if tag not in _CONVERTED:
+                        raise _Unusual
+                    cached = scalars[(tag, value)] = converters[tag](
+                        loader, ScalarNode(tag, value))
+                value = cached
+            if event.anchor is not None:
+                _anchor(anchors, event.anchor, value)
+        elif kind is MappingStartEvent or kind is SequenceStartEvent:
+            mapping = kind is MappingStartEvent
+            tag = event.tag
+            if tag is not None and tag != "!" and tag != (MAP if mapping else SEQ):
+                raise _Unusual
+            stack.append((container, key, has_key))
+            container, key, has_key = ({} if mapping else []), None, False
+            if event.anchor is not None:
+                _anchor(anchors, event.anchor, container)
+            continue
+        elif kind is MappingEndEvent or kind is SequenceEndEvent:
+            value = container
+            container, key, has_key = stack.pop()
+        elif kind is AliasEvent:
+            value = anchors.get(event.anchor, _NOTHING)
+            if value is _NOTHING:
+                raise _Unusual  # PyYAML: found undefined alias
+        else:
             raise _Unusual
-        value = self.scalars[key] = self.converters[tag](self.loader, node)
-        return value
+        if container is None:  # the document's root
+            break
+        if type(container) is list:
+            container.append(value)
+        elif has_key:
+            container[key] = value
+            has_key = False
+        else:
+            if type(value) is dict or type(value) is list:
+                raise _Unusual  # PyYAML: found unhashable key
+            key, has_key = value, True
+    if type(get()) is not DocumentEndEvent or type(get()) is not StreamEndEvent:
+        raise _Unusual  # PyYAML: expected a single document in the stream
+    return value
+
+
+def _anchor(anchors: dict[str, Any], name: str, value: Any) -> None:
+    if name in anchors:
+        raise _Unusual  # PyYAML: found duplicate anchor
+    anchors[name] = value
 
 
 def load(text: str) -> Any:
     """``yaml.load(text, Loader=HeatLoader)``, faster; raises what it raises."""
     loader = FastLoader(text)
     try:
-        node = loader.get_single_node()
-        if node is None:
-            return None
-        try:
-            return _Builder(loader).build(node)
-        except _Unusual:
-            pass
+        return _construct(loader)
+    except _Unusual:
+        pass
     finally:
         loader.dispose()
     return yaml.load(text, Loader=HeatLoader)

@@ -91,6 +91,13 @@ def test_scalars_as_heat_loads_them(scalar: str) -> None:
     "plain scalar\n",
     "a: {b: {c: {d: [1, {e: f}]}}}\n",
     "= : 1\n",
+    "a: &x 1\nb: &x 2\nc: *x\n",
+    "a: *nowhere\n",
+    "a: &s 1\nb: *s\n",
+    "? &k key\n: *k\n",
+    "- ! plain\n- !!str 1\n- !!map {a: 1}\n- !!seq [1]\n",
+    "a: [1, {b: [2, {c: 3}]}, 4]\nd: {}\ne: []\n",
+    "--- a\n...\n",
 ])
 def test_documents_as_heat_loads_them(text: str) -> None:
     check(text)
