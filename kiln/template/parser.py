@@ -74,6 +74,7 @@ def parse_text(text: str | bytes, *, max_size: int = 524288,
             raise TemplateParseError(f"Error parsing template: {exc}") from None
     check_size(text, max_size)
     data: Any
+    shape: yaml_loader.Shape | None = None
     try:
         data = json.loads(text)
     except RecursionError:
@@ -81,10 +82,10 @@ def parse_text(text: str | bytes, *, max_size: int = 524288,
     except ValueError:
         if not _flow_depth_ok(text):  # before libyaml, which recurses on the C stack
             raise _too_deep() from None
-        data = _load_yaml(text, url)
+        data, shape = _load_yaml(text, url)
     if not isinstance(data, dict):
         raise TemplateParseError("The template is not a JSON object or YAML mapping.")
-    check_shape(data, budget=max(EXPANSION_FLOOR, EXPANSION_PER_CHAR * len(text)))
+    _check_shape(data, shape, budget=max(EXPANSION_FLOOR, EXPANSION_PER_CHAR * len(text)))
     return data
 
 
@@ -97,16 +98,24 @@ def load_yaml_document(text: str | bytes) -> Any:
     if not _flow_depth_ok(text):
         raise _too_deep()
     try:
-        data = yaml_loader.load(text)
+        data, shape = yaml_loader.load_with_shape(text)
     except RecursionError:
         raise _too_deep() from None
-    check_shape(data, budget=max(EXPANSION_FLOOR, EXPANSION_PER_CHAR * len(text)))
+    _check_shape(data, shape, budget=max(EXPANSION_FLOOR, EXPANSION_PER_CHAR * len(text)))
     return data
 
 
-def _load_yaml(text: str, url: str | None) -> Any:
+def _check_shape(data: Any, shape: yaml_loader.Shape | None, *, budget: int) -> None:
+    """check_shape, unless the YAML loader measured the shape on its way and it is
+    within the limits (walking the data again costs more than linearly on a large
+    template: it no longer fits in the CPU caches)."""
+    if shape is None or shape.depth > MAX_DEPTH or shape.elements > budget:
+        check_shape(data, budget=budget)  # measures again, and words the error
+
+
+def _load_yaml(text: str, url: str | None) -> tuple[Any, yaml_loader.Shape | None]:
     try:
-        data = yaml_loader.load(text)
+        data, shape = yaml_loader.load_with_shape(text)
     except yaml.YAMLError as exc:
         raise _yaml_error(text, exc, url) from None
     except RecursionError:
@@ -114,7 +123,7 @@ def _load_yaml(text: str, url: str | None) -> Any:
     except (ValueError, TypeError) as exc:  # a scalar its explicit tag cannot convert
         # (``!!int abc``); Heat's API words it so
         raise TemplateParseError(f"Template not in valid format: {exc}") from None
-    return {} if data is None else data
+    return ({}, None) if data is None else (data, shape)
 
 
 def _yaml_error(text: str, exc: yaml.YAMLError, url: str | None) -> TemplateParseError:

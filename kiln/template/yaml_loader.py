@@ -26,7 +26,7 @@ bounds it).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import yaml
 from yaml.events import (
@@ -107,35 +107,51 @@ class _Unusual(Exception):
 _NOTHING: Any = object()
 
 
-def _construct(loader: Any) -> Any:
-    """The document's data, built from the parser's events as they come (so no node
-    graph is kept: at 10,000 resources that graph alone outgrows the CPU caches).
+class Shape(NamedTuple):
+    """How big the data is once aliases are expanded (what the parser's shape check
+    bounds): ``elements`` counted as items of every map and list, ``depth`` in levels of
+    maps and lists."""
+
+    elements: int
+    depth: int
+
+
+def _construct(loader: Any) -> tuple[Any, Shape]:
+    """The document's data and its shape, built from the parser's events as they come
+    (so no node graph is kept: at 10,000 resources that graph alone outgrows the CPU
+    caches, and so does a second walk over the data to measure it).
 
     Follows PyYAML's composer and safe constructor for the tags a template uses; raises
     _Unusual for anything else, or for anything PyYAML would reject (an undefined or
-    repeated anchor, an unhashable key, a second document), so the caller can let
-    HeatLoader produce the data or the error.
+    repeated anchor, an unhashable key, a second document) or that is recursive, so the
+    caller can let HeatLoader produce the data or the error.
     """
     get = loader.get_event
     resolve = loader.resolve
     converters = type(loader).yaml_constructors
     scalars: dict[tuple[str, str], Any] = {}
     anchors: dict[str, Any] = {}
+    #: shapes of anchored maps and lists, by id, once they are complete
+    shapes: dict[int, tuple[int, int]] = {}
     if type(get()) is not StreamStartEvent:
         raise _Unusual
     event = get()
     if type(event) is StreamEndEvent:
-        return None
+        return None, Shape(0, 0)
     if type(event) is not DocumentStartEvent:
         raise _Unusual
-    #: the containers being filled, outermost first: (container, key, has_key)
-    stack: list[tuple[Any, Any, bool]] = []
+    #: the containers being filled, outermost first, each with its state:
+    #: (container, key, has_key, elements below it, levels below it, anchor)
+    stack: list[tuple[Any, Any, bool, int, int, Any]] = []
     container: Any = None
     key: Any = None
     has_key = False
+    below = levels = 0
+    anchor: Any = None
     while True:
         event = get()
         kind = type(event)
+        size = height = 0  # of the value below, if it is a map or a list
         if kind is ScalarEvent:
             value = event.value
             tag = event.tag
@@ -156,22 +172,36 @@ def _construct(loader: Any) -> Any:
             tag = event.tag
             if tag is not None and tag != "!" and tag != (MAP if mapping else SEQ):
                 raise _Unusual
-            stack.append((container, key, has_key))
+            stack.append((container, key, has_key, below, levels, anchor))
             container, key, has_key = ({} if mapping else []), None, False
-            if event.anchor is not None:
-                _anchor(anchors, event.anchor, container)
+            below = levels = 0
+            anchor = event.anchor
+            if anchor is not None:
+                _anchor(anchors, anchor, container)
             continue
         elif kind is MappingEndEvent or kind is SequenceEndEvent:
             value = container
-            container, key, has_key = stack.pop()
+            size, height = len(value) + below, levels + 1
+            if anchor is not None:
+                shapes[id(value)] = (size, height)
+            container, key, has_key, below, levels, anchor = stack.pop()
         elif kind is AliasEvent:
             value = anchors.get(event.anchor, _NOTHING)
             if value is _NOTHING:
                 raise _Unusual  # PyYAML: found undefined alias
+            if type(value) is dict or type(value) is list:
+                shape = shapes.get(id(value))
+                if shape is None:
+                    raise _Unusual  # recursive: the shape check needs the whole walk
+                size, height = shape
         else:
             raise _Unusual
         if container is None:  # the document's root
             break
+        if size:
+            below += size
+        if height > levels:
+            levels = height
         if type(container) is list:
             container.append(value)
         elif has_key:
@@ -183,7 +213,7 @@ def _construct(loader: Any) -> Any:
             key, has_key = value, True
     if type(get()) is not DocumentEndEvent or type(get()) is not StreamEndEvent:
         raise _Unusual  # PyYAML: expected a single document in the stream
-    return value
+    return value, Shape(size, height)
 
 
 def _anchor(anchors: dict[str, Any], name: str, value: Any) -> None:
@@ -192,8 +222,10 @@ def _anchor(anchors: dict[str, Any], name: str, value: Any) -> None:
     anchors[name] = value
 
 
-def load(text: str) -> Any:
-    """``yaml.load(text, Loader=HeatLoader)``, faster; raises what it raises."""
+def load_with_shape(text: str) -> tuple[Any, Shape | None]:
+    """``yaml.load(text, Loader=HeatLoader)``, faster, and the data's :class:`Shape`
+    when it was measured on the way (None when the plain loader had to be used);
+    raises what that raises."""
     loader = FastLoader(text)
     try:
         return _construct(loader)
@@ -201,4 +233,9 @@ def load(text: str) -> Any:
         pass
     finally:
         loader.dispose()
-    return yaml.load(text, Loader=HeatLoader)
+    return yaml.load(text, Loader=HeatLoader), None
+
+
+def load(text: str) -> Any:
+    """``yaml.load(text, Loader=HeatLoader)``, faster; raises what it raises."""
+    return load_with_shape(text)[0]

@@ -140,3 +140,32 @@ def test_arbitrary_text_loads_or_fails_as_heat(text: str) -> None:
         assert str(got.value) == str(exc)
         return
     assert repr(yaml_loader.load(text)) == repr(expected)
+
+
+def expanded_shape(data: Any) -> tuple[int, int]:
+    """(items of every map and list once aliases are expanded, levels of maps and
+    lists): what the parser's shape check measures, by plain recursion."""
+    if isinstance(data, dict):
+        values: list[Any] = list(data.values())
+    elif isinstance(data, list):
+        values = data
+    else:
+        return 0, 0
+    below = [expanded_shape(v) for v in values]
+    return (len(values) + sum(s for s, _ in below),
+            1 + max((d for _, d in below), default=0))
+
+
+@settings(max_examples=200, deadline=None)
+@given(_data, st.booleans())
+def test_the_measured_shape_counts_aliases_as_expanded(data: Any, flow: bool) -> None:
+    # the same object twice: the dumper writes an anchor and an alias
+    text = yaml.safe_dump({"a": data, "b": [data, {"c": data}]}, default_flow_style=flow)
+    loaded, shape = yaml_loader.load_with_shape(text)
+    assert shape is not None
+    assert (shape.elements, shape.depth) == expanded_shape(loaded)
+
+
+def test_recursive_data_is_left_to_the_shape_check() -> None:
+    data, shape = yaml_loader.load_with_shape("a: &r [1, *r]\n")
+    assert shape is None and data["a"][1] is data["a"]
