@@ -9,8 +9,10 @@ CREATE_COMPLETE, then runs two phases with ``--clients`` concurrent HTTP/1.1 kee
 clients (one connection each, each sending its next request as soon as the previous
 answer is complete): GET /stacks/{name}/{id} (show, with outputs resolved) for random
 stacks, and GET /stacks (the full list of ``--stacks``); then the same with one client
-(the service time without queueing). Reports p50/p90/p99/max latency in milliseconds,
-throughput, and the server's CPU milliseconds per request (psutil, all its threads).
+(the service time without queueing). Before those, one client shows every stack once
+(``first_show_of_each_stack_1_client``): the cold case, nothing reused yet. Reports
+p50/p90/p99/max latency in milliseconds, throughput, and the server's CPU milliseconds
+per request (psutil, all its threads).
 
 The load generator is ``bench/loadgen.py`` (a bare asyncio HTTP/1.1 client) by default:
 on this 2-CPU machine httpx spends more CPU per request than the server does, so with
@@ -128,6 +130,11 @@ async def run(endpoint: str, stacks: int, clients: int, requests: int, client_ki
               server: psutil.Process) -> dict[str, Any]:
     urls = await create_stacks(endpoint, stacks)
     kw = {"client_kind": client_kind, "server": server}
+    # every stack shown once first, by one client: these are the cold shows (nothing
+    # cached yet for that stack); the phases after it measure the steady state
+    pending = list(urls)
+    first_shows = await phase(1, len(pending),
+                              lambda: pending.pop() if pending else urls[0], **kw)
     show = await phase(clients, requests, lambda: random.choice(urls), **kw)
     listing = await phase(clients, max(clients, requests // 4),
                           lambda: endpoint + "/stacks", **kw)
@@ -135,7 +142,8 @@ async def run(endpoint: str, stacks: int, clients: int, requests: int, client_ki
     show_one = await phase(1, 200, lambda: random.choice(urls), **kw)
     list_one = await phase(1, 30, lambda: endpoint + "/stacks", **kw)
     return {"show": show, "list": listing, "show_1_client": show_one,
-            "list_1_client": list_one}
+            "list_1_client": list_one,
+            "first_show_of_each_stack_1_client": first_shows}
 
 
 def main() -> None:

@@ -25,7 +25,8 @@ def test_api_bench_runs_with_both_load_generators(tmp_path: Path) -> None:
         assert done.returncode == 0, done.stdout + done.stderr
         record = json.loads(done.stdout[done.stdout.index("{"):])
         assert record["client"] == client
-        for phase in ("show", "list", "show_1_client", "list_1_client"):
+        for phase in ("show", "list", "show_1_client", "list_1_client",
+                      "first_show_of_each_stack_1_client"):
             figures = record[phase]
             assert figures["requests"] > 0
             assert 0 < figures["p50_ms"] <= figures["p99_ms"] <= figures["max_ms"]
