@@ -183,17 +183,19 @@ def validation_summary(*, description: str,
 
 
 def validate_template(template: Any, environment: Any, *,
-                      identity: Any = None) -> dict[str, Any]:
+                      identity: Any = None, resolver: Any = None) -> dict[str, Any]:
     """POST /validate for a loaded :class:`~kiln.template.template.Template`: Heat's
     shallow checks (parameter schemas but not values, parameter groups, conditions,
     references, dependency cycles) and then the body. Resource types and properties are
-    the engine's to check. Errors are raised as /validate reports them."""
+    the engine's to check. Errors are raised as /validate reports them. A ``resolver``
+    that knows the resources' plugins (``plugin_class_name``, ``has_attribute``) lets
+    the checks word a cycle and check attribute names as Heat does."""
     from kiln.template.definitions import StackIdentity
 
     try:
         bound = template.bind(environment=environment, user_params={},
                               identity=identity or StackIdentity("dummy", "", ""),
-                              validate_params=False)
+                              validate_params=False, resolver=resolver)
         family = template.version.family
         if family == "hot":
             validate_parameter_groups(template.raw.get("parameter_groups"),

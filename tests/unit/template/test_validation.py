@@ -165,6 +165,26 @@ def test_validate_template_errors_as_heat_reports_them() -> None:
                                 "incorrect."
 
 
+def test_validate_words_a_cycle_as_heat_when_given_the_plugins() -> None:
+    from kiln.template import load_template
+    from kiln.template.bound import NullResolver
+    from kiln.template.validation import validate_template
+
+    class Plugins(NullResolver):
+        def plugin_class_name(self, name: str) -> str:
+            return "NoneResource"
+
+    # Heat 27's POST /validate for OS::Heat::None b and a requiring each other (its
+    # entry order varies per process; here it is the declaration order, b first)
+    tmpl = load_template({"heat_template_version": "2018-08-31", "resources": {
+        "b": {"type": "OS::Heat::None", "properties": {"x": {"get_resource": "a"}}},
+        "a": {"type": "OS::Heat::None", "properties": {"x": {"get_resource": "b"}}}}})
+    with pytest.raises(errors.HTTPBadRequest) as exc:
+        validate_template(tmpl, build_environment(), resolver=Plugins())
+    assert exc.value.message == ('Circular Dependency Found: {NoneResource "b": '
+                                 '{NoneResource "a"}, NoneResource "a": {NoneResource "b"}}')
+
+
 def test_nested_entry_as_heat_shows_it() -> None:
     from kiln.template import load_template
     from kiln.template.validation import describe_nested
