@@ -3,12 +3,17 @@
 The template has 20 parameters, one condition, five intrinsic functions per resource
 (get_param, get_resource, get_attr, list_join, str_replace) and 50 outputs. Each run
 starts from the template text and ends with every resource's properties and every output
-resolved. The headline number starts from JSON text: python-heatclient parses YAML on the
-client and sends the template as JSON, so that is what the API parses. The same template
-as YAML text (template_url, the CFN API) is measured too; PyYAML's constructor is
-pure Python and dominates that figure.
+resolved. python-heatclient parses YAML on the client and sends the template as JSON,
+so JSON text is what the API mostly parses; YAML text (template_url, the CFN API, other
+clients) is measured the same way. Both at 1,000 and 10,000 resources: the targets are
+under 100 ms at 1,000 and at most 12x that at 10,000, for each format.
 
-    .venv/bin/python bench/template_bench.py            # writes bench/results/template.json
+    .venv/bin/python bench/template_bench.py            # prints the results
+    .venv/bin/python bench/template_bench.py --write    # and records bench/results/template.json
+
+The machine is shared: run it when the load average is low (it is recorded, before and
+after). Targets are judged on the least disturbed run (the minimum); medians and CPU
+times are recorded alongside.
 """
 
 from __future__ import annotations
@@ -114,38 +119,46 @@ def measure(n: int, repeats: int, fmt: str = "json") -> dict[str, Any]:
             "cpu_min_ms": round(min(cpus) * 1000, 2)}
 
 
-def main() -> None:
-    small = measure(1000, 21)
-    large = measure(10000, 7)
-    yaml_small = measure(1000, 7, "yaml")
-    # The machine is shared: the minimum is the least disturbed run, so targets are
-    # judged on it; medians (wall and CPU) are recorded alongside.
-    ratio = large["min_ms"] / small["min_ms"]
+def load_average() -> list[float]:
     try:
-        load = [round(x, 2) for x in os.getloadavg()]
+        return [round(x, 2) for x in os.getloadavg()]
     except OSError:
-        load = []
+        return []
+
+
+def verdict(small: dict[str, Any], large: dict[str, Any]) -> dict[str, Any]:
+    """The targets for one format: 1,000 under 100 ms, 10,000 within 12x of 1,000 — on
+    wall time (the minimum run) and on this process's CPU time (what the code costs when
+    the shared 2-CPU machine is busy and wall time partly measures waiting)."""
+    ratio = large["min_ms"] / small["min_ms"]
+    ratio_cpu = large["cpu_min_ms"] / small["cpu_min_ms"]
+    return {"ratio_10000_over_1000_min": round(ratio, 2),
+            "ratio_10000_over_1000_cpu_min": round(ratio_cpu, 2),
+            "meets_target": small["min_ms"] < 100 and ratio <= 12,
+            "meets_target_cpu": small["cpu_min_ms"] < 100 and ratio_cpu <= 12}
+
+
+def main() -> None:
+    load_before = load_average()
+    runs = {fmt: (measure(1000, 21, fmt), measure(10000, 7, fmt)) for fmt in ("json", "yaml")}
     result = {
         "benchmark": "template parse+validate+resolve",
-        "command": ".venv/bin/python bench/template_bench.py",
+        "command": ".venv/bin/python bench/template_bench.py --write",
         "python": platform.python_version(),
+        "pyyaml": yaml.__version__,
         "machine": platform.machine(),
         "cpus": os.cpu_count(),
-        "load_average_at_end": load,
-        "runs": [small, large, yaml_small],
-        "ratio_10000_over_1000_min": round(ratio, 2),
+        "load_average_before": load_before,
+        "load_average_at_end": load_average(),
+        "runs": [run for pair in runs.values() for run in pair],
         "target": {"1000_resources_ms": 100, "ratio_max": 12},
-        "meets_target": small["min_ms"] < 100 and ratio <= 12,
-        # CPU time of this process: what the code costs when the (shared, 2-CPU)
-        # machine is busy with other work and wall time mostly measures waiting
-        "ratio_10000_over_1000_cpu_min": round(large["cpu_min_ms"] / small["cpu_min_ms"], 2),
-        "meets_target_cpu": (small["cpu_min_ms"] < 100
-                             and large["cpu_min_ms"] / small["cpu_min_ms"] <= 12),
+        **{fmt: verdict(*pair) for fmt, pair in runs.items()},
     }
-    out = Path(__file__).resolve().parent / "results" / "template.json"
-    out.parent.mkdir(exist_ok=True)
-    out.write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2))
+    if "--write" in sys.argv[1:]:
+        out = Path(__file__).resolve().parent / "results" / "template.json"
+        out.parent.mkdir(exist_ok=True)
+        out.write_text(json.dumps(result, indent=2) + "\n")
 
 
 if __name__ == "__main__":
