@@ -78,6 +78,7 @@ class BoundTemplate:
         self._enabled: dict[str, bool] = {}
         self._definitions: dict[str, ResourceDefinition] | None = None
         self._parsed = False
+        self._outputs_parsed: set[str] = set()
         self._outputs_checked: set[str] = set()
         #: read by get_attr's reference check: attribute names are not checked for
         #: the resource being defined (see _unvalidated)
@@ -259,11 +260,14 @@ class BoundTemplate:
         return self._condition_at(output.condition, path)
 
     def _parse_output(self, name: str) -> None:
+        if name in self._outputs_parsed:
+            return
         output = self.template.outputs[name]
         if output.checked:
             parse_noted(output.noted, self.template, self)
         else:
             parse_tree(output.value, self.template, self)
+        self._outputs_parsed.add(name)
 
     def _check_output(self, name: str) -> None:
         """Parse and validate an enabled output's functions (once)."""
