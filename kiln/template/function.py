@@ -369,13 +369,17 @@ def gc_paused() -> Iterator[None]:
     young collections would each traverse all of it on its way there, which at 10,000
     resources costs about as much as a tenth of the parse, and more than linearly (the
     traversal no longer fits in the CPU caches). Objects promoted so are still
-    collected by the next full collection."""
+    collected by the next full collection. In a server that froze its start-up objects
+    the promotion is skipped (it would thaw them), and young collections pay instead."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
-        gc.freeze()
-        gc.unfreeze()
+        # not when the process has frozen objects for good (kiln.server freezes what
+        # exists after start-up): unfreeze() would hand them all back to the collector
+        if gc.get_freeze_count() == 0:
+            gc.freeze()
+            gc.unfreeze()
         if was_enabled:
             gc.enable()
