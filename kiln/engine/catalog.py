@@ -27,6 +27,7 @@ from kiln.engine.base import ServiceBase
 from kiln.engine.context import RequestContext
 from kiln.engine.format import identity
 from kiln.engine.interface import JSON
+from kiln.engine.loader import add_template_slots
 from kiln.errors import (
     Conflict,
     EntityNotFound,
@@ -119,10 +120,13 @@ class CatalogOps(ServiceBase):
                 v.check_resource_count(tmpl, conf)
             except RequestLimitExceeded as exc:  # Heat answers this one as a bad request
                 raise tv.ValidateBadRequest(exc.message) from None
-            body = tv.validate_template(tmpl, env)
+            # the stack is the checks' resolver: it knows the plugins, so a cycle is
+            # worded and get_attr attribute names are checked as Heat does; resource
+            # types are looked at after the template's own checks, as in Heat
             stack = v.make_stack(tmpl, env, files, conf, project_id=ctx.project_id,
-                                 nested=self._nested_ops())
-            stack.bound.validate()  # again, now that attribute names can be checked
+                                 nested=self._nested_ops(), slots=False)
+            body = tv.validate_template(tmpl, env, resolver=stack)
+            add_template_slots(stack)
             v.check_resources(stack)
             return self._body(body, stack, show_nested)
         except KilnError as exc:

@@ -4,6 +4,10 @@ Both paths end in the same place: a bound template and one slot per resource wit
 plugin instance. A stored stack's resources get their persisted state back (resource id,
 data, metadata, status, properties_data), so a plugin continues exactly where the last
 action left it.
+
+A stored template that no longer gives definitions (the template layer became stricter
+since the stack was stored) still loads: its resources are built from their rows, so
+the stack can always be deleted or abandoned.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from typing import Any
 
 from kiln.db.records import RawTemplateRecord, ResourceRecord, StackRecord
 from kiln.engine.stack import LiveStack, Slot, StackInfo
-from kiln.errors import ResourceTypeNotFound
+from kiln.errors import KilnError, ResourceTypeNotFound
 from kiln.resources.base import Properties, Resource, ResourceState
 from kiln.template import load_template
 from kiln.template.definitions import ResourceDefinition
@@ -73,6 +77,12 @@ def _plugin_class(stack: LiveStack, registry: Any,
     except (KeyError, ResourceTypeNotFound):
         raise ResourceTypeNotFound(
             f'The Resource Type ({definition.type}) could not be found.') from None
+
+
+def validates_definition(plugin: type[Resource] | Resource) -> bool:
+    """Whether a plugin's definition is validated (and its properties resolved) at
+    create; OS::Heat::None's is not, as in Heat."""
+    return bool(getattr(plugin, "validates_definition", True))
 
 
 def make_slot(stack: LiveStack, definition: ResourceDefinition,
@@ -146,8 +156,7 @@ def stored_live_stack(rec: StackRecord, raw: RawTemplateRecord,
                       user_params=env.parameters, files=raw.files, conf=conf,
                       nested=nested, parent_facade=parent_facade)
     stack.bind(validate_params=False)
-    definitions = stack.bound.resource_definitions()
-    deps = stack.bound.dependencies()
+    definitions, deps = stored_definitions(stack)
     by_name: dict[str, list[ResourceRecord]] = {}
     for row in sorted(resources, key=lambda r: r.id):
         by_name.setdefault(row.name, []).append(row)
@@ -157,8 +166,7 @@ def stored_live_stack(rec: StackRecord, raw: RawTemplateRecord,
         current[name] = live[-1]
         stack.stale.extend(r for r in rows if r is not live[-1])
     for row in current.values():
-        definition = definitions.get(row.name) or ResourceDefinition(name=row.name,
-                                                                     type=row.type)
+        definition = definitions.get(row.name) or bare_definition(stack, row)
         stored_requires = frozenset(row.requires or ())
         slot = make_slot(stack, definition, state_from_record(row),
                          requires=frozenset(deps.get(row.name, stored_requires)))
@@ -171,13 +179,49 @@ def stored_live_stack(rec: StackRecord, raw: RawTemplateRecord,
     return stack
 
 
+def stored_definitions(stack: LiveStack,
+                       ) -> tuple[dict[str, ResourceDefinition], Mapping[str, frozenset[str]]]:
+    """(definitions, dependencies) of a stored stack's template; both empty when the
+    template no longer gives them, so every resource is then built from its row."""
+    if stack.bound is None:
+        return {}, {}
+    try:
+        return stack.bound.resource_definitions(), stack.bound.dependencies()
+    except KilnError:
+        return {}, {}
+
+
+def bare_definition(stack: LiveStack, row: ResourceRecord) -> ResourceDefinition:
+    """A definition for a row the template does not define (any more): its stored type,
+    and the deletion policy the template still gives it if it can (a resource to be
+    retained must stay retained when its stack's template no longer loads)."""
+    return ResourceDefinition(name=row.name, type=row.type,
+                              deletion_policy=_written_policy(stack, row.name))
+
+
+def _written_policy(stack: LiveStack, name: str) -> str:
+    snippet = getattr(stack.template, "resources", {}).get(name)
+    tree = getattr(snippet, "deletion_policy", None)
+    if tree is None or stack.bound is None:
+        return "Delete"
+    try:
+        policy = stack.bound.resolve(tree)
+    except KilnError:
+        return "Delete"
+    found = stack.template.version.deletion_policies.get(policy) \
+        if isinstance(policy, str) else None
+    return found if isinstance(found, str) else "Delete"
+
+
 def stale_slots(stack: LiveStack) -> list[Slot]:
     """Slots for rows a replacement superseded but that were never deleted."""
     out: list[Slot] = []
-    definitions = stack.bound.resource_definitions() if stack.bound is not None else {}
+    definitions, _ = stored_definitions(stack)
     for row in stack.stale:
         definition = definitions.get(row.name)
-        if definition is None or definition.type != row.type:
+        if definition is None:
+            definition = bare_definition(stack, row)
+        elif definition.type != row.type:  # the current definition is not this row's
             definition = ResourceDefinition(name=row.name, type=row.type)
         slot = make_slot(stack, definition, state_from_record(row),
                          requires=frozenset(row.requires or ()))

@@ -1,9 +1,11 @@
 """Validating and storing a new stack (top-level or nested), ready for its create.
 
 Validation happens before anything is written, with Heat's errors and order: name
-taken, per-project stack limit, template, parameters, resource types, resource
-count over the whole tree, cycles, then each resource's properties where they do not
-depend on other resources (those are checked when the resource is created).
+taken, per-project stack limit, template, parameters, resource types, resource count
+over the whole tree, the template's stack validation (conditions, references,
+``get_attr`` attribute names in outputs, cycles), then each resource's properties where
+they do not depend on other resources (those are checked when the resource is created).
+An OS::Heat::None's properties are neither resolved nor checked (Heat keeps none).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from kiln.db.records import NewEvent, NewResource, NewStack, StackRecord
 from kiln.engine.actions import CREATE, IN_PROGRESS, stack_started
 from kiln.engine.context import RequestContext
 from kiln.engine.core import Engine
-from kiln.engine.loader import add_template_slots
+from kiln.engine.loader import add_template_slots, validates_definition
 from kiln.engine.stack import LiveStack, StackInfo
 from kiln.errors import RequestLimitExceeded, StackExists, StackValidationFailed
 from kiln.template import load_template
@@ -101,6 +103,9 @@ def validate(engine: Engine, stack: LiveStack, *, tree_resources: int = 0) -> No
     if limit != -1 and len(stack.slots) + tree_resources > limit:
         raise RequestLimitExceeded(
             "Request limit exceeded: Maximum resources per stack exceeded.")
+    # what a create checks of the template; OS::Heat::None's functions are not
+    # validated (Heat's POST /validate checks them, a create does not)
+    stack.bound.validate(placeholders=False)
     engine.graph(stack)
     for slot in stack.slots.values():
         if slot.definition.deletion_policy == "Snapshot" and not (
@@ -109,6 +114,9 @@ def validate(engine: Engine, stack: LiveStack, *, tree_resources: int = 0) -> No
             raise StackValidationFailed(
                 f'resources.{slot.name}.deletion_policy: "Snapshot" deletion policy '
                 "not supported")
+        if not validates_definition(slot.plugin):
+            slot.props_final = True  # its properties stay empty: nothing to resolve
+            continue
         props = slot.definition.properties
         if touches_resources(props):
             continue

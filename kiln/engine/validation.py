@@ -22,12 +22,12 @@ still checked), and every nested stack (provider templates, groups, chains) recu
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kiln.engine import newstack
 from kiln.engine.actions import CREATE, IN_PROGRESS
-from kiln.engine.loader import add_template_slots, plugin_class
+from kiln.engine.loader import add_template_slots, plugin_class, validates_definition
 from kiln.engine.stack import LiveStack, Slot, StackInfo
 from kiln.errors import (
     HTTPBadRequest,
@@ -111,18 +111,54 @@ def attribute_known(stack: LiveStack, name: str, attr: str) -> bool:
     return not _attributes_fixed(cls) or attr in cls.attribute_names()
 
 
+def _declared_class(stack: LiveStack, name: str) -> type[Resource]:
+    """The plugin class of resource ``name`` as the template declares it (its slot may
+    not exist yet); an unknown type raises Heat's ResourceTypeNotFound."""
+    slot = stack.slots.get(name)
+    if slot is not None:
+        return type(slot.plugin)
+    snippet = stack.template.resources[name]
+    rtype = snippet.type if isinstance(snippet.type, str) else ""
+    return plugin_class(stack, ResourceDefinition(name=name, type=rtype))[1]
+
+
 class ValidationStack(LiveStack):
-    """A stack that is only validated (never stored)."""
+    """A stack that is only validated (never stored). It can serve as the template
+    checks' resolver before its slots exist: it knows each resource's plugin from the
+    template, and resolves references as :class:`NullResolver` does until then."""
 
     def has_attribute(self, name: str, attr: str) -> bool:
         return attribute_known(self, name, attr)
+
+    def plugin_class_name(self, name: str) -> str:
+        """Heat's cycle message names each resource with its plugin class."""
+        return _declared_class(self, name).__name__
+
+    def validates_definition(self, name: str) -> bool:
+        try:
+            cls = _declared_class(self, name)
+        except KilnError:
+            return True  # the unknown type is reported with the resource's own error
+        return validates_definition(cls)
+
+    def reference(self, name: str) -> Any:
+        return super().reference(name) if name in self.slots else name
+
+    def attribute(self, name: str, attr: str, path: Sequence[Any]) -> Any:
+        return super().attribute(name, attr, path) if name in self.slots else None
+
+    def all_attributes(self, name: str) -> Mapping[str, Any]:
+        return super().all_attributes(name) if name in self.slots else {}
 
 
 def make_stack(tmpl: Any, env: Environment, files: Mapping[str, str], conf: Any, *,
                project_id: str, name: str = VALIDATE_STACK_NAME, nested: Any = None,
                validate_params: bool = False, nested_depth: int = 0,
-               parent_facade: Mapping[str, Any] | None = None) -> ValidationStack:
-    """Bind ``tmpl`` and make a slot per resource (unknown types raise here)."""
+               parent_facade: Mapping[str, Any] | None = None,
+               slots: bool = True) -> ValidationStack:
+    """Bind ``tmpl`` and make a slot per resource (unknown types raise here); without
+    ``slots``, the caller adds them (:func:`add_template_slots`) once it has checked
+    what Heat checks before it looks at resource types."""
     info = StackInfo(id="None", name=name, project_id=project_id, action=CREATE,
                      status=IN_PROGRESS, root_stack_id="None", nested_depth=nested_depth)
     stack = ValidationStack(info, template=tmpl, environment=env,
@@ -133,7 +169,8 @@ def make_stack(tmpl: Any, env: Environment, files: Mapping[str, str], conf: Any,
         bound_params = getattr(stack.bound, "parameters", None)
         if bound_params is not None and hasattr(bound_params, "validate"):
             bound_params.validate()
-    add_template_slots(stack)
+    if slots:
+        add_template_slots(stack)
     return stack
 
 

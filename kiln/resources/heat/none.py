@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from kiln.resources.base import Properties, Resource, SupportStatus, Token
 from kiln.template.definitions import ResourceDefinition
@@ -19,6 +19,11 @@ class NoneResource(Resource):
 
     type_name = "OS::Heat::None"
     side_effect_free = True
+    #: Heat never validates a None's definition at create (its ``validate`` does
+    #: nothing) nor resolves its properties (it keeps none): the engine skips both, so
+    #: a template whose real type was stubbed out never fails on the stub's properties.
+    #: Its metadata is still resolved.
+    validates_definition: ClassVar[bool] = False
     support_status = SupportStatus(version="5.0.0")
     description = (
         "Enables easily disabling certain resources via the resource_registry.\n"
