@@ -90,9 +90,12 @@ def make_slot(stack: LiveStack, definition: ResourceDefinition,
               requires: frozenset[str] = frozenset()) -> Slot:
     type_name, cls = plugin_class(stack, definition)
     plugin = cls(definition.name, definition, stack.runtime, state or ResourceState())
+    # a plugin whose definition Heat does not validate keeps no properties: they are
+    # final as they are (nothing to resolve at create)
     return Slot(name=definition.name, definition=definition, type_name=type_name,
                 plugin=plugin, requires=requires,
-                saved_data=dict(plugin.state.data))
+                saved_data=dict(plugin.state.data),
+                props_final=not validates_definition(cls))
 
 
 def info_from_record(rec: StackRecord) -> StackInfo:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kiln.engine.actions import CHECK, COMPLETE, DELETE, FAILED, INIT, Change
+from kiln.engine.loader import validates_definition
 from kiln.engine.stack import LiveStack, Slot
 from kiln.resources.base import Properties, Resource
 from kiln.template.definitions import ResourceDefinition
@@ -35,6 +36,8 @@ def replace_kind(plugin: type[Resource] | Resource) -> Change:
 def new_properties(target: LiveStack, slot: Slot, definition: ResourceDefinition,
                    ) -> Properties:
     plugin = slot.plugin
+    if not validates_definition(plugin):  # OS::Heat::None: no properties, nothing resolved
+        return plugin.make_properties(definition.name, {})
     props = plugin.make_properties(definition.name,
                                    target.runtime.resolve(definition.properties))
     return props

@@ -94,11 +94,13 @@ class StackOps(LifecycleOps):
                              template=tmpl, environment=env, files=new_files, opts=opts,
                              username=rec.username, user_id=rec.user_id,
                              stack_id=rec.id, action=UPDATE)
+        new.parent_facade = current.parent_facade
+        # validated as a new stack (before it takes the stored stack's info: a stored
+        # stack's get_attr names are never re-judged, a new template's are)
+        newstack.validate(engine, new)
         new.info = dataclasses.replace(current.info, timeout_mins=opts.timeout_mins,
                                        disable_rollback=opts.disable_rollback,
                                        tags=opts.tags)
-        new.parent_facade = current.parent_facade
-        newstack.validate(engine, new)
         check_immutable(current, new)
         # the slots were for validation only; the update moves the real ones in
         new.slots.clear()

@@ -191,3 +191,37 @@ async def test_a_stack_whose_stored_template_no_longer_loads_can_be_abandoned(
         assert await fresh.list_stacks(ctx) == []
     finally:
         await fresh.stop()
+
+
+# -- update: the new template is checked as a create's ------------------------------------
+# (answers of live Heat 27.0.1 to PUT /stacks/{name}/{id} from a stack of one
+# OS::Heat::RandomString ``other``)
+
+BASE = hot({"other": {"type": "OS::Heat::RandomString"}})
+
+
+async def test_update_rejects_an_output_naming_a_wrong_attribute(
+        service: EngineService, ctx: RequestContext) -> None:
+    shown = await create(service, ctx, "upd", BASE)
+    ident = {"stack_name": "upd", "stack_id": shown["id"]}
+    new = hot({"other": {"type": "OS::Heat::RandomString"}},
+              outputs={"o": {"value": {"get_attr": ["other", "nope"]}}})
+    assert await failure(service.update_stack(ctx, ident, new, {}, {}, {})) == (
+        400, "outputs.o.value.get_attr: The Referenced Attribute (other nope) is incorrect.")
+
+
+async def test_update_adds_a_none_with_malformed_properties(
+        service: EngineService, ctx: RequestContext) -> None:
+    shown = await create(service, ctx, "upd", BASE)
+    ident = {"stack_name": "upd", "stack_id": shown["id"]}
+    new = hot({"other": {"type": "OS::Heat::RandomString"},
+               "r": {"type": "OS::Heat::None",
+                     "properties": {"x": {"make_url": "x"},
+                                    "y": {"get_param": "missing"}}}})
+    await service.update_stack(ctx, ident, new, {}, {}, {})
+    await service.wait_for_stack(shown["id"])
+    after = await service.show_stack(ctx, ident)
+    after = after[0] if isinstance(after, list) else after
+    assert after["stack_status"] == "UPDATE_COMPLETE", after["stack_status_reason"]
+    assert await resources(service, ctx, ident) == {"other": "CREATE_COMPLETE",
+                                                    "r": "CREATE_COMPLETE"}
