@@ -85,6 +85,18 @@ def validates_definition(plugin: type[Resource] | Resource) -> bool:
     return bool(getattr(plugin, "validates_definition", True))
 
 
+def declared_class(stack: LiveStack, name: str) -> type[Resource]:
+    """The plugin class of resource ``name`` as the template declares it (its slot may
+    not exist yet: the template checks ask while definitions are built); an unknown
+    type raises Heat's ResourceTypeNotFound."""
+    slot = stack.slots.get(name)
+    if slot is not None:
+        return type(slot.plugin)
+    snippet = stack.template.resources[name]
+    rtype = snippet.type if isinstance(snippet.type, str) else ""
+    return plugin_class(stack, ResourceDefinition(name=name, type=rtype))[1]
+
+
 def make_slot(stack: LiveStack, definition: ResourceDefinition,
               state: ResourceState | None = None, *,
               requires: frozenset[str] = frozenset()) -> Slot:

@@ -27,7 +27,12 @@ from typing import Any
 
 from kiln.engine import newstack
 from kiln.engine.actions import CREATE, IN_PROGRESS
-from kiln.engine.loader import add_template_slots, plugin_class, validates_definition
+from kiln.engine.loader import (
+    add_template_slots,
+    declared_class,
+    plugin_class,
+    validates_definition,
+)
 from kiln.engine.stack import LiveStack, Slot, StackInfo
 from kiln.errors import (
     HTTPBadRequest,
@@ -111,17 +116,6 @@ def attribute_known(stack: LiveStack, name: str, attr: str) -> bool:
     return not _attributes_fixed(cls) or attr in cls.attribute_names()
 
 
-def _declared_class(stack: LiveStack, name: str) -> type[Resource]:
-    """The plugin class of resource ``name`` as the template declares it (its slot may
-    not exist yet); an unknown type raises Heat's ResourceTypeNotFound."""
-    slot = stack.slots.get(name)
-    if slot is not None:
-        return type(slot.plugin)
-    snippet = stack.template.resources[name]
-    rtype = snippet.type if isinstance(snippet.type, str) else ""
-    return plugin_class(stack, ResourceDefinition(name=name, type=rtype))[1]
-
-
 class ValidationStack(LiveStack):
     """A stack that is only validated (never stored). It can serve as the template
     checks' resolver before its slots exist: it knows each resource's plugin from the
@@ -132,11 +126,11 @@ class ValidationStack(LiveStack):
 
     def plugin_class_name(self, name: str) -> str:
         """Heat's cycle message names each resource with its plugin class."""
-        return _declared_class(self, name).__name__
+        return declared_class(self, name).__name__
 
     def validates_definition(self, name: str) -> bool:
         try:
-            cls = _declared_class(self, name)
+            cls = declared_class(self, name)
         except KilnError:
             return True  # the unknown type is reported with the resource's own error
         return validates_definition(cls)
