@@ -180,6 +180,17 @@ class NewResource:
     uuid: str | None = None  # generated when None
 
 
+@dataclass(frozen=True, slots=True)
+class ResourceDataChange:
+    """One resource's plain data keys to write: ``new`` ones (not stored yet),
+    ``changed`` ones (stored, with a new value) and ``gone`` ones (to delete)."""
+
+    resource_id: int
+    new: Mapping[str, str] = field(default_factory=dict)
+    changed: Mapping[str, str] = field(default_factory=dict)
+    gone: Sequence[str] = ()
+
+
 class ResourceValues(TypedDict, total=False):
     name: str
     type: str

@@ -8,6 +8,8 @@ one. Ids come from an AUTOINCREMENT sequence and are never reused.
 from __future__ import annotations
 
 import functools
+import json
+import sys
 import uuid as uuidlib
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
@@ -19,7 +21,12 @@ from sqlalchemy.orm.util import identity_key
 
 from kiln.db import crypt
 from kiln.db.models import Resource, ResourceData, utcnow
-from kiln.db.records import NewResource, ResourceRecord, ResourceValues
+from kiln.db.records import (
+    NewResource,
+    ResourceDataChange,
+    ResourceRecord,
+    ResourceValues,
+)
 
 _COLUMNS = [c.key for c in Resource.__table__.columns]
 _FIELDS = [k for k in _COLUMNS if k != "rsrc_metadata"]
@@ -37,10 +44,54 @@ def _values(values: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+class _Reader:
+    """Turns one query's rows into records, sharing what repeats from row to row.
+
+    The rows of a big stack repeat most of their values: the same stack ids, type names,
+    states and reasons, and very often the same properties (a group's members, a
+    template's repeated resources). Those become one object each instead of 10,000 equal
+    copies. Each row's properties are still decrypted on their own (every token has its
+    own IV); only decoding equal plaintext is shared, and the decoded values are
+    read-only.
+    """
+
+    __slots__ = ("_documents", "_strings")
+
+    def __init__(self) -> None:
+        self._documents: dict[str, Any] = {}
+        self._strings: dict[str, str] = {}
+
+    def properties(self, stored: Any) -> Any:
+        if not (isinstance(stored, dict) and len(stored) == 1
+                and crypt.SEALED_KEY in stored):
+            return stored
+        sealed = stored[crypt.SEALED_KEY]
+        if not crypt.is_encrypted(sealed):
+            return crypt.unseal(stored)
+        text = crypt.decrypt(sealed)
+        found = self._documents.get(text)
+        if found is None:
+            found = self._documents[text] = json.loads(text)
+        return found
+
+    def record(self, row: Mapping[Any, Any], data: Mapping[str, str]) -> ResourceRecord:
+        fields = {k: row[k] for k in _FIELDS}
+        strings = self._strings
+        for key in _SHARED:
+            value = fields[key]
+            if isinstance(value, str):
+                fields[key] = strings.setdefault(value, value)
+        fields["properties_data"] = self.properties(fields["properties_data"])
+        return ResourceRecord(**fields, metadata=row["rsrc_metadata"], data=data)
+
+
+#: columns whose values repeat across a stack's rows
+_SHARED = ("stack_id", "root_stack_id", "type", "action", "status", "status_reason",
+           "progress_action", "engine_id", "traversal_id")
+
+
 def _record(row: Mapping[Any, Any], data: Mapping[str, str]) -> ResourceRecord:
-    fields = {k: row[k] for k in _FIELDS}
-    fields["properties_data"] = crypt.unseal(fields["properties_data"])
-    return ResourceRecord(**fields, metadata=row["rsrc_metadata"], data=dict(data))
+    return _Reader().record(row, data)
 
 
 def _orm_row(obj: Resource) -> dict[str, Any]:
@@ -56,21 +107,34 @@ def _select(s: Session, *where: sa.ColumnElement[bool], order_by: Any = None,
     stmt = stmt.order_by(*(order_by if order_by is not None else [_TABLE.c.id]))
     if limit is not None:
         stmt = stmt.limit(limit)
-    rows = list(s.connection().execute(stmt).mappings())
-    data = _data_of(s, [r["id"] for r in rows])
-    return [_record(r, data.get(r["id"], {})) for r in rows]
+    # records are made as rows arrive (no list of all rows beside the records), and
+    # their data maps are filled in afterwards
+    reader = _Reader()
+    records: list[ResourceRecord] = []
+    data: dict[int, dict[str, str]] = {}
+    for row in s.connection().execute(stmt).mappings():
+        found: dict[str, str] = {}
+        data[row["id"]] = found
+        records.append(reader.record(row, found))
+    _fill_data(s, data)
+    return records
 
 
 def _data_of(s: Session, resource_ids: Sequence[int]) -> dict[int, dict[str, str]]:
-    out: dict[int, dict[str, str]] = defaultdict(dict)
-    for i in range(0, len(resource_ids), 500):
-        chunk = resource_ids[i:i + 500]
+    out: dict[int, dict[str, str]] = {rid: {} for rid in resource_ids}
+    _fill_data(s, out)
+    return out
+
+
+def _fill_data(s: Session, out: Mapping[int, dict[str, str]]) -> None:
+    ids = list(out)
+    for i in range(0, len(ids), 500):
+        chunk = ids[i:i + 500]
         rows = s.execute(sa.select(ResourceData.resource_id, ResourceData.key,
                                    ResourceData.value, ResourceData.redact)
                          .where(ResourceData.resource_id.in_(chunk)))
         for rid, key, value, redact in rows:
-            out[rid][key] = crypt.decrypt(value) if redact else value
-    return out
+            out[rid][sys.intern(key)] = crypt.decrypt(value) if redact else value
 
 
 def create_resources(s: Session, rows: Sequence[NewResource]) -> list[ResourceRecord]:
@@ -92,6 +156,8 @@ def create_resources(s: Session, rows: Sequence[NewResource]) -> list[ResourceRe
 
 #: up to this many new rows are read back by uuid rather than by stack
 _READ_BACK_BY_UUID = 100
+#: rows per INSERT executemany
+_INSERT_SLICE = 500
 
 
 def insert_resources(s: Session, rows: Sequence[NewResource],
@@ -102,21 +168,29 @@ def insert_resources(s: Session, rows: Sequence[NewResource],
     if not rows:
         return {}
     now = utcnow()
-    values = [{"uuid": r.uuid or str(uuidlib.uuid4()), "stack_id": r.stack_id,
-               "root_stack_id": r.root_stack_id, "name": r.name, "type": r.type,
-               "physical_resource_id": r.physical_resource_id, "action": r.action,
-               "status": r.status, "status_reason": r.status_reason,
-               "properties_data": crypt.seal(r.properties_data), "rsrc_metadata": r.metadata,
-               "requires": None if r.requires is None else list(r.requires),
-               "needed_by": None if r.needed_by is None else list(r.needed_by),
-               "replaces": r.replaces, "traversal_id": r.traversal_id, "created_at": now}
-              for r in rows]
     conn = s.connection()
-    conn.execute(sa.insert(_TABLE), values)
-    wanted = {v["uuid"]: v["name"] for v in values}
+    wanted: dict[str, str] = {}
+    insert = sa.insert(_TABLE)
+    # in slices: the parameter dicts (and the driver's copies of them) of a 10,000-row
+    # stack at once would be some 10 MB, alive together for a moment
+    for i in range(0, len(rows), _INSERT_SLICE):
+        values = [{"uuid": r.uuid or str(uuidlib.uuid4()), "stack_id": r.stack_id,
+                   "root_stack_id": r.root_stack_id, "name": r.name, "type": r.type,
+                   "physical_resource_id": r.physical_resource_id, "action": r.action,
+                   "status": r.status, "status_reason": r.status_reason,
+                   "properties_data": crypt.seal(r.properties_data),
+                   "rsrc_metadata": r.metadata,
+                   "requires": None if r.requires is None else list(r.requires),
+                   "needed_by": None if r.needed_by is None else list(r.needed_by),
+                   "replaces": r.replaces, "traversal_id": r.traversal_id,
+                   "created_at": now}
+                  for r in rows[i:i + _INSERT_SLICE]]
+        conn.execute(insert, values)
+        wanted.update((v["uuid"], v["name"]) for v in values)
+        del values
     # a few rows (one replacement) are read back by uuid: reading the whole stack for
     # each of N replacements would make an update of N resources O(N^2)
-    where = (_TABLE.c.uuid.in_(list(wanted)) if len(values) <= _READ_BACK_BY_UUID
+    where = (_TABLE.c.uuid.in_(list(wanted)) if len(wanted) <= _READ_BACK_BY_UUID
              else _TABLE.c.stack_id == rows[0].stack_id)
     found = conn.execute(sa.select(_TABLE.c.id, _TABLE.c.uuid).where(where))
     return {wanted[u]: (rid, u, now) for rid, u in found if u in wanted}
@@ -255,6 +329,58 @@ def set_resource_data(s: Session, resource_id: int, key: str, value: str, *,
     if not changed.rowcount:  # type: ignore[attr-defined]
         s.execute(sa.insert(ResourceData).values(resource_id=resource_id, key=key,
                                                  value=stored, redact=redact))
+
+
+_DATA = cast(sa.Table, ResourceData.__table__)
+_UPDATE_DATA = (sa.update(_DATA)
+                .where(_DATA.c.resource_id == sa.bindparam("rid"),
+                       _DATA.c.key == sa.bindparam("k"))
+                .values(value=sa.bindparam("v")))
+_DELETE_DATA = sa.delete(_DATA).where(_DATA.c.resource_id == sa.bindparam("rid"),
+                                      _DATA.c.key == sa.bindparam("k"))
+
+
+def write_resource_data(s: Session, changes: Iterable[ResourceDataChange]) -> None:
+    """Plain (not redacted) data of many resources in at most three executemany
+    statements. The caller knows which keys are stored already, so a new key is a plain
+    insert, not an update that finds nothing followed by an insert. Changes are applied
+    in order: a key added and then changed in the same call is inserted with its last
+    value, one added and then removed is never written."""
+    final: dict[tuple[int, str], tuple[str, str]] = {}   # (id, key) -> (op, value)
+    for c in changes:
+        rid = c.resource_id
+        for key, value in c.new.items():
+            prev = final.get((rid, key))
+            # a key removed earlier in this call is still stored until we write
+            final[rid, key] = ("update" if prev and prev[0] == "delete" else "insert",
+                               value)
+        for key, value in c.changed.items():
+            prev = final.get((rid, key))
+            final[rid, key] = ("insert" if prev and prev[0] == "insert" else "update",
+                               value)
+        for key in c.gone:
+            prev = final.get((rid, key))
+            if prev is not None and prev[0] == "insert":
+                del final[rid, key]
+            else:
+                final[rid, key] = ("delete", "")
+    inserts: list[dict[str, Any]] = []
+    updates: list[dict[str, Any]] = []
+    deletes: list[dict[str, Any]] = []
+    for (rid, key), (op, value) in final.items():
+        if op == "insert":
+            inserts.append({"resource_id": rid, "key": key, "value": value, "redact": False})
+        elif op == "update":
+            updates.append({"rid": rid, "k": key, "v": value})
+        else:
+            deletes.append({"rid": rid, "k": key})
+    conn = s.connection()
+    if deletes:
+        conn.execute(_DELETE_DATA, deletes)
+    if updates:
+        conn.execute(_UPDATE_DATA, updates)
+    if inserts:
+        conn.execute(sa.insert(_DATA), inserts)
 
 
 def get_resource_data(s: Session, resource_id: int) -> dict[str, str]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import uuid
 from collections.abc import Awaitable, Callable
@@ -19,9 +20,11 @@ from kiln.db import events as db_events
 from kiln.db import locks as db_locks
 from kiln.db import resources as db_resources
 from kiln.db import stacks as db_stacks
+from kiln.db import templates as db_templates
 from kiln.engine.loader import stored_live_stack
 from kiln.engine.recorder import Recorder
 from kiln.engine.runner import Poller
+from kiln.engine.scheduler import Limit
 from kiln.engine.stack import LiveStack
 from kiln.errors import ActionInProgress, EntityNotFound
 from kiln.graph import Graph
@@ -37,7 +40,7 @@ class Engine:
         self.recorder = Recorder(db, self.engine_id)
         opts = conf.kiln_engine
         self.poller = Poller(opts.poll_initial_delay, opts.poll_max_delay)
-        self.limit = asyncio.Semaphore(max(1, opts.max_concurrency))
+        self.limit = Limit(max(1, opts.max_concurrency))
         self.tasks: dict[str, asyncio.Task[None]] = {}
         self.cancels: dict[str, asyncio.Event] = {}
         #: set by cancel_update: whether the cancelled update must roll back
@@ -49,17 +52,27 @@ class Engine:
 
     # -- loading ------------------------------------------------------------------------
     async def load(self, stack_id: str, *, show_deleted: bool = False) -> LiveStack:
+        cache = self.template_cache
+
         def read(s: Any) -> tuple[Any, Any, Any]:
             rec = db_stacks.get_stack(s, stack_id, show_deleted=show_deleted)
             if rec is None:
                 raise EntityNotFound(f"The Stack ({stack_id}) could not be found.")
-            raw = db_stacks.get_raw_template(s, rec.raw_template_id)
+            if rec.raw_template_id in cache:  # the body would only be parsed-over
+                raw = db_templates.get_raw_template_without_body(s, rec.raw_template_id)
+            else:
+                raw = db_stacks.get_raw_template(s, rec.raw_template_id)
             return rec, raw, db_resources.list_resources(s, stack_id)
 
         rec, raw, rows = await self.db.run(read)
+        template = cache.cached(raw.id)
+        if template is None:
+            if not raw.template:  # evicted since the read: fetch the body after all
+                raw = await self.db.run(db_stacks.get_raw_template, raw.id)
+            template = cache.get(raw)
         return stored_live_stack(rec, raw, rows, conf=self.conf, nested=self.nested,
                                  parent_facade=await self.parent_facade(rec),
-                                 template=self.template_cache.get(raw))
+                                 template=template)
 
     async def parent_facade(self, rec: Any) -> dict[str, Any]:
         if self.nested is None or rec.owner_id is None:
@@ -69,10 +82,12 @@ class Engine:
 
     @staticmethod
     def graph(stack: LiveStack) -> Graph[str]:
-        names = list(stack.slots)
-        known = set(names)
-        graph = Graph.from_edges(
-            names, {n: [r for r in stack.slots[n].requires if r in known] for n in names})
+        slots = stack.slots
+        # a slot's requirements are passed as they are (the graph then shares the
+        # definition's frozenset) unless some name is not a slot of this stack
+        deps = {n: s.requires if all(r in slots for r in s.requires)
+                else [r for r in s.requires if r in slots] for n, s in slots.items()}
+        graph = Graph.from_edges(slots, deps)
         graph.check_acyclic()
         return graph
 
@@ -96,15 +111,28 @@ class Engine:
 
     def launch(self, stack_id: str, work: Callable[[], Awaitable[None]],
                stack: LiveStack | None = None) -> asyncio.Task[None]:
-        """Run ``work`` as the stack's action; the lock is released when it ends."""
+        """Run ``work`` as the stack's action; the lock is released when it ends.
+
+        Once ``work`` is done nothing here refers to its stacks any more (the callable is
+        dropped, ``live`` forgets the stack), and after a big stack's action the cycle
+        collector frees them at once (see :func:`_collect`), before the event purge."""
         cancel = asyncio.Event()
         self.cancels[stack_id] = cancel
         if stack is not None:
             self.live[stack_id] = stack
+        pending = [work]
+        collected = False
 
         async def body() -> None:
+            nonlocal collected
             try:
-                await work()
+                await pending.pop()()
+                if self.tasks.get(stack_id) is task:
+                    done = self.live.pop(stack_id, None)
+                    collected = done is not None and len(done.slots) >= COLLECT_AFTER
+                    del done
+                    if collected:
+                        gc.collect()
                 await self.purge_events(stack_id)
             except asyncio.CancelledError:
                 raise
@@ -115,6 +143,7 @@ class Engine:
                         "status": "FAILED",
                         "status_reason": f"Engine error: {type(exc).__name__}: {exc}"})
             finally:
+                pending.clear()
                 with contextlib.suppress(Exception):
                     await asyncio.shield(self.db.run(db_locks.release_stack_lock, stack_id,
                                                      self.engine_id))
@@ -123,8 +152,14 @@ class Engine:
                     self.cancels.pop(stack_id, None)
                     self.live.pop(stack_id, None)
 
+        def after(_: asyncio.Task[None]) -> None:
+            if not collected:  # cancelled or failed before the collection above
+                _collect()
+
         task = asyncio.ensure_future(body())
         self.tasks[stack_id] = task
+        if stack is not None and len(stack.slots) >= COLLECT_AFTER:
+            task.add_done_callback(after)
         return task
 
     async def purge_events(self, stack_id: str) -> None:
@@ -212,23 +247,74 @@ class Engine:
         return None
 
 
-class TemplateCache:
-    """Parsed templates by raw-template id: parsing is the cost of every stack read."""
+#: actions over at least this many resources end with a full garbage collection
+COLLECT_AFTER = 1000
 
-    def __init__(self, size: int = 256) -> None:
+
+def _collect() -> None:
+    """A LiveStack is a web of reference cycles (its plugins' runtime and its bound
+    template point back at it), so only the cycle collector frees it. With a big heap that
+    full pass is rare: a 10,000-resource stack's slots, plugins and definitions would
+    linger into the next action and add to its peak. Run on the loop turn after the
+    action's task is done: until its done-callbacks return, the task (and, if it was
+    cancelled, the traceback through its frames) still holds the stack."""
+    asyncio.get_running_loop().call_soon(gc.collect)
+
+
+class TemplateCache:
+    """Parsed templates by raw-template id: parsing is the cost of every stack read.
+
+    Bounded by the resources the cached templates declare (``max_resources``) as well as
+    by their number: one 10,000-resource template weighs as much as the whole cache of
+    small ones would, and a cache of 256 such templates would be gigabytes. The most
+    recently used template always stays, however big.
+    """
+
+    def __init__(self, size: int = 256, max_resources: int = 20000) -> None:
         self.size = size
-        self._items: dict[int, Any] = {}
+        self.max_resources = max_resources
+        self._items: dict[int, tuple[Any, int]] = {}
+        self._weight = 0
+
+    def __contains__(self, raw_id: object) -> bool:
+        """Safe from the database's reader threads (one atomic dict lookup)."""
+        return raw_id in self._items
+
+    def cached(self, raw_id: int) -> Any:
+        """The parsed template for ``raw_id`` if it is cached, else None."""
+        found = self._items.pop(raw_id, None)
+        if found is None:
+            return None
+        self._items[raw_id] = found  # most recently used last
+        return found[0]
 
     def get(self, raw: Any) -> Any:
+        found = self.cached(raw.id)
+        if found is not None:
+            return found
         from kiln.template import load_template
 
-        tmpl = self._items.pop(raw.id, None)
-        if tmpl is None:
-            tmpl = load_template(raw.template, files=raw.files, max_size=1 << 62)
-        self._items[raw.id] = tmpl
-        while len(self._items) > self.size:
-            self._items.pop(next(iter(self._items)))
+        tmpl = load_template(raw.template, files=raw.files, max_size=1 << 62)
+        self.put(raw.id, tmpl)
         return tmpl
+
+    def put(self, raw_id: int, template: Any) -> None:
+        """Cache a template parsed from the body that ``raw_id`` stores (a create or an
+        update already has it: reads then need not parse the stored copy again)."""
+        self.discard(raw_id)
+        weight = max(1, len(getattr(template, "resource_names", ()) or ()))
+        self._items[raw_id] = (template, weight)
+        self._weight += weight
+        while len(self._items) > 1 and (len(self._items) > self.size
+                                        or self._weight > self.max_resources):
+            self.discard(next(iter(self._items)))
+
+    def discard(self, raw_id: int | None) -> None:
+        if raw_id is None:
+            return
+        found = self._items.pop(raw_id, None)
+        if found is not None:
+            self._weight -= found[1]
 
 
 def _shown_attributes(plugin: Any, with_attr: Any) -> dict[str, Any]:

@@ -66,6 +66,9 @@ def is_nested(slot: Slot) -> bool:
 
 async def run_create(engine: Engine, stack: LiveStack) -> None:
     """The stack row is already CREATE_IN_PROGRESS (and locked) when this starts."""
+    if stack.info.raw_template_id:
+        # reads of the stack find the template parsed, instead of parsing the stored copy
+        engine.template_cache.put(stack.info.raw_template_id, stack.template)
     graph = engine.graph(stack)
     deadline = Deadline(engine.timeout_seconds(stack))
 

@@ -3,7 +3,9 @@
 :func:`traverse` walks a stack's graph with a visit function. The engine-wide semaphore
 is taken inside each visit (not by the walker), so a resource that only waits for a
 nested stack (whose own resources need slots) can run without holding one: that is what
-keeps small limits from deadlocking deep nesting.
+keeps small limits from deadlocking deep nesting. The walker itself keeps at most as many
+visits in flight as the semaphore has slots (nested-stack waiters apart): more could not
+run anyway, and each would hold a parked coroutine for the whole wait.
 """
 
 from __future__ import annotations
@@ -26,6 +28,14 @@ class Outcome:
     timed_out: bool = False
     cancelled: bool = False
     failed: dict[str, str] = field(default_factory=dict)
+
+
+class Limit(asyncio.Semaphore):
+    """The engine-wide limit on resource actions running at once; knows its size."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__(size)
+        self.size = size
 
 
 class Deadline:
@@ -62,7 +72,9 @@ async def traverse(graph: Graph[str], visit: Callable[[str], Awaitable[None]], *
             async with limit:
                 await visit(name)
 
-    walker = asyncio.ensure_future(walk(graph, guarded, fail_fast=fail_fast))
+    concurrency = limit.size if isinstance(limit, Limit) else None
+    walker = asyncio.ensure_future(walk(graph, guarded, fail_fast=fail_fast,
+                                        concurrency=concurrency, unbounded=unlimited))
     waiter = asyncio.ensure_future(cancel.wait()) if cancel is not None else None
     try:
         async with asyncio.timeout_at(deadline.at if deadline else None):

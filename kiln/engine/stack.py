@@ -53,9 +53,10 @@ class StackInfo:
     current_traversal: str | None = None
 
 
-@dataclass
+@dataclass(slots=True)
 class Slot:
-    """One resource row of a live stack."""
+    """One resource row of a live stack (one per resource, so slotted: ~10,000 of them
+    are alive at once while a big stack's action runs)."""
 
     name: str
     definition: ResourceDefinition

@@ -239,6 +239,8 @@ async def run_update(engine: Engine, current: LiveStack, new: LiveStack, *,
                      action: str = UPDATE, allow_rollback: bool = True) -> None:
     """``new`` is bound to the new template (no slots); the stack row is already
     ``<action>_IN_PROGRESS`` with the new raw template and locked."""
+    if new.info.raw_template_id:
+        engine.template_cache.put(new.info.raw_template_id, new.template)
     target = build_target(current, new, restore_replaced=(action == ROLLBACK))
     deadline = Deadline(engine.timeout_seconds(new))
     cancel = engine.cancels.get(new.info.id)

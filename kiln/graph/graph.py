@@ -9,11 +9,16 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from kiln.errors import StackValidationFailed
 
 N = TypeVar("N", bound=Hashable)
+
+
+#: one shared empty set: CPython makes a new 216-byte object for every ``frozenset()``,
+#: and most nodes of a wide graph require nothing or have no dependants
+_EMPTY: frozenset[Any] = frozenset()
 
 
 class CircularDependencyException(StackValidationFailed):
@@ -50,19 +55,24 @@ class Graph(Generic[N]):
         order = list(dict.fromkeys(nodes))
         known = set(order)
         requires: dict[N, frozenset[N]] = {}
-        dependants: dict[N, set[N]] = {n: set() for n in order}
+        dependants: dict[N, set[N]] = {}
         for node in order:
-            reqs = frozenset(deps.get(node, ()))
+            reqs = frozenset(deps.get(node, ())) or _EMPTY
             unknown = reqs - known
             if unknown:
                 raise ValueError(f"{node!r} requires unknown nodes {sorted(map(repr, unknown))}")
             requires[node] = reqs
             for req in reqs:
-                dependants[req].add(node)
+                found = dependants.get(req)
+                if found is None:
+                    dependants[req] = {node}
+                else:
+                    found.add(node)
         for node in deps:
             if node not in known:
                 raise ValueError(f"dependencies given for unknown node {node!r}")
-        return cls(requires, {n: frozenset(s) for n, s in dependants.items()})
+        return cls(requires, {n: frozenset(dependants[n]) if n in dependants else _EMPTY
+                              for n in order})
 
     # -- queries ----------------------------------------------------------------------
 

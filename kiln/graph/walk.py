@@ -6,6 +6,13 @@ the graph is (no polling, no ``asyncio.wait`` over every running task). Parallel
 bounded by a semaphore that callers share across walks (one engine-wide limit), never by
 the shape of the graph.
 
+``concurrency`` caps how many visits of this walk exist at once: ready nodes beyond it
+wait in a queue as bare names. Without it a 10,000-wide graph would start 10,000 tasks
+at once, each a coroutine frame parked on the shared semaphore (about 2 KB apiece), to
+run no faster than the semaphore lets them. Nodes for which ``unbounded`` is true (a
+resource that only waits for a child stack) start at once and are not counted, so a
+walk can never wait on itself.
+
 Outcomes per node:
 - *succeeded* — ``visit`` returned;
 - *failed* — ``visit`` raised; the exception is kept, once;
@@ -19,6 +26,7 @@ cancelling the task that awaits :func:`walk` cancels them too.
 from __future__ import annotations
 
 import asyncio
+from collections import deque
 from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
@@ -46,18 +54,27 @@ _PENDING, _RUNNING, _DONE = 0, 1, 2
 class _Walker(Generic[N]):
     def __init__(self, graph: Graph[N], visit: Callable[[N], Awaitable[object]],
                  limit: asyncio.Semaphore | None, cancel: asyncio.Event | None,
-                 fail_fast: bool) -> None:
+                 fail_fast: bool, concurrency: int | None = None,
+                 unbounded: Callable[[N], bool] | None = None) -> None:
         self.graph = graph
         self.visit = visit
         self.limit = limit
         self.cancel = cancel
         self.fail_fast = fail_fast
+        self.concurrency = concurrency if concurrency is None else max(1, concurrency)
+        self.unbounded = unbounded
         self.result: WalkResult[N] = WalkResult()
         self.waiting = {n: len(graph.requires(n)) for n in graph}
         self.state = dict.fromkeys(graph, _PENDING)
         self.running: set[asyncio.Task[None]] = set()
+        #: ready nodes not yet started because ``concurrency`` visits are running
+        self.ready: deque[N] = deque()
+        #: started visits that count against ``concurrency``
+        self.active = 0
         self.outstanding = len(self.waiting)
         self.stopping = False
+        #: the walk itself was cancelled: nothing more may start
+        self.closed = False
         self.finished: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
     def _cancelled(self) -> bool:
@@ -74,17 +91,43 @@ class _Walker(Generic[N]):
         if self.stopping or self._cancelled():
             self._settle_unstarted()
             return
+        counted = self.unbounded is None or not self.unbounded(node)
+        if counted and self.concurrency is not None and self.active >= self.concurrency:
+            self.ready.append(node)  # still _PENDING: a stop settles it like the others
+            return
+        self._start(node, counted)
+
+    def _start(self, node: N, counted: bool) -> None:
         self.state[node] = _RUNNING
-        task = asyncio.ensure_future(self._run(node))
+        if counted:
+            self.active += 1
+        task = asyncio.ensure_future(self._run(node, counted))
         self.running.add(task)
         task.add_done_callback(self.running.discard)
 
-    async def _run(self, node: N) -> None:
-        if self.limit is not None:
-            async with self.limit:
+    def _pump(self) -> None:
+        """Start queued nodes while there is room (a finished visit made some)."""
+        while not self.closed and self.ready and (
+                self.concurrency is None or self.active < self.concurrency):
+            node = self.ready.popleft()
+            if self.state[node] != _PENDING:
+                continue  # settled as skipped/cancelled while it waited
+            if self.stopping or self._cancelled():
+                self._settle_unstarted()
+                return
+            self._start(node, True)
+
+    async def _run(self, node: N, counted: bool) -> None:
+        try:
+            if self.limit is not None:
+                async with self.limit:
+                    await self._visit(node)
+            else:
                 await self._visit(node)
-        else:
-            await self._visit(node)
+        finally:
+            if counted:
+                self.active -= 1
+                self._pump()
 
     async def _visit(self, node: N) -> None:
         if self.stopping or self._cancelled():
@@ -142,9 +185,12 @@ class _Walker(Generic[N]):
 async def walk(graph: Graph[N], visit: Callable[[N], Awaitable[object]], *,
                limit: asyncio.Semaphore | None = None,
                cancel: asyncio.Event | None = None,
-               fail_fast: bool = False) -> WalkResult[N]:
-    """Visit every node of ``graph`` after all it requires, in parallel."""
-    walker = _Walker(graph, visit, limit, cancel, fail_fast)
+               fail_fast: bool = False,
+               concurrency: int | None = None,
+               unbounded: Callable[[N], bool] | None = None) -> WalkResult[N]:
+    """Visit every node of ``graph`` after all it requires, in parallel (at most
+    ``concurrency`` visits at once, not counting ``unbounded`` nodes)."""
+    walker = _Walker(graph, visit, limit, cancel, fail_fast, concurrency, unbounded)
     waiter: asyncio.Task[bool] | None = None
     if cancel is not None:
         async def on_cancel() -> bool:
@@ -156,6 +202,7 @@ async def walk(graph: Graph[N], visit: Callable[[N], Awaitable[object]], *,
     try:
         await walker.finished
     except asyncio.CancelledError:
+        walker.closed = True
         for task in list(walker.running):
             task.cancel()
         if walker.running:

@@ -92,7 +92,7 @@ class UpdateReplace(Exception):
     Nothing has been changed yet; the engine replaces the resource instead."""
 
 
-@dataclass
+@dataclass(slots=True)
 class ResourceState:
     """What the engine persists for one resource and hands back on the next action."""
 

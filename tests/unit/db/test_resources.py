@@ -231,3 +231,66 @@ def test_hot_path_insert_returns_ids_and_encrypts_properties(tx: Tx) -> None:
         stored = resources.get_resource(s, ids["a"][0])
         assert stored is not None and stored.name == "a"
         assert stored.uuid == ids["a"][1] and stored.properties_data == props
+
+
+def test_insert_of_many_rows_returns_every_one(tx: Tx) -> None:
+    """More rows than one INSERT statement takes, each with its own id and data."""
+    st = new_stack(tx)
+    n = 1234
+    with tx() as s:
+        ids = resources.insert_resources(s, [
+            NewResource(st.id, st.id, f"r{i}", "T", properties_data={"i": i},
+                        requires=[f"r{i - 1}"] if i else [])
+            for i in range(n)])
+    assert len(ids) == n and len({rid for rid, _, _ in ids.values()}) == n
+    with tx() as s:
+        listed = resources.list_resources(s, st.id)
+    assert [r.name for r in listed] == [f"r{i}" for i in range(n)]
+    assert [r.properties_data for r in listed] == [{"i": i} for i in range(n)]
+    assert all(ids[r.name][:2] == (r.id, r.uuid) for r in listed)
+
+
+def test_rows_with_equal_properties_read_back_alike_and_apart(tx: Tx) -> None:
+    """Equal stored properties decode to equal values; each row keeps its own data
+    and its own properties when they differ."""
+    st = new_stack(tx)
+    same = {"salt": "a", "length": 32, "character_classes": [{"class": "digits"}]}
+    with tx() as s:
+        made = resources.insert_resources(s, [
+            NewResource(st.id, st.id, name, "T", properties_data=props)
+            for name, props in (("a", same), ("b", dict(same)), ("c", {"salt": "c"}),
+                                ("d", None))])
+        resources.set_resource_data(s, made["a"][0], "value", "va")
+        resources.set_resource_data(s, made["b"][0], "value", "vb", redact=True)
+    with tx() as s:
+        got = {r.name: r for r in resources.list_resources(s, st.id)}
+    assert got["a"].properties_data == got["b"].properties_data == same
+    assert got["c"].properties_data == {"salt": "c"}
+    assert got["d"].properties_data is None
+    assert (got["a"].data, got["b"].data, got["c"].data) == (
+        {"value": "va"}, {"value": "vb"}, {})
+
+
+def test_data_of_many_resources_written_in_order(tx: Tx) -> None:
+    from kiln.db.records import ResourceDataChange as Change
+
+    st = new_stack(tx)
+    with tx() as s:
+        made = resources.insert_resources(s, [NewResource(st.id, st.id, n, "T")
+                                              for n in ("a", "b")])
+        a, b = made["a"][0], made["b"][0]
+        resources.set_resource_data(s, a, "kept", "1")
+        resources.set_resource_data(s, a, "dropped", "x")
+        resources.set_resource_data(s, b, "readded", "old")
+    with tx() as s:
+        resources.write_resource_data(s, [
+            Change(a, new={"value": "v1", "brief": "t"}, changed={"kept": "2"},
+                   gone=["dropped"]),
+            Change(b, gone=["readded"]),
+            Change(a, changed={"value": "v2"}, gone=["brief"]),
+            Change(b, new={"readded": "new", "plain": "p"}),
+        ])
+    with tx() as s:
+        assert resources.get_resource_data(s, a) == {"kept": "2", "value": "v2"}
+        assert resources.get_resource_data(s, b) == {"readded": "new", "plain": "p"}
+        resources.write_resource_data(s, [])

@@ -185,3 +185,94 @@ async def test_cancelling_the_walk_cancels_running_visits() -> None:
 async def test_empty_graph_walks_at_once() -> None:
     result = await walk(Graph.from_edges([], {}), lambda n: asyncio.sleep(0))
     assert result.ok and result.succeeded == []
+
+
+async def test_concurrency_bounds_the_visits_in_flight_and_still_visits_all() -> None:
+    """Ready nodes beyond ``concurrency`` wait as names, not as started visits."""
+    graph = Graph.from_edges([f"n{i}" for i in range(50)], {"n49": ["n0", "n1"]})
+    running = 0
+    peak = 0
+    started: list[str] = []
+
+    async def visit(node: str) -> None:
+        nonlocal running, peak
+        started.append(node)
+        running += 1
+        peak = max(peak, running)
+        await asyncio.sleep(0)
+        running -= 1
+
+    result = await walk(graph, visit, concurrency=4)
+    assert result.ok
+    assert peak == 4
+    assert sorted(result.succeeded) == sorted(graph)
+    assert started.index("n49") > max(started.index("n0"), started.index("n1"))
+
+
+async def test_unbounded_nodes_start_beside_a_full_walk() -> None:
+    """A node that only waits for others (a nested stack) must not take a place: here
+    it waits until every bounded node has run, which a counted place would deadlock."""
+    names = ["waiter", "a", "b", "c"]
+    graph = Graph.from_edges(names, {})
+    bounded_done = asyncio.Event()
+    finished: list[str] = []
+
+    async def visit(node: str) -> None:
+        if node == "waiter":
+            await bounded_done.wait()
+        else:
+            await asyncio.sleep(0)
+            finished.append(node)
+            if len(finished) == 3:
+                bounded_done.set()
+
+    result = await asyncio.wait_for(
+        walk(graph, visit, concurrency=1, unbounded=lambda n: n == "waiter"), 5)
+    assert result.ok and sorted(result.succeeded) == sorted(names)
+
+
+async def test_queued_nodes_are_cancelled_and_skipped_like_pending_ones() -> None:
+    graph = Graph.from_edges(["a", "b", "c", "d"], {})
+    cancel = asyncio.Event()
+    a_started = asyncio.Event()
+    release = asyncio.Event()
+
+    async def visit(node: str) -> None:
+        a_started.set()
+        await release.wait()
+
+    task = asyncio.ensure_future(walk(graph, visit, cancel=cancel, concurrency=1))
+    await a_started.wait()
+    cancel.set()
+    release.set()
+    result = await task
+    assert result.succeeded == ["a"]
+    assert sorted(result.cancelled) == ["b", "c", "d"]
+
+    async def fail_first(node: str) -> None:
+        if node == "a":
+            raise RuntimeError("boom")
+
+    result = await walk(graph, fail_first, concurrency=1, fail_fast=True)
+    assert list(result.failed) == ["a"]
+    assert sorted(result.skipped) == ["b", "c", "d"]
+
+
+async def test_cancelling_a_bounded_walk_starts_nothing_more() -> None:
+    graph = Graph.from_edges(["a", "b", "c"], {})
+    started: list[str] = []
+    first = asyncio.Event()
+
+    async def visit(node: str) -> None:
+        started.append(node)
+        first.set()
+        await asyncio.Event().wait()
+
+    task = asyncio.ensure_future(walk(graph, visit, concurrency=1))
+    await first.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    await asyncio.sleep(0)
+    assert started == ["a"]
+    assert all(t.done() for t in asyncio.all_tasks() if t is not asyncio.current_task())
