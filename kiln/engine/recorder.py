@@ -14,17 +14,15 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
-import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
 from kiln.db import events as db_events
 from kiln.db import resources as db_resources
 from kiln.db import stacks as db_stacks
 from kiln.db.facade import Database
-from kiln.db.models import ResourceData
-from kiln.db.records import NewEvent, ResourceValues, StackValues
+from kiln.db.records import NewEvent, ResourceDataChange, ResourceValues, StackValues
 from kiln.engine.stack import LiveStack, Slot
 
 
@@ -38,32 +36,6 @@ class _Change:
     event: NewEvent | None
 
 
-_DATA = cast(sa.Table, ResourceData.__table__)
-_UPDATE_DATA = (sa.update(_DATA)
-                .where(_DATA.c.resource_id == sa.bindparam("rid"),
-                       _DATA.c.key == sa.bindparam("k"))
-                .values(value=sa.bindparam("v")))
-_DELETE_DATA = sa.delete(_DATA).where(_DATA.c.resource_id == sa.bindparam("rid"),
-                                      _DATA.c.key == sa.bindparam("k"))
-
-
-def _write_data(s: Session, changes: Sequence[_Change]) -> None:
-    """Resource data of a whole flush in three executemany statements. The engine knows
-    which keys it stored before (``Slot.saved_data``), so new keys are plain inserts."""
-    inserts = [{"resource_id": c.resource_id, "key": k, "value": v, "redact": False}
-               for c in changes for k, v in c.data_new.items()]
-    updates = [{"rid": c.resource_id, "k": k, "v": v}
-               for c in changes for k, v in c.data_changed.items()]
-    deletes = [{"rid": c.resource_id, "k": k} for c in changes for k in c.data_del]
-    conn = s.connection()
-    if deletes:
-        conn.execute(_DELETE_DATA, deletes)
-    if updates:
-        conn.execute(_UPDATE_DATA, updates)
-    if inserts:
-        conn.execute(sa.insert(_DATA), inserts)
-
-
 def _apply(s: Session, changes: Sequence[_Change],
            stack_changes: Sequence[tuple[str, StackValues]]) -> None:
     rows = [c for c in changes if c.resource_id]
@@ -71,7 +43,9 @@ def _apply(s: Session, changes: Sequence[_Change],
         # a row's last state is all it needs; every transition keeps its own event
         last = {c.resource_id: c.values for c in rows}
         db_resources.update_resources(s, list(last.items()))
-        _write_data(s, rows)
+        db_resources.write_resource_data(s, (
+            ResourceDataChange(c.resource_id, c.data_new, c.data_changed, c.data_del)
+            for c in rows if c.data_new or c.data_changed or c.data_del))
     for stack_id, values in stack_changes:
         db_stacks.update_stack(s, stack_id, values)
     events = [c.event for c in changes if c.event is not None]
