@@ -28,6 +28,7 @@ from kiln.engine.scheduler import Limit
 from kiln.engine.stack import LiveStack
 from kiln.errors import ActionInProgress, EntityNotFound
 from kiln.graph import Graph
+from kiln.graph.graph import resource_label
 
 LOG = logging.getLogger(__name__)
 
@@ -88,7 +89,7 @@ class Engine:
         deps = {n: s.requires if all(r in slots for r in s.requires)
                 else [r for r in s.requires if r in slots] for n, s in slots.items()}
         graph = Graph.from_edges(slots, deps)
-        graph.check_acyclic()
+        graph.check_acyclic(lambda n: resource_label(type(slots[n].plugin).__name__, n))
         return graph
 
     # -- running actions ----------------------------------------------------------------

@@ -164,6 +164,24 @@ class LiveStack:
 
         return attribute_known(self, name, attr)
 
+    def plugin_class_name(self, name: str) -> str:
+        """Heat's cycle message names each resource with its plugin class; asked while
+        definitions are built, before the slots exist."""
+        from kiln.engine.loader import declared_class
+
+        return declared_class(self, name).__name__
+
+    def validates_definition(self, name: str) -> bool:
+        """Whether the template checks validate this resource (not OS::Heat::None)."""
+        from kiln.engine.loader import declared_class, validates_definition
+        from kiln.errors import KilnError
+
+        try:
+            cls = declared_class(self, name)
+        except KilnError:
+            return True  # the unknown type is reported with the resource's own error
+        return validates_definition(cls)
+
     def availability_zones(self) -> list[str]:
         return ["nova"]
 

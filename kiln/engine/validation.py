@@ -29,9 +29,7 @@ from kiln.engine import newstack
 from kiln.engine.actions import CREATE, IN_PROGRESS
 from kiln.engine.loader import (
     add_template_slots,
-    declared_class,
     plugin_class,
-    validates_definition,
 )
 from kiln.engine.stack import LiveStack, Slot, StackInfo
 from kiln.errors import (
@@ -123,17 +121,6 @@ class ValidationStack(LiveStack):
 
     def has_attribute(self, name: str, attr: str) -> bool:
         return attribute_known(self, name, attr)
-
-    def plugin_class_name(self, name: str) -> str:
-        """Heat's cycle message names each resource with its plugin class."""
-        return declared_class(self, name).__name__
-
-    def validates_definition(self, name: str) -> bool:
-        try:
-            cls = declared_class(self, name)
-        except KilnError:
-            return True  # the unknown type is reported with the resource's own error
-        return validates_definition(cls)
 
     def reference(self, name: str) -> Any:
         return super().reference(name) if name in self.slots else name

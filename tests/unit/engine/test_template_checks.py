@@ -117,7 +117,6 @@ async def test_a_none_keeps_no_properties_but_resolves_its_metadata(
     assert meta.get("metadata") == {"m": "v"}
 
 
-@pytest.mark.xfail(strict=True, reason="needs LiveStack.plugin_class_name (kiln/engine/stack.py)")
 async def test_cycle_is_worded_as_heat_by_create(service: EngineService,
                                                  ctx: RequestContext) -> None:
     assert await failure(service.create_stack(ctx, "cycle", CYCLE, {}, {}, {})) == \
