@@ -32,7 +32,7 @@ from kiln.engine.actions import (
 from kiln.engine.core import Engine
 from kiln.engine.create import create_resource, is_nested, stored_properties
 from kiln.engine.delete import delete_resource, needs_delete
-from kiln.engine.loader import make_slot, plugin_class, stale_slots
+from kiln.engine.loader import StoredProperties, make_slot, plugin_class, stale_slots
 from kiln.engine.plan import decide
 from kiln.engine.runner import run_action
 from kiln.engine.scheduler import Deadline, Outcome, traverse
@@ -126,6 +126,10 @@ async def replace(engine: Engine, target: Target, old: Slot, definition: Resourc
     rec = engine.recorder
     await rec.resource(stack, old, UPDATE, IN_PROGRESS)
     await rec.resource(stack, old, UPDATE, COMPLETE, replacement_reason(old, stack))
+    if old.state.properties_data is not None:
+        # the old resource now only waits for its delete, which rarely reads its
+        # properties: keep them as stored, validated again only if read
+        old.plugin.properties = StoredProperties(old.plugin, old.state.properties_data)
     if change is Change.REPLACE_DBC:
         await delete_resource(engine, stack, old, deadline)
     new = make_slot(stack, definition, requires=old.requires)
@@ -206,6 +210,7 @@ async def cleanup(engine: Engine, target: Target, deadline: Deadline) -> Outcome
             for key, slot in doomed.items()}
     graph = Graph.from_edges(list(doomed), deps).reversed()
     stack = target.stack
+    target.doomed.clear()   # each slot is let go once deleted (``doomed`` holds them)
 
     async def visit(key: str) -> None:
         slot = doomed[key]
@@ -213,6 +218,7 @@ async def cleanup(engine: Engine, target: Target, deadline: Deadline) -> Outcome
             await delete_resource(engine, stack, slot, deadline)
         if slot.db_id:
             await engine.db.write(db_resources.delete_resource, slot.db_id)
+        del doomed[key]
 
     return await traverse(graph, visit, action=UPDATE, limit=engine.limit,
                           deadline=deadline)
@@ -242,6 +248,7 @@ async def run_update(engine: Engine, current: LiveStack, new: LiveStack, *,
     if new.info.raw_template_id:
         engine.template_cache.put(new.info.raw_template_id, new.template)
     target = build_target(current, new, restore_replaced=(action == ROLLBACK))
+    del current   # its slots moved into ``new``; its bound template is not needed
     deadline = Deadline(engine.timeout_seconds(new))
     cancel = engine.cancels.get(new.info.id)
     outcome = await apply(engine, target, action=action, deadline=deadline, cancel=cancel)

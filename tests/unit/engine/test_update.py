@@ -210,3 +210,18 @@ async def test_an_unchanged_resource_with_a_partial_nested_map_is_left_alone(
     assert stack["stack_status"] == "UPDATE_COMPLETE"
     assert [(n, s) for n, s, _ in (await events(service, ctx, ident))[n_events:]] == [
         ("partial_map", "UPDATE_IN_PROGRESS"), ("partial_map", "UPDATE_COMPLETE")]
+
+
+async def test_a_replaced_resource_is_deleted_with_its_own_properties(
+        service: EngineService, ctx: RequestContext) -> None:
+    """The superseded resource waits only for its delete, with the properties it was
+    made with (here: no wait), not the replacement's (a wait that would outlast the
+    test)."""
+    old = hot({"b": tres("one", update_replace=True, action_wait_secs={"delete": 0})})
+    new = hot({"b": tres("two", update_replace=True, action_wait_secs={"delete": 600})})
+    stack = await create(service, ctx, "own", old)
+    ident = stack["stack_identity"]
+    before = await physical_ids(service, ctx, ident)
+    stack = await asyncio.wait_for(update(service, ctx, ident, new), 30)
+    assert stack["stack_status"] == "UPDATE_COMPLETE"
+    assert (await physical_ids(service, ctx, ident))["b"] != before["b"]
