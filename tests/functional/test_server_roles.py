@@ -36,10 +36,24 @@ def wait_for_log(proc: KilnProcess, prefix: str, timeout: float = 60.0) -> dict[
 
 
 def stack_row(db: Path, stack_id: str) -> tuple[str, str]:
-    with sqlite3.connect(db) as conn:
-        action, status = conn.execute(
-            "SELECT action, status FROM stack WHERE id = ?", (stack_id,)).fetchone()
+    action, status, _reason = stack_row_with_reason(db, stack_id)
     return action, status
+
+
+def progress_action(db: Path, stack_id: str, name: str) -> str | None:
+    with sqlite3.connect(db) as conn:
+        row = conn.execute(
+            "SELECT progress_action FROM resource WHERE stack_id = ? AND name = ?",
+            (stack_id, name)).fetchone()
+    return None if row is None else row[0]
+
+
+def stack_row_with_reason(db: Path, stack_id: str) -> tuple[str, str, str]:
+    with sqlite3.connect(db) as conn:
+        action, status, reason = conn.execute(
+            "SELECT action, status, status_reason FROM stack WHERE id = ?",
+            (stack_id,)).fetchone()
+    return action, status, reason
 
 
 def test_engine_process_finishes_the_work_of_a_dead_api_process(
@@ -53,6 +67,12 @@ def test_engine_process_finishes_the_work_of_a_dead_api_process(
     heat = heat_client(api.endpoint("demo"))
     stack_id = heat.stacks.create(stack_name="orphan", template=TEMPLATE)["stack"]["id"]
     assert stack_row(db, stack_id) == ("CREATE", "IN_PROGRESS")
+    # the kill must land after the resource's progress token is committed: a resource
+    # caught inside its handle call is failed on take-over, not resumed (by design)
+    deadline = time.monotonic() + 30
+    while progress_action(db, stack_id, "slow") != "CREATE":
+        assert time.monotonic() < deadline, "the create never persisted its token"
+        time.sleep(0.02)  # row poll, bounded by the deadline
     assert api.stop(signal.SIGKILL) == -signal.SIGKILL  # a crash, no clean hand-over
 
     taken = wait_for_log(engine, f"taking over stack {stack_id}")
@@ -61,7 +81,8 @@ def test_engine_process_finishes_the_work_of_a_dead_api_process(
     while stack_row(db, stack_id) == ("CREATE", "IN_PROGRESS"):
         assert time.monotonic() < deadline, "the engine process never finished the create"
         time.sleep(0.1)  # status poll, bounded by the deadline
-    assert stack_row(db, stack_id) == ("CREATE", "COMPLETE")
+    action, status, reason = stack_row_with_reason(db, stack_id)
+    assert (action, status) == ("CREATE", "COMPLETE"), f"{reason}\n{engine.logs()}"
 
     # a new API process serves the finished stack
     api2 = start_kiln_factory(command="api", options=options)
