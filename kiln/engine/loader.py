@@ -20,7 +20,7 @@ from kiln.engine.stack import LiveStack, Slot, StackInfo
 from kiln.errors import KilnError, ResourceTypeNotFound
 from kiln.resources.base import Properties, Resource, ResourceState
 from kiln.template import load_template
-from kiln.template.definitions import ResourceDefinition
+from kiln.template.definitions import NO_NAMES, ResourceDefinition, name_set
 from kiln.template.environment import Environment, build_environment
 
 
@@ -99,7 +99,7 @@ def declared_class(stack: LiveStack, name: str) -> type[Resource]:
 
 def make_slot(stack: LiveStack, definition: ResourceDefinition,
               state: ResourceState | None = None, *,
-              requires: frozenset[str] = frozenset()) -> Slot:
+              requires: frozenset[str] = NO_NAMES) -> Slot:
     type_name, cls = plugin_class(stack, definition)
     plugin = cls(definition.name, definition, stack.runtime, state or ResourceState())
     # a plugin whose definition Heat does not validate keeps no properties: they are
@@ -141,7 +141,7 @@ def add_template_slots(stack: LiveStack) -> None:
     deps = stack.bound.dependencies()
     for name, definition in stack.bound.resource_definitions().items():
         stack.slots[name] = make_slot(stack, definition,
-                                      requires=frozenset(deps.get(name, ())))
+                                      requires=name_set(deps.get(name, ())))
 
 
 def environment_from_stored(stored: Mapping[str, Any], files: Mapping[str, str]) -> Environment:
@@ -182,9 +182,9 @@ def stored_live_stack(rec: StackRecord, raw: RawTemplateRecord,
         stack.stale.extend(r for r in rows if r is not live[-1])
     for row in current.values():
         definition = definitions.get(row.name) or bare_definition(stack, row)
-        stored_requires = frozenset(row.requires or ())
+        found = deps.get(row.name)
         slot = make_slot(stack, definition, state_from_record(row),
-                         requires=frozenset(deps.get(row.name, stored_requires)))
+                         requires=name_set(row.requires or () if found is None else found))
         slot.db_id, slot.uuid = row.id, row.uuid
         slot.created_at, slot.updated_at = row.created_at, row.updated_at
         slot.replaces, slot.replaced_by = row.replaces, row.replaced_by
@@ -239,7 +239,7 @@ def stale_slots(stack: LiveStack) -> list[Slot]:
         elif definition.type != row.type:  # the current definition is not this row's
             definition = ResourceDefinition(name=row.name, type=row.type)
         slot = make_slot(stack, definition, state_from_record(row),
-                         requires=frozenset(row.requires or ()))
+                         requires=name_set(row.requires or ()))
         slot.db_id, slot.uuid = row.id, row.uuid
         slot.created_at, slot.updated_at = row.created_at, row.updated_at
         slot.replaces, slot.replaced_by = row.replaces, row.replaced_by

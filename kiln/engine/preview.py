@@ -10,6 +10,7 @@ from kiln.engine.actions import Change
 from kiln.engine.loader import plugin_class
 from kiln.engine.plan import decide
 from kiln.engine.stack import LiveStack, Slot
+from kiln.template.definitions import name_set
 
 
 def _required_by(stack: LiveStack) -> dict[str, list[str]]:
@@ -98,7 +99,7 @@ def update_preview(rec: StackRecord, current: LiveStack, new: LiveStack) -> dict
         if existing is None:
             from kiln.engine.loader import make_slot
 
-            slot = make_slot(new, definition, requires=frozenset(deps.get(name, ())))
+            slot = make_slot(new, definition, requires=name_set(deps.get(name, ())))
             changes["added"].append(fmt.slot_resource(slot, new.info, required_by=[],
                                                       attributes=_attributes(slot),
                                                       as_new=True))

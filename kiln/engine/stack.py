@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from kiln.errors import InvalidTemplateReference
 from kiln.resources.base import Resource, ResourceState
-from kiln.template.definitions import ResourceDefinition, StackIdentity
+from kiln.template.definitions import NO_NAMES, ResourceDefinition, StackIdentity
 
 if TYPE_CHECKING:
     from kiln.engine.nested import NestedOps
@@ -64,7 +64,7 @@ class Slot:
     plugin: Resource
     db_id: int = 0
     uuid: str = ""
-    requires: frozenset[str] = frozenset()
+    requires: frozenset[str] = NO_NAMES
     created_at: Any = None
     updated_at: Any = None
     #: row ids for replacement bookkeeping

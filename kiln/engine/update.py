@@ -38,7 +38,7 @@ from kiln.engine.runner import run_action
 from kiln.engine.scheduler import Deadline, Outcome, traverse
 from kiln.engine.stack import LiveStack, Slot
 from kiln.graph import Graph
-from kiln.template.definitions import ResourceDefinition
+from kiln.template.definitions import ResourceDefinition, name_set
 
 
 @dataclass
@@ -88,7 +88,7 @@ def build_target(current: LiveStack, new: LiveStack, *, restore_replaced: bool) 
             target.fresh.add(name)
         slot = found
         slot.plugin.runtime = new.runtime
-        slot.requires = frozenset(deps.get(name, ()))
+        slot.requires = name_set(deps.get(name, ()))
         new.slots[name] = slot
     return target
 

@@ -16,7 +16,13 @@ from kiln.errors import KilnError
 from kiln.template import dependencies as deps_mod
 from kiln.template.checks import parse_noted, parse_tree, validate_tree
 from kiln.template.conditions import Conditions
-from kiln.template.definitions import ResourceDefinition, ResourceResolver, StackIdentity
+from kiln.template.definitions import (
+    NO_NAMES,
+    ResourceDefinition,
+    ResourceResolver,
+    StackIdentity,
+    name_set,
+)
 from kiln.template.errors import StackValidationFailed, reference_error
 from kiln.template.function import OMITTED, Function, gc_paused
 from kiln.template.outputs import NO_DESCRIPTION, OutputResult, error_text
@@ -342,7 +348,7 @@ class BoundTemplate:
                 raise reference_error(dep, name, (keys.resources, name, keys.depends_on))
             if self.resource_enabled(dep):
                 explicit.append(dep)
-        depends = frozenset(explicit) | implied
+        depends = name_set(implied) if not explicit else frozenset(explicit) | implied
         external = snippet.external_id
         if external is not None and self.resolve(external):
             if explicit:
@@ -350,7 +356,7 @@ class BoundTemplate:
                     f"Invalid dependency with external {snippet.type} resource: "
                     f"{self.resolve(external)}", path=(keys.resources, name),
                     show_path=False)
-            depends = frozenset()
+            depends = NO_NAMES
         return ResourceDefinition(
             name=name, type=snippet.type, properties=snippet.properties,
             metadata=snippet.metadata, depends_on=depends,

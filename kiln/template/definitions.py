@@ -7,7 +7,7 @@ whichever module happens to build them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -38,7 +38,20 @@ class ResourceResolver(Protocol):
     def availability_zones(self) -> list[str]: ...
 
 
-@dataclass(frozen=True)
+#: one shared empty name set: CPython builds a new 216-byte object for every empty
+#: ``frozenset(...)``, and most resources of a wide stack depend on nothing
+NO_NAMES: frozenset[str] = frozenset()
+
+
+def name_set(names: Iterable[str]) -> frozenset[str]:
+    """``names`` as a frozenset, sharing the object when it already is one (a stack's
+    definitions, graph and slots then hold one set per resource, not one each)."""
+    if type(names) is frozenset:
+        return names or NO_NAMES
+    return frozenset(names) or NO_NAMES
+
+
+@dataclass(frozen=True, slots=True)
 class ResourceDefinition:
     """One resource as the template declares it; properties and metadata stay unresolved."""
 
@@ -46,7 +59,7 @@ class ResourceDefinition:
     type: str
     properties: Any = None
     metadata: Any = None
-    depends_on: frozenset[str] = frozenset()
+    depends_on: frozenset[str] = NO_NAMES
     deletion_policy: str = "Delete"
     update_policy: Any = None
     external_id: Any = None

@@ -31,6 +31,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from kiln import errors as _e
+from kiln.template.definitions import NO_NAMES
 from kiln.template.env_format import (
     SECTIONS,
     ConflictingMergeStrategyForParam,
@@ -278,7 +279,7 @@ class ResourceRegistry:
         hooks: set[str] = set()
         for entry in self._resource_entries(resource_name):
             hooks |= _as_set(entry.get("hooks"))
-        return frozenset(hooks & set(HOOK_TYPES))
+        return frozenset(hooks & set(HOOK_TYPES)) if hooks else NO_NAMES
 
     def matches_hook(self, resource_name: str, hook: str) -> bool:
         return hook in self.hooks_for(resource_name)
@@ -287,7 +288,7 @@ class ResourceRegistry:
         actions: set[str] = set()
         for entry in self._resource_entries(resource_name):
             actions |= _as_set(entry.get("restricted_actions"))
-        return frozenset(actions)
+        return frozenset(actions) if actions else NO_NAMES
 
     def child(self, resource_name: str) -> ResourceRegistry:
         """The registry a nested stack of ``resource_name`` sees: every mapping, but

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from kiln.errors import PathElement
 from kiln.template import parser
 from kiln.template.checks import validate_tree
-from kiln.template.definitions import ResourceResolver, StackIdentity
+from kiln.template.definitions import NO_NAMES, ResourceResolver, StackIdentity
 from kiln.template.errors import StackValidationFailed, section_error
 from kiln.template.function import Function, gc_paused
 from kiln.template.hot.resources import STATIC_REFERENCES
@@ -61,7 +61,7 @@ CFN_KEYS = Keys("Resources", "Outputs", "Parameters", "Conditions", "Description
                 "Value", "Description")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ResourceSnippet:
     """One resource as parsed (function trees, not yet resolved)."""
 
@@ -443,6 +443,10 @@ def _output(builder: _Builder, name: str, snippet: dict[str, Any], keys: Keys) -
         condition=cond, raw=snippet, checked=checked, noted=noted)
 
 
+#: what most resources reference: nothing (one shared value, not one per resource)
+_NO_REFERENCES: tuple[frozenset[str], tuple[tuple[str, str], ...]] = (NO_NAMES, ())
+
+
 def _static_references(nodes: Sequence[Function],
                        ) -> tuple[frozenset[str], tuple[tuple[str, str], ...]] | None:
     """The literal references under ``nodes``, or None if any is stack-dependent."""
@@ -468,4 +472,6 @@ def _static_references(nodes: Sequence[Function],
             elif item.touches_resources or item.stack_checked:
                 return None
             stack.append(item.args)
+    if not names:
+        return _NO_REFERENCES
     return frozenset(names), tuple(attrs)
