@@ -19,8 +19,6 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-import croniter
-
 from kiln.template.constraints import register_custom_constraint
 
 FQDN_MAX_LEN = 255
@@ -180,6 +178,8 @@ def _timezone(value: Any) -> str | None:
 def _cron_expression(value: Any) -> str | None:
     if not value:
         return None
+    import croniter  # on first use: a cron constraint is rare, the module is not small
+
     try:
         croniter.croniter(value)
     except Exception as exc:  # croniter reports bad input with several exception types

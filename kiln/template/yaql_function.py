@@ -1,5 +1,8 @@
 """The ``yaql`` function, evaluated under Heat's iteration and memory limits.
 
+yaql itself is imported on first use: few templates call it, and loading it costs every
+process several megabytes of memory and tens of milliseconds of start-up.
+
 The limits are per stack context (``ctx.yaql_limits``: ``[yaql] limit_iterators`` and
 ``memory_quota`` from the caller's configuration), so a template can never make the
 engine build unbounded collections. Parsers are cached per limit pair because building
@@ -13,17 +16,22 @@ import threading
 from functools import lru_cache
 from typing import Any
 
-import yaql
-from yaql.language import exceptions as yaql_exc
-
 from kiln.template.function import Function, ResolveContext, ValidateContext
 
 _lock = threading.Lock()
 _root_context: Any = None
 
 
+def _yaql_error() -> type[Exception]:
+    from yaql.language import exceptions as yaql_exc
+
+    return yaql_exc.YaqlException  # type: ignore[no-any-return]
+
+
 @lru_cache(maxsize=8)
 def _parser(limit_iterators: int, memory_quota: int) -> Any:
+    import yaql
+
     return yaql.YaqlFactory().create({"yaql.limitIterators": limit_iterators,
                                       "yaql.memoryQuota": memory_quota})
 
@@ -32,6 +40,8 @@ def _context() -> Any:
     global _root_context
     with _lock:
         if _root_context is None:
+            import yaql
+
             _root_context = yaql.create_context()
         return _root_context.create_child_context()
 
@@ -78,18 +88,20 @@ class Yaql(Function):
     def _parse(self, expression: Any, limits: tuple[int, int], err: Any) -> Any:
         if not isinstance(expression, str):
             raise err(f'The "expression" argument to {self.fn_name} must contain a string.')
+        parser = _parser(*limits)
         try:
-            return _parser(*limits)(expression)
-        except yaql_exc.YaqlException as exc:
+            return parser(expression)
+        except _yaql_error() as exc:
             raise err(f"Bad expression {exc}.") from None
 
     def result(self, ctx: ResolveContext) -> Any:
         statement = self._parse(ctx.resolve(self.args["expression"]), ctx.yaql_limits,
                                 self.error)
         data = ctx.resolve(self.args.get("data", {}))
+        context = _context()
         try:
-            return _plain(statement.evaluate({"data": data}, _context()))
-        except yaql_exc.YaqlException as exc:
+            return _plain(statement.evaluate({"data": data}, context))
+        except _yaql_error() as exc:
             raise self.error(str(exc)) from None
         except (TypeError, ValueError, KeyError, IndexError, AttributeError,
                 ArithmeticError, RecursionError) as exc:
