@@ -271,7 +271,7 @@ class TemplateCache:
     recently used template always stays, however big.
     """
 
-    def __init__(self, size: int = 256, max_resources: int = 20000) -> None:
+    def __init__(self, size: int = 256, max_resources: int = 10000) -> None:
         self.size = size
         self.max_resources = max_resources
         self._items: dict[int, tuple[Any, int]] = {}

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kiln.db import stacks as db_stacks
+from kiln.db import templates as db_templates
 from kiln.db.models import utcnow
 from kiln.engine import create as create_action
 from kiln.engine import delete as delete_action
@@ -71,8 +72,12 @@ class StackOps(LifecycleOps):
         if rec.action == DELETE:
             raise NotSupported("Updating a stack when it is deleting is not supported.")
         current = await engine.load(rec.id)
-        raw = await self.db.run(db_stacks.get_raw_template, rec.raw_template_id)
         patch = bool(args.get("existing"))
+        # the stored body is needed only by a PATCH without a template; a big stack's
+        # parsed body would otherwise sit beside the old and the new template
+        read_raw = db_stacks.get_raw_template if patch and template is None \
+            else db_templates.get_raw_template_without_body
+        raw = await self.db.run(read_raw, rec.raw_template_id)
         new_files = {**raw.files, **(files or {})} if patch else dict(files or {})
         body = template if template is not None else (raw.template if patch else None)
         if body is None:

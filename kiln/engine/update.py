@@ -130,6 +130,8 @@ async def replace(engine: Engine, target: Target, old: Slot, definition: Resourc
         # the old resource now only waits for its delete, which rarely reads its
         # properties: keep them as stored, validated again only if read
         old.plugin.properties = StoredProperties(old.plugin, old.state.properties_data)
+    # nothing compares the old definition again: let the old template's snippets go
+    old.definition = old.plugin.definition = old.definition.superseded()
     if change is Change.REPLACE_DBC:
         await delete_resource(engine, stack, old, deadline)
     new = make_slot(stack, definition, requires=old.requires)

@@ -7,6 +7,7 @@ whichever module happens to build them.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -51,6 +52,9 @@ def name_set(names: Iterable[str]) -> frozenset[str]:
     return frozenset(names) or NO_NAMES
 
 
+_NO_SNIPPET: Mapping[str, Any] = {}
+
+
 @dataclass(frozen=True, slots=True)
 class ResourceDefinition:
     """One resource as the template declares it; properties and metadata stay unresolved."""
@@ -66,6 +70,12 @@ class ResourceDefinition:
     condition: str | None = None
     #: the resource's raw snippet as written, for export/abandon and update diffs
     raw: Mapping[str, Any] = field(default_factory=dict)
+
+    def superseded(self) -> ResourceDefinition:
+        """This definition as a resource that a replacement superseded needs it: its
+        delete reads the type, the policies and (rarely) the properties, never the
+        snippet as written, which is a stack's largest per-resource object."""
+        return dataclasses.replace(self, metadata=None, raw=_NO_SNIPPET)
 
     def freeze(self) -> dict[str, Any]:
         """A JSON-able snapshot used to compare old and new definitions on update."""
