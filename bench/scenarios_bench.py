@@ -139,7 +139,7 @@ class RssSampler:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
-    def _sample(self) -> int:
+    def sample(self) -> int:
         total = 0
         for p in [self.proc, *self.proc.children(recursive=True)]:
             try:
@@ -151,7 +151,7 @@ class RssSampler:
     def _run(self) -> None:
         while not self._stop.wait(0.05):
             try:
-                self.peak = max(self.peak, self._sample())
+                self.peak = max(self.peak, self.sample())
             except psutil.Error:
                 return
 
@@ -167,7 +167,7 @@ class RssSampler:
         return total
 
     def reset(self) -> None:
-        self.peak = self._sample()
+        self.peak = self.sample()
 
     def start(self) -> None:
         self.reset()
@@ -276,24 +276,57 @@ def warm_up(hc: Any, args: argparse.Namespace) -> float:
     return round(time.perf_counter() - began, 3)
 
 
+def cases(args: argparse.Namespace) -> list[tuple[str, int]]:
+    return [(scenario, n) for n in args.sizes for scenario in args.scenarios
+            if n < 10000 or scenario in LARGE_OK or args.force_large]
+
+
 def run_all(hc: Any, args: argparse.Namespace, rss: RssSampler | None,
-            pid: int | None = None) -> list[dict[str, Any]]:
+            pid: int | None = None, only: list[tuple[str, int]] | None = None,
+            ) -> list[dict[str, Any]]:
     results = []
     profiler = Profiler(pid, args.py_spy)
-    for n in args.sizes:
-        for scenario in args.scenarios:
-            if n >= 10000 and scenario not in LARGE_OK and not args.force_large:
-                continue
-            for run in range(args.runs):
-                profiler.start(f"{scenario}-{n}-{run}")
-                try:
-                    result = run_case(hc, scenario, n, args, rss)
-                except heat_exc.HTTPException as exc:
-                    result = {"scenario": scenario, "size": n, "error": str(exc)}
-                finally:
-                    profiler.stop()
-                print(json.dumps(result), flush=True)
-                results.append(result)
+    for scenario, n in cases(args) if only is None else only:
+        for run in range(args.runs):
+            profiler.start(f"{scenario}-{n}-{run}")
+            try:
+                result = run_case(hc, scenario, n, args, rss)
+            except heat_exc.HTTPException as exc:
+                result = {"scenario": scenario, "size": n, "error": str(exc)}
+            finally:
+                profiler.stop()
+            print(json.dumps(result), flush=True)
+            results.append(result)
+    return results
+
+
+def run_on_new_server(args: argparse.Namespace, record: dict[str, Any],
+                      only: list[tuple[str, int]] | None = None) -> list[dict[str, Any]]:
+    """Start ``kiln serve`` on a fresh SQLite file, warm it up, run the cases, stop it."""
+    from tests.support.server import start_kiln
+
+    with tempfile.TemporaryDirectory() as tmp:
+        kiln = start_kiln(Path(tmp) / "kiln", options={
+            "DEFAULT": {"max_resources_per_stack": -1, "max_events_per_stack": 1000,
+                        "max_template_size": 1 << 24, "max_json_body_size": 1 << 25}})
+        record.setdefault("target", {"server": "kiln serve",
+                                     "database": "sqlite (state_path, WAL)",
+                                     "startup_s": round(kiln.startup_seconds, 3)})
+        rss = RssSampler(kiln.proc.pid)
+        rss.start()
+        try:
+            hc = heat_client.Client("1", endpoint=kiln.endpoint("bench"), token="x")
+            record.setdefault("warm_up_s", warm_up(hc, args))
+            # what the server holds before any measured stack: the per-action peaks
+            # below are this plus what the action itself needs
+            record.setdefault("server_rss_after_warm_up_mb",
+                              round(rss.sample() / 2**20, 1))
+            results = run_all(hc, args, rss, kiln.proc.pid, only)
+        finally:
+            rss.stop()
+            kiln.stop()
+        record["server_peak_rss_mb"] = max(record.get("server_peak_rss_mb", 0.0),
+                                           round(rss.peak / 2**20, 1))
     return results
 
 
@@ -311,24 +344,15 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
         record["warm_up_s"] = warm_up(hc, args)
         record["results"] = run_all(hc, args, None)
         return record
-    from tests.support.server import start_kiln
-
-    with tempfile.TemporaryDirectory() as tmp:
-        kiln = start_kiln(Path(tmp) / "kiln", options={
-            "DEFAULT": {"max_resources_per_stack": -1, "max_events_per_stack": 1000,
-                        "max_template_size": 1 << 24, "max_json_body_size": 1 << 25}})
-        record["target"] = {"server": "kiln serve", "database": "sqlite (state_path, WAL)",
-                            "startup_s": round(kiln.startup_seconds, 3)}
-        rss = RssSampler(kiln.proc.pid)
-        rss.start()
-        try:
-            hc = heat_client.Client("1", endpoint=kiln.endpoint("bench"), token="x")
-            record["warm_up_s"] = warm_up(hc, args)
-            record["results"] = run_all(hc, args, rss, kiln.proc.pid)
-        finally:
-            rss.stop()
-            kiln.stop()
-        record["server_peak_rss_mb"] = round(rss.peak / 2**20, 1)
+    if not args.server_per_case:
+        record["results"] = run_on_new_server(args, record)
+        return record
+    # each case on its own server: a case's peak RSS then holds nothing an earlier case
+    # left behind (freed memory a process keeps mapped, caches)
+    record["server_per_case"] = True
+    record["results"] = []
+    for one in cases(args):
+        record["results"].extend(run_on_new_server(args, record, [one]))
     return record
 
 
@@ -348,6 +372,8 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--write", action="store_true",
                         help="record in bench/results/scenarios.json")
     parser.add_argument("--json", type=Path, help="record in this file")
+    parser.add_argument("--server-per-case", action="store_true",
+                        help="a new kiln serve for each scenario and size")
     parser.add_argument("--py-spy", type=Path, metavar="DIR",
                         help="profile the server with py-spy during each case, into DIR")
     args = parser.parse_args(argv)
