@@ -88,6 +88,20 @@ def seal(value: Any) -> Any:
     return {SEALED_KEY: encrypt_value(value)}
 
 
+def seal_shared(value: Any, sealed: dict[str, Any]) -> Any:
+    """:func:`seal`, encrypting each distinct document once per ``sealed`` memo: the
+    events of one write batch mostly carry the same properties (a resource's IN_PROGRESS
+    and COMPLETE, or a thousand resources declared alike), and each Fernet token costs
+    an AES pass, an HMAC and its own few hundred bytes until the batch commits."""
+    if value is None or not CONF.encrypt_parameters_and_properties:
+        return value
+    text = json.dumps(value)
+    found = sealed.get(text)
+    if found is None:
+        found = sealed[text] = {SEALED_KEY: encrypt(text)}
+    return found
+
+
 def unseal(stored: Any) -> Any:
     if isinstance(stored, dict) and len(stored) == 1 and SEALED_KEY in stored:
         return decrypt_value(stored[SEALED_KEY])

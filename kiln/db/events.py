@@ -64,6 +64,7 @@ def add_events(s: Session, rows: Sequence[NewEvent], *, max_events_per_stack: in
     now = utcnow()
     pending: _Pending = s.info.setdefault(_PENDING, _Pending())
     uuids: list[str] = []
+    sealed: dict[str, Any] = {}
     for r in rows:
         uid = r.uuid or str(uuidlib.uuid4())
         uuids.append(uid)
@@ -74,7 +75,8 @@ def add_events(s: Session, rows: Sequence[NewEvent], *, max_events_per_stack: in
                              "resource_action": r.resource_action,
                              "resource_status": r.resource_status,
                              "resource_status_reason": r.resource_status_reason or "",
-                             "resource_properties": crypt.seal(r.resource_properties),
+                             "resource_properties": crypt.seal_shared(r.resource_properties,
+                                                                     sealed),
                              "created_at": r.created_at or now})
     if purge_check_probability is None:
         purge_check_probability = 2.0 / max(purge_batch_size, 1)

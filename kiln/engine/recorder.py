@@ -53,8 +53,16 @@ def _apply(s: Session, changes: Sequence[_Change],
         db_events.add_events(s, events)
 
 
+#: what most transitions change in a resource's data: nothing (shared, never mutated)
+_NOTHING_NEW: dict[str, str] = {}
+_NOTHING_CHANGED: dict[str, str] = {}
+_NOTHING_GONE: list[str] = []
+
+
 def _data_changes(slot: Slot) -> tuple[dict[str, str], dict[str, str], list[str]]:
     data, saved = slot.state.data, slot.saved_data
+    if data == saved:  # a pending transition holds no data copies of its own
+        return _NOTHING_NEW, _NOTHING_CHANGED, _NOTHING_GONE
     new = {k: str(v) for k, v in data.items() if k not in saved}
     changed = {k: str(v) for k, v in data.items() if k in saved and saved[k] != v}
     gone = [k for k in saved if k not in data]

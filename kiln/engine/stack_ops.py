@@ -71,7 +71,6 @@ class StackOps(LifecycleOps):
             raise NotSupported("Updating a stack when it is suspended is not supported.")
         if rec.action == DELETE:
             raise NotSupported("Updating a stack when it is deleting is not supported.")
-        current = await engine.load(rec.id)
         patch = bool(args.get("existing"))
         # the stored body is needed only by a PATCH without a template; a big stack's
         # parsed body would otherwise sit beside the old and the new template
@@ -90,25 +89,28 @@ class StackOps(LifecycleOps):
         if patch or "disable_rollback" not in args:
             opts.disable_rollback = (bool(args["disable_rollback"])
                                      if "disable_rollback" in args
-                                     else current.info.disable_rollback)
+                                     else rec.disable_rollback)
         if "timeout_mins" not in args and "timeout" not in args:
-            opts.timeout_mins = current.info.timeout_mins
+            opts.timeout_mins = rec.timeout
         if "tags" not in args:
-            opts.tags = current.info.tags
+            opts.tags = rec.tags
         new = newstack.build(engine, name=rec.name, project_id=rec.project_id,
                              template=tmpl, environment=env, files=new_files, opts=opts,
                              username=rec.username, user_id=rec.user_id,
                              stack_id=rec.id, action=UPDATE)
-        new.parent_facade = current.parent_facade
+        new.parent_facade = await engine.parent_facade(rec)
         # validated as a new stack (before it takes the stored stack's info: a stored
         # stack's get_attr names are never re-judged, a new template's are)
         newstack.validate(engine, new)
+        # the slots were for validation only; the update moves the real ones in. The
+        # stored stack is loaded only now, so a big stack's validation slots and its
+        # stored slots are never in memory together
+        new.slots.clear()
+        current = await engine.load(rec.id)
         new.info = dataclasses.replace(current.info, timeout_mins=opts.timeout_mins,
                                        disable_rollback=opts.disable_rollback,
                                        tags=opts.tags)
         check_immutable(current, new)
-        # the slots were for validation only; the update moves the real ones in
-        new.slots.clear()
         return current, new
 
     async def update_stack(self, ctx: RequestContext, stack_identity: Identity,

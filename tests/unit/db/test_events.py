@@ -134,3 +134,28 @@ def test_events_visible_in_their_own_transaction_and_gone_with_its_rollback(tx: 
         pass
     with tx() as s:
         assert [e.uuid for e in events.list_events(s, EventQuery([st.id]))] == ids
+
+
+def test_equal_properties_in_one_batch_are_encrypted_once_and_read_back(tx: Tx) -> None:
+    import sqlalchemy as sa
+
+    from kiln.db.models import Event
+
+    st = new_stack(tx)
+    same = {"password": "pa55", "length": 8}
+    other = {"password": "0ther", "length": 9}
+    with tx() as s:
+        events.add_events(s, [
+            NewEvent(st.id, name, "T", "CREATE", "COMPLETE", resource_properties=props)
+            for name, props in (("a", same), ("b", dict(same)), ("c", other),
+                                ("d", None))])
+    with tx() as s:
+        stored: dict[str, Any] = dict(s.execute(sa.select(Event.resource_name,
+                                                          Event.resource_properties)).all())
+        listed = {e.resource_name: e.resource_properties
+                  for e in events.list_events(s, EventQuery([st.id]))}
+    assert "pa55" not in str(stored) and "0ther" not in str(stored)
+    # equal documents share one token; different ones do not
+    assert stored["a"] == stored["b"] != stored["c"]
+    assert stored["d"] is None
+    assert listed == {"a": same, "b": same, "c": other, "d": None}
