@@ -11,6 +11,8 @@ fails half-way through upgrading a read lock.
 from __future__ import annotations
 
 import os
+import sqlite3
+import time
 from typing import Any
 
 import sqlalchemy as sa
@@ -76,17 +78,35 @@ def _configure_sqlite(engine: sa.Engine) -> None:
         # transactions cannot express IMMEDIATE).
         dbapi_conn.isolation_level = None
         cur = dbapi_conn.cursor()
+        cur.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
         if not memory:
-            cur.execute("PRAGMA journal_mode=WAL")
+            _enter_wal(cur)
             cur.execute("PRAGMA synchronous=NORMAL")
         cur.execute("PRAGMA foreign_keys=ON")
-        cur.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
         cur.close()
 
     @event.listens_for(engine, "begin")
     def _on_begin(conn: sa.Connection) -> None:
         mode = conn.get_execution_options().get("kiln_begin", "")
         conn.exec_driver_sql(f"BEGIN {mode}".strip())
+
+
+def _enter_wal(cur: Any) -> None:
+    """Switch the file to WAL. The switch needs the file to itself, and SQLite answers
+    "database is locked" at once instead of waiting through the busy timeout, so
+    processes starting together on a new database (``kiln api`` beside ``kiln engine``)
+    retry it, backing off, for as long as the busy timeout would have waited."""
+    deadline = time.monotonic() + SQLITE_BUSY_TIMEOUT_MS / 1000
+    delay = 0.001
+    while True:
+        try:
+            cur.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() + delay > deadline:
+                raise
+        time.sleep(delay)  # lock backoff: SQLite offers nothing to wait on
+        delay = min(delay * 2, 0.05)
 
 
 def is_sqlite(engine: sa.Engine) -> bool:
