@@ -34,12 +34,15 @@ _PENDING = "kiln_pending_resource_updates"
 _TABLE = cast(sa.Table, Resource.__table__)
 
 
-def _values(values: Mapping[str, Any]) -> dict[str, Any]:
+def _values(values: Mapping[str, Any], sealed: dict[str, Any] | None = None,
+            ) -> dict[str, Any]:
+    """Row values as stored; ``sealed`` memoises encrypted properties over many rows."""
     out = dict(values)
     if "metadata" in out:
         out["rsrc_metadata"] = out.pop("metadata")
     if "properties_data" in out:
-        out["properties_data"] = crypt.seal(out["properties_data"])
+        out["properties_data"] = crypt.seal_shared(out["properties_data"],
+                                                   {} if sealed is None else sealed)
     out.setdefault("updated_at", utcnow())
     return out
 
@@ -274,7 +277,10 @@ def update_resource(s: Session, resource_id: int, values: ResourceValues, *,
 def update_resources(s: Session, updates: Sequence[tuple[int, ResourceValues]]) -> None:
     """Many unconditional updates at once (executemany, grouped by the columns set)."""
     flush_resource_updates(s)
-    _execute_updates(s, [(rid, _values(values)) for rid, values in updates])
+    # a batch's rows mostly carry equal properties (a resource's own transitions, or
+    # resources declared alike): each distinct document is encrypted once
+    sealed: dict[str, Any] = {}
+    _execute_updates(s, [(rid, _values(values, sealed)) for rid, values in updates])
 
 
 def _execute_updates(s: Session, updates: Sequence[tuple[int, dict[str, Any]]]) -> None:

@@ -294,3 +294,24 @@ def test_data_of_many_resources_written_in_order(tx: Tx) -> None:
         assert resources.get_resource_data(s, a) == {"kept": "2", "value": "v2"}
         assert resources.get_resource_data(s, b) == {"readded": "new", "plain": "p"}
         resources.write_resource_data(s, [])
+
+
+def test_batched_updates_encrypt_each_distinct_properties_document_once(tx: Tx) -> None:
+    from kiln.db.models import Resource
+
+    st = new_stack(tx)
+    same = {"password": "pa55", "length": 8}
+    other = {"password": "0ther", "length": 9}
+    with tx() as s:
+        made = resources.create_resources(s, [NewResource(st.id, st.id, n, "T")
+                                              for n in ("a", "b", "c")])
+        ids = {r.name: r.id for r in made}
+        resources.update_resources(s, [(ids["a"], {"properties_data": same}),
+                                       (ids["b"], {"properties_data": dict(same)}),
+                                       (ids["c"], {"properties_data": other})])
+    with tx() as s:
+        stored = dict(s.execute(sa.select(Resource.name, Resource.properties_data)).all())
+        listed = {r.name: r.properties_data for r in resources.list_resources(s, st.id)}
+    assert "pa55" not in str(stored) and "0ther" not in str(stored)
+    assert stored["a"] == stored["b"] != stored["c"]
+    assert listed == {"a": same, "b": same, "c": other}
