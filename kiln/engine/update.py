@@ -1,15 +1,18 @@
 """Stack update (and the rollback that re-applies the previous template).
 
 One forward walk over the *new* template's graph decides and applies each resource's
-:class:`~kiln.engine.actions.Change` when its requirements are done; then a cleanup walk
-deletes, dependants first, everything the new template no longer has plus every
-resource a replacement superseded. Replacements keep the old row (``replaced_by``)
-until the cleanup, so a rollback can put the old resource back instead of building
-it again.
+:class:`~kiln.engine.actions.Change` when its requirements are done. A resource a
+replacement superseded is deleted during that walk as soon as nothing can need it
+(:mod:`kiln.engine.superseded`, as Heat's convergence engine does); a cleanup walk then
+deletes, dependants first, the rest: everything the new template no longer has, and old
+resources still waiting. Until deleted, a replaced resource keeps its row
+(``replaced_by``), so a rollback after a failure puts back the old resources still there
+(those whose dependants had not all been updated) instead of building them again.
 """
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,11 +24,13 @@ from kiln.db.records import NewResource
 from kiln.engine import hooks, outputs
 from kiln.engine.actions import (
     COMPLETE,
+    DELETE,
     FAILED,
     IN_PROGRESS,
     ROLLBACK,
     UPDATE,
     Change,
+    resource_failed,
     stack_completed,
     stack_started,
 )
@@ -37,6 +42,7 @@ from kiln.engine.plan import decide
 from kiln.engine.runner import run_action
 from kiln.engine.scheduler import Deadline, Outcome, traverse
 from kiln.engine.stack import LiveStack, Slot
+from kiln.engine.superseded import SupersededCleaner
 from kiln.graph import Graph
 from kiln.template.definitions import ResourceDefinition, name_set
 
@@ -47,9 +53,14 @@ class Target:
 
     stack: LiveStack
     definitions: dict[str, ResourceDefinition]
-    doomed: list[Slot] = field(default_factory=list)
+    #: slots to delete, by identity (in the order they were doomed)
+    doomed: dict[int, Slot] = field(default_factory=dict)
     fresh: set[str] = field(default_factory=set)
     changes: dict[str, Change] = field(default_factory=dict)
+    cleaner: SupersededCleaner | None = None
+
+    def doom(self, slot: Slot) -> None:
+        self.doomed[id(slot)] = slot
 
 
 def replacement_reason(slot: Slot, stack: LiveStack) -> str:
@@ -68,17 +79,17 @@ def build_target(current: LiveStack, new: LiveStack, *, restore_replaced: bool) 
     restorable = {s.name: s for s in stale if restore_replaced and needs_delete(s)}
     for slot in stale:
         if restorable.get(slot.name) is not slot:
-            target.doomed.append(slot)
+            target.doom(slot)
     for name, slot in current.slots.items():
         if name not in definitions:
-            target.doomed.append(slot)
+            target.doom(slot)
     for name, definition in definitions.items():
         found = current.slots.get(name)
         old = restorable.get(name)
         if old is not None:
             # rollback: the resource a failed replacement superseded comes back
             if found is not None:
-                target.doomed.append(found)
+                target.doom(found)
             found = old
             found.replaced_by = None
             # it was made from the template being restored, not the failed one
@@ -143,7 +154,9 @@ async def replace(engine: Engine, target: Target, old: Slot, definition: Resourc
                                                                 old.db_id)
     old.replaced_by = new.db_id
     stack.slots[definition.name] = new
-    target.doomed.append(old)
+    target.doom(old)
+    if target.cleaner is not None:
+        target.cleaner.superseded(definition.name, old)
     await create_resource(engine, stack, new, deadline)
 
 
@@ -204,7 +217,7 @@ async def update_one(engine: Engine, target: Target, name: str, deadline: Deadli
 
 async def cleanup(engine: Engine, target: Target, deadline: Deadline) -> Outcome:
     """Delete the doomed slots, dependants first (by their old requirements)."""
-    doomed = {str(s.db_id or id(s)): s for s in target.doomed}
+    doomed = {str(s.db_id or id(s)): s for s in target.doomed.values()}
     by_name: dict[str, list[str]] = {}
     for key, slot in doomed.items():
         by_name.setdefault(slot.name, []).append(key)
@@ -231,15 +244,33 @@ async def apply(engine: Engine, target: Target, *, action: str,
     stack = target.stack
     await store_fresh(engine, target)
     graph = engine.graph(stack)
+    cleaner = target.cleaner = SupersededCleaner(engine, stack, graph, target.doomed,
+                                                 deadline, is_nested)
 
     async def visit(name: str) -> None:
-        await update_one(engine, target, name, deadline)
+        try:
+            await update_one(engine, target, name, deadline)
+        except BaseException:
+            cleaner.stop()   # the walk stops starting work: so do the early deletes
+            raise
+        cleaner.visited_ok(name)
 
-    outcome = await traverse(graph, visit, action=action, limit=engine.limit,
-                             unlimited=lambda n: is_nested(stack.slots[n]),
-                             deadline=deadline, cancel=cancel)
+    try:
+        outcome = await traverse(graph, visit, action=action, limit=engine.limit,
+                                 unlimited=lambda n: is_nested(stack.slots[n]),
+                                 deadline=deadline, cancel=cancel)
+    except BaseException:
+        await asyncio.shield(cleaner.cancel())
+        raise
+    finally:
+        target.cleaner = None
+    if not outcome.ok:
+        cleaner.stop()
+    await cleaner.drain()
     if not outcome.ok:
         return outcome
+    if cleaner.failure is not None:
+        return Outcome(ok=False, reason=resource_failed(DELETE, cleaner.failure))
     return await cleanup(engine, target, deadline)
 
 

@@ -261,3 +261,60 @@ async def test_restore_snapshot_after_replacements(service: EngineService,
     assert await service.get_template(ctx, ident) == start
     b = await service.describe_stack_resource(ctx, ident, "b")
     assert b["attributes"]["value"] == "b1"
+
+
+async def test_a_replaced_resource_is_deleted_once_nothing_needs_it(
+        service: EngineService, ctx: RequestContext, gate: Gate) -> None:
+    """As in Heat's convergence: the old resource goes inside the update's traversal,
+    once every resource requiring it has been updated to its replacement."""
+    start = hot({"a": g(generation="1"), "b": g(generation="1"),
+                 "c": g(["b"], value="x")})
+    ident = await service.create_stack(ctx, "early", start, {}, {}, {})
+    await service.wait_for_stack(ident["stack_id"])
+    before = await physical(service, ctx, ident)
+
+    gate.arm("b", "CREATE")       # b's replacement is held ...
+    gate.arm("a", "DELETE")
+    gate.arm("b", "DELETE")
+    gate.arm("c", "UPDATE")
+    new = hot({"a": g(generation="2"), "b": g(generation="2"), "c": g(["b"], value="y")})
+    await service.update_stack(ctx, ident, new, {}, {}, {})
+    await gate.arrived("b", "CREATE")
+    # ... while the old a, which nothing requires, is deleted already
+    await gate.arrived("a", "DELETE")
+    assert await status(service, ctx, ident) == "UPDATE_IN_PROGRESS"
+    gate.release("a", "DELETE")
+    gate.release("b", "CREATE")
+    # the old b waits for c, which requires b, to be updated to the new b
+    await gate.arrived("c", "UPDATE")
+    assert ("arrive", "b", "DELETE") not in gate.timeline
+    gate.release("c", "UPDATE")
+    await gate.arrived("b", "DELETE")
+    gate.release("b", "DELETE")
+    await service.wait_for_stack(ident["stack_id"])
+    assert await status(service, ctx, ident) == "UPDATE_COMPLETE"
+    after = await physical(service, ctx, ident)
+    assert after["a"].startswith("a-g2-") and after["b"].startswith("b-g2-")
+    assert after["c"] == before["c"]
+    evs = [(n, s) for n, s, _ in await events(service, ctx, ident)]
+    update_done = evs.index(("early", "UPDATE_COMPLETE"))
+    # the old a's delete is recorded before the update completes, not after it
+    assert evs.index(("a", "DELETE_COMPLETE")) < update_done
+    assert not stray_tasks()
+
+
+async def test_a_replaced_resource_a_removed_one_requires_waits_for_its_delete(
+        service: EngineService, ctx: RequestContext, gate: Gate) -> None:
+    start = hot({"a": g(generation="1"), "r": g(["a"])})
+    ident = await service.create_stack(ctx, "order", start, {}, {}, {})
+    await service.wait_for_stack(ident["stack_id"])
+    gate.arm("r", "DELETE")
+    await service.update_stack(ctx, ident, hot({"a": g(generation="2")}), {}, {}, {})
+    await gate.arrived("r", "DELETE")
+    # r is removed by the update and still requires the old a: a stays until r is gone
+    assert ("pass", "a", "DELETE") not in gate.timeline
+    gate.release("r", "DELETE")
+    await service.wait_for_stack(ident["stack_id"])
+    assert await status(service, ctx, ident) == "UPDATE_COMPLETE"
+    timeline = [(step, n, a) for step, n, a in gate.timeline if a == "DELETE"]
+    assert timeline.index(("release", "r", "DELETE")) < timeline.index(("pass", "a", "DELETE"))
