@@ -23,8 +23,9 @@ from kiln.engine import delete as delete_action
 from kiln.engine import lifecycle, newstack
 from kiln.engine import update as update_action
 from kiln.engine.actions import DELETE, FAILED, IN_PROGRESS, UPDATE, stack_started
+from kiln.engine.loader import info_from_record
 from kiln.engine.stack import LiveStack
-from kiln.errors import RequestLimitExceeded
+from kiln.errors import EntityNotFound, RequestLimitExceeded
 from kiln.resources.base import Resource, Token
 from kiln.resources.nested import NAME_KEY, ChildMember
 from kiln.template import load_template
@@ -105,12 +106,21 @@ class NestedOps:
                      parameters: Mapping[str, Any], files: Mapping[str, str] | None = None,
                      timeout_mins: int | None = None) -> None:
         engine = self.engine
-        current = await engine.load(stack_id)
+        rec = await engine.db.run(db_stacks.get_stack, stack_id)
+        if rec is None:
+            raise EntityNotFound(f"The Stack ({stack_id}) could not be found.")
         new = self._build(parent, template, parameters, files, timeout_mins,
-                          name=current.info.name, stack_id=stack_id, action=UPDATE)
-        new.info = dataclasses.replace(current.info, timeout_mins=timeout_mins)
-        await self._validate(new, existing=len(current.slots))
+                          name=rec.name, stack_id=stack_id, action=UPDATE)
+        new.info = dataclasses.replace(info_from_record(rec), timeout_mins=timeout_mins)
+        existing = 0
+        if engine.conf.max_resources_per_stack != -1:
+            existing = await engine.db.run(db_resources.count_stack_resource_names, stack_id)
+        await self._validate(new, existing=existing)
+        # the validation slots go before the stored child is loaded: a big group's two
+        # sets of 10,000 slots are never in memory together
         new.slots.clear()
+        current = await engine.load(stack_id)
+        new.info = dataclasses.replace(current.info, timeout_mins=timeout_mins)
         await engine.acquire(current)
         hidden = sorted(getattr(new.bound.parameters, "hidden", ()) or ())
         template_id = await engine.db.write(
