@@ -268,10 +268,13 @@ class TemplateCache:
     Bounded by the resources the cached templates declare (``max_resources``) as well as
     by their number: one 10,000-resource template weighs as much as the whole cache of
     small ones would, and a cache of 256 such templates would be gigabytes. The most
-    recently used template always stays, however big.
+    recently used template always stays, however big. The default holds one
+    10,000-resource template beside small ones (a big ResourceGroup's child beside its
+    parent's templates: evicting the child makes the next read parse it again) but not
+    two: once an update caches its new template, the old one goes.
     """
 
-    def __init__(self, size: int = 256, max_resources: int = 10000) -> None:
+    def __init__(self, size: int = 256, max_resources: int = 15000) -> None:
         self.size = size
         self.max_resources = max_resources
         self._items: dict[int, tuple[Any, int]] = {}

@@ -58,12 +58,17 @@ EMPTY_CHILD = {"heat_template_version": "2013-05-23"}
 
 
 def _replace_index(value: Any, index_var: str, index: str) -> Any:
+    """``value`` with ``index_var`` replaced. A part with nothing to replace is returned
+    itself, not copied: the members of a big group whose definition never mentions the
+    index then share one properties document (templates are never changed in place)."""
     if isinstance(value, str):
         return value.replace(index_var, index)
     if isinstance(value, list):
-        return [_replace_index(v, index_var, index) for v in value]
+        items = [_replace_index(v, index_var, index) for v in value]
+        return value if all(a is b for a, b in zip(items, value, strict=True)) else items
     if isinstance(value, dict):
-        return {k: _replace_index(v, index_var, index) for k, v in value.items()}
+        out = {k: _replace_index(v, index_var, index) for k, v in value.items()}
+        return value if all(out[k] is v for k, v in value.items()) else out
     return value
 
 
