@@ -83,9 +83,7 @@ SEALED_KEY = "__kiln_encrypted__"
 def seal(value: Any) -> Any:
     """Resource properties (which often carry hidden parameter values) as stored: one
     encrypted document when ``encrypt_parameters_and_properties`` is set, else as is."""
-    if value is None or not CONF.encrypt_parameters_and_properties:
-        return value
-    return {SEALED_KEY: encrypt_value(value)}
+    return seal_shared(value, {})
 
 
 def seal_shared(value: Any, sealed: dict[str, Any]) -> Any:

@@ -58,7 +58,7 @@ def get_raw_template(s: Session, template_id: int) -> RawTemplateRecord:
     if row is None:
         raise errors.EntityNotFound(f"The Raw Template ({template_id}) could not be found.")
     return RawTemplateRecord(id=row.id, template=row.template,
-                             environment=_decrypt_env(row.environment), files=row.files)
+                             environment=decrypt_env(row.environment), files=row.files)
 
 
 def delete_raw_template(s: Session, template_id: int) -> None:
@@ -78,7 +78,7 @@ def _encrypt_env(environment: Mapping[str, Any], hidden: Sequence[str]) -> dict[
     return env
 
 
-def _decrypt_env(stored: Mapping[str, Any]) -> dict[str, Any]:
+def decrypt_env(stored: Mapping[str, Any]) -> dict[str, Any]:
     env = dict(stored)
     names = env.get("encrypted_param_names") or []
     if names:

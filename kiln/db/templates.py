@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 from kiln import errors
 from kiln.db.models import RawTemplate
 from kiln.db.records import RawTemplateRecord
-from kiln.db.stacks import _decrypt_env
+from kiln.db.stacks import decrypt_env
 
 _TABLE = cast(sa.Table, RawTemplate.__table__)
 _WITHOUT_BODY = sa.select(_TABLE.c.environment, _TABLE.c.files).where(
@@ -30,4 +30,4 @@ def get_raw_template_without_body(s: Session, template_id: int) -> RawTemplateRe
         raise errors.EntityNotFound(f"The Raw Template ({template_id}) could not be found.")
     environment, files = cast(tuple[Any, Any], tuple(row))
     return RawTemplateRecord(id=template_id, template={},
-                             environment=_decrypt_env(environment or {}), files=files or {})
+                             environment=decrypt_env(environment or {}), files=files or {})

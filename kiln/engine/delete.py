@@ -58,6 +58,15 @@ async def delete_resource(engine: Engine, stack: LiveStack, slot: Slot,
     await hooks.pause(engine, stack, slot, "post", DELETE)
 
 
+async def delete_with_row(engine: Engine, stack: LiveStack, slot: Slot,
+                          deadline: Deadline | None = None) -> None:
+    """Delete the resource if it still exists, then its row."""
+    if needs_delete(slot):
+        await delete_resource(engine, stack, slot, deadline)
+    if slot.db_id:
+        await engine.db.write(db_resources.delete_resource, slot.db_id)
+
+
 async def delete_resources(engine: Engine, stack: LiveStack, *, action: str = DELETE,
                            remove_rows: bool = False,
                            deadline: Deadline | None = None) -> Outcome:
@@ -66,10 +75,10 @@ async def delete_resources(engine: Engine, stack: LiveStack, *, action: str = DE
 
     async def visit(name: str) -> None:
         slot = stack.slots[name]
-        if needs_delete(slot):
+        if remove_rows:
+            await delete_with_row(engine, stack, slot, deadline)
+        elif needs_delete(slot):
             await delete_resource(engine, stack, slot, deadline)
-        if remove_rows and slot.db_id:
-            await engine.db.write(db_resources.delete_resource, slot.db_id)
 
     return await traverse(graph, visit, action=action, limit=engine.limit,
                           unlimited=lambda n: bool(getattr(stack.slots[n].plugin,

@@ -120,7 +120,6 @@ class NestedOps:
         # sets of 10,000 slots are never in memory together
         new.slots.clear()
         current = await engine.load(stack_id)
-        new.info = dataclasses.replace(current.info, timeout_mins=timeout_mins)
         await engine.acquire(current)
         hidden = sorted(getattr(new.bound.parameters, "hidden", ()) or ())
         template_id = await engine.db.write(

@@ -25,7 +25,7 @@ import contextlib
 from collections.abc import Callable
 from typing import Any
 
-from kiln.db import resources as db_resources
+from kiln.engine.delete import delete_with_row
 from kiln.engine.runner import failure_reason
 from kiln.engine.scheduler import Deadline
 from kiln.engine.stack import LiveStack, Slot
@@ -91,18 +91,13 @@ class SupersededCleaner:
         task.add_done_callback(self.tasks.discard)
 
     async def _delete(self, old: Slot) -> None:
-        from kiln.engine.delete import delete_resource, needs_delete
-
         engine = self.engine
         try:
             limit = contextlib.nullcontext() if self.is_nested(old) else engine.limit
             async with limit:
                 if self.stopped:
                     return
-                if needs_delete(old):
-                    await delete_resource(engine, self.stack, old, self.deadline)
-                if old.db_id:
-                    await engine.db.write(db_resources.delete_resource, old.db_id)
+                await delete_with_row(engine, self.stack, old, self.deadline)
         except Exception as exc:
             self.stopped = True
             if self.failure is None:

@@ -36,7 +36,7 @@ from kiln.engine.actions import (
 )
 from kiln.engine.core import Engine
 from kiln.engine.create import create_resource, is_nested, stored_properties
-from kiln.engine.delete import delete_resource, needs_delete
+from kiln.engine.delete import delete_resource, delete_with_row, needs_delete
 from kiln.engine.loader import StoredProperties, make_slot, plugin_class, stale_slots
 from kiln.engine.plan import decide
 from kiln.engine.runner import run_action
@@ -228,11 +228,7 @@ async def cleanup(engine: Engine, target: Target, deadline: Deadline) -> Outcome
     target.doomed.clear()   # each slot is let go once deleted (``doomed`` holds them)
 
     async def visit(key: str) -> None:
-        slot = doomed[key]
-        if needs_delete(slot):
-            await delete_resource(engine, stack, slot, deadline)
-        if slot.db_id:
-            await engine.db.write(db_resources.delete_resource, slot.db_id)
+        await delete_with_row(engine, stack, doomed[key], deadline)
         del doomed[key]
 
     return await traverse(graph, visit, action=UPDATE, limit=engine.limit,
