@@ -89,9 +89,9 @@ def build_service(conf: cfg.ConfigOpts, role: Role) -> Any:
     return EngineService(conf=conf, db_url=database_url(conf))
 
 
-async def start_service(service: Any) -> None:
+async def start_service(service: Any, db_url: str) -> None:
     """Start the engine (it opens the database), mapping database problems to clear errors."""
-    from sqlalchemy.exc import ArgumentError, OperationalError
+    from sqlalchemy.exc import ArgumentError, DatabaseError, OperationalError
     try:
         await service.start()
     except ArgumentError as exc:
@@ -102,6 +102,20 @@ async def start_service(service: Any) -> None:
             "(e.g. pip install 'kiln[postgresql]' or 'kiln[mysql]')") from None
     except OperationalError as exc:
         raise StartupError(f"cannot open the database: {exc.orig}") from None
+    except DatabaseError as exc:
+        # SQLite's answer to a file that is not (or no longer) a database: a corrupt or
+        # truncated file, or another file at the configured path
+        raise StartupError(f"cannot open the database {_database_name(db_url)}: "
+                           f"{exc.orig}") from None
+
+
+def _database_name(db_url: str) -> str:
+    """The SQLite file at ``db_url`` (the URL without credentials otherwise)."""
+    from sqlalchemy.engine import make_url
+    url = make_url(db_url)
+    if url.get_backend_name() == "sqlite" and url.database:
+        return f"file {os.path.abspath(url.database)}"
+    return url.render_as_string(hide_password=True)
 
 
 #: Seconds the engine gets beyond graceful_shutdown_timeout to checkpoint and close the
@@ -170,7 +184,7 @@ async def run(conf: cfg.ConfigOpts, role: Role, *, started_at: float | None = No
         sock = bind_socket(conf.heat_api.bind_host, conf.heat_api.bind_port)
     service = build_service(conf, role)
     try:
-        await start_service(service)
+        await start_service(service, database_url(conf))
     except BaseException:
         if sock is not None:
             sock.close()

@@ -92,3 +92,29 @@ def test_several_api_workers_are_refused_rather_than_ignored(tmp_path: Path) -> 
                   cwd=tmp_path)
     assert result.returncode == CONFIG_ERROR
     assert result.stderr.startswith("kiln: error: [heat_api] workers: only 1 is supported")
+
+
+def _garbage(path: Path, tmp_path: Path) -> None:
+    path.write_bytes(b"this is no database\n" * 200)
+
+
+def _truncated(path: Path, tmp_path: Path) -> None:
+    conf = tmp_path / "make.conf"
+    conf.write_text(f"[DEFAULT]\nstate_path = {tmp_path}/make\n"
+                    f"[database]\nconnection = sqlite:///{path}\n")
+    assert kiln("db", "upgrade", "--config-file", str(conf), cwd=tmp_path).returncode == 0
+    whole = path.read_bytes()
+    path.write_bytes(whole[:len(whole) // 3])
+
+
+@pytest.mark.parametrize("spoil", [_garbage, _truncated], ids=["garbage", "truncated"])
+def test_a_file_that_is_not_a_database_is_named(tmp_path: Path, spoil: object) -> None:
+    db_file = tmp_path / "kiln.sqlite"
+    spoil(db_file, tmp_path)  # type: ignore[operator]
+    path = config(tmp_path, f"[database]\nconnection = sqlite:///{db_file}\n")
+    result = kiln("serve", "--config-file", path, cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stderr.startswith(f"kiln: error: cannot open the database file {db_file}: ")
+    assert ("file is not a database" in result.stderr
+            or "database disk image is malformed" in result.stderr)
+    assert len(result.stderr.splitlines()) == 1
