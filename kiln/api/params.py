@@ -31,13 +31,25 @@ def _is_int_like(value: Any) -> bool:
         return False
 
 
+#: The largest integer any query or body field may carry: every database column Kiln
+#: stores one in (or compares one with) is at least a signed 32-bit integer, and a larger
+#: value would reach the database driver as an overflow (a 500) instead of a 400.
+MAX_INT = 2**31 - 1
+
+
 def extract_int(name: str, value: Any, *, allow_zero: bool = True,
                 allow_negative: bool = False) -> int | None:
     if value is None:
         return None
+    if isinstance(value, str) and len(value) > 20:
+        raise bad_request(f"Value '{value[:40]}...' is invalid for '{name}' which only "
+                          f"accepts integers up to {MAX_INT}.")
     if not _is_int_like(value):
         raise bad_request(f"Only integer is acceptable by '{name}'.")
     result = int(value)
+    if abs(result) > MAX_INT:
+        raise bad_request(f"Value '{value}' is invalid for '{name}' which only accepts "
+                          f"integers up to {MAX_INT}.")
     if result == 0 and not allow_zero:
         raise bad_request(f"Only non-zero integer is acceptable by '{name}'.")
     if result < 0 and not allow_negative:

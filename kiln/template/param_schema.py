@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from kiln import errors as _e
 from kiln.template import constraints as c
+from kiln.template.parser import MAX_DEPTH, flow_depth_ok, nesting_exceeds
 
 Family = Literal["hot", "cfn"]
 
@@ -142,13 +143,25 @@ def parse_list(value: Any) -> list[str]:
 
 
 def parse_json(value: Any) -> Any:
-    """json: text parsed; maps and lists kept (round-tripped, as Heat does)."""
+    """json: text parsed; maps and lists kept (round-tripped, as Heat does).
+
+    Nesting is bounded like a template's (:data:`MAX_DEPTH`), checked before the text is
+    parsed and again on the result: a value nested hundreds deep parses, but every later
+    recursive walk of it (serialising, copying, resolving) would overflow the stack."""
+    too_deep = ValueError(f"Value must be valid JSON: nested more than {MAX_DEPTH} levels "
+                          "of maps or lists")
+    if isinstance(value, str) and not flow_depth_ok(value):
+        raise too_deep
+    if not isinstance(value, str) and nesting_exceeds(value, MAX_DEPTH):
+        raise too_deep
     try:
         text = value if isinstance(value, str) else json.dumps(value)
         if text:
             return json.loads(text)
     except (ValueError, TypeError) as exc:
         raise ValueError(f"Value must be valid JSON: {exc}") from None
+    except RecursionError:
+        raise too_deep from None
     return value
 
 

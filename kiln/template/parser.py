@@ -46,7 +46,7 @@ def check_size(text: str, max_size: int) -> None:
             f"allowed size ({max_size} bytes).")
 
 
-def _flow_depth_ok(text: str) -> bool:
+def flow_depth_ok(text: str) -> bool:
     """Upper bound of bracket nesting; quoted brackets only make it more cautious."""
     depth = 0
     for ch in _BRACKETS.findall(text):
@@ -57,6 +57,21 @@ def _flow_depth_ok(text: str) -> bool:
         elif depth:
             depth -= 1
     return True
+
+
+def nesting_exceeds(data: Any, limit: int) -> bool:
+    """True if maps/lists in ``data`` nest more than ``limit`` levels (walked level by
+    level, without recursion)."""
+    level: list[Any] = [data] if isinstance(data, dict | list) else []
+    depth = 0
+    while level:
+        depth += 1
+        if depth > limit:
+            return True
+        level = [v for item in level
+                 for v in (item.values() if isinstance(item, dict) else item)
+                 if isinstance(v, dict | list)]
+    return False
 
 
 def _too_deep() -> StackValidationFailed:
@@ -80,7 +95,7 @@ def parse_text(text: str | bytes, *, max_size: int = 524288,
     except RecursionError:
         raise _too_deep() from None
     except ValueError:
-        if not _flow_depth_ok(text):  # before libyaml, which recurses on the C stack
+        if not flow_depth_ok(text):  # before libyaml, which recurses on the C stack
             raise _too_deep() from None
         data, shape = _load_yaml(text, url)
     if not isinstance(data, dict):
@@ -95,7 +110,7 @@ def load_yaml_document(text: str | bytes) -> Any:
     crash the process, not raise. ``yaml.YAMLError`` is left to the caller to word."""
     if isinstance(text, bytes):
         text = text.decode("utf-8", "replace")
-    if not _flow_depth_ok(text):
+    if not flow_depth_ok(text):
         raise _too_deep()
     try:
         data, shape = yaml_loader.load_with_shape(text)

@@ -352,3 +352,15 @@ def test_slim_listing_carries_each_listed_stacks_tags_in_given_order(tx: Tx) -> 
                                                          ("mid", ())]
     assert [(row[1], row[-1]) for row in everything] == [
         ("new", ("b", "c", "a")), ("mid", ()), ("old", ("z", "a"))]
+
+
+def test_the_largest_integer_the_api_accepts_fits_every_backend(tx: Tx) -> None:
+    # the API refuses larger limits and timeouts with a 400 (kiln.api.params.MAX_INT),
+    # so the database must take this one as a page size and as a stored timeout
+    from kiln.api.params import MAX_INT
+
+    st = new_stack(tx, "big", timeout=MAX_INT)
+    with tx() as s:
+        listed = stacks.list_stacks(s, StackQuery(project_id="p1", limit=MAX_INT))
+        assert [r.id for r in listed] == [st.id]
+        assert stacks.get_stack(s, st.id).timeout == MAX_INT
