@@ -56,6 +56,11 @@ default_opts = [
     cfg.ListOpt("template_url_allowed_schemes", default=["http", "https"],
                 help="Schemes a template_url may use."),
     cfg.IntOpt("template_url_timeout", default=10, help="Seconds to fetch a template_url."),
+    cfg.ListOpt("template_url_allowed_hosts", default=[],
+                help="Host names and networks (CIDR, or single addresses) that template_url "
+                     "and a nested stack's TemplateURL may reach although they are loopback "
+                     "or private; link-local addresses (169.254.0.0/16, the metadata "
+                     "service) are never fetched. Every redirect is checked too."),
     cfg.IntOpt("periodic_interval", default=60,
                help="Seconds between engine housekeeping runs."),
     cfg.StrOpt("host", default="kiln", help="Name of this host, as reported by services."),

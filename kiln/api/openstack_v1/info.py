@@ -32,7 +32,8 @@ async def validate(call: Call) -> Any:
     deep = p.extract_bool("deep", query["deep"]) if query.get("deep") else False
     template = await data.template(
         allowed_schemes=list(call.conf.template_url_allowed_schemes),
-        timeout=float(call.conf.template_url_timeout))
+        timeout=float(call.conf.template_url_timeout),
+        allowed_hosts=list(call.conf.template_url_allowed_hosts))
     env, files, env_files = data.environment(), data.files(), data.environment_files()
     result = await call.service.validate_template(
         call.ctx, template=template, params=env, files=files, environment_files=env_files,

@@ -42,7 +42,8 @@ def _instantiation(call: Call, body: dict[str, Any], *, patch: bool = False) -> 
 
 async def _template(call: Call, data: Instantiation) -> dict[str, Any] | None:
     return await data.template(allowed_schemes=list(call.conf.template_url_allowed_schemes),
-                               timeout=float(call.conf.template_url_timeout))
+                               timeout=float(call.conf.template_url_timeout),
+        allowed_hosts=list(call.conf.template_url_allowed_hosts))
 
 
 async def index(call: Call) -> Any:

@@ -1,16 +1,17 @@
 """AWS::CloudFormation::Stack: a nested stack from ``TemplateURL``.
 
 The template is taken from the request's ``files`` under that URL (as the clients send
-it), else fetched (allowed schemes and timeout from ``template_url_*``). Attributes are
-``Outputs.<key>``; Ref gives the child stack's ARN.
+it), else fetched (allowed schemes, hosts and timeout from ``template_url_*``, every hop
+checked by :mod:`kiln.urlfetch`). Attributes are ``Outputs.<key>``; Ref gives the child
+stack's ARN.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import urlparse
 
+from kiln import urlfetch
 from kiln.errors import InvalidTemplateAttribute
 from kiln.resources.base import Properties, Property, ResourceFailure, SupportStatus, Token
 from kiln.resources.nested import NestedStackResource
@@ -40,21 +41,17 @@ class NestedStack(NestedStackResource):
         if url in files:
             return str(files[url])
         conf = self.runtime.conf
-        schemes = list(getattr(conf, "template_url_allowed_schemes", ["http", "https"]))
-        if urlparse(url).scheme not in schemes:
-            raise ResourceFailure(f'Could not fetch remote template "{url}": Invalid URL '
-                                  f'scheme {urlparse(url).scheme}', exc_type="Error")
-        import httpx
-
         try:
-            async with httpx.AsyncClient(
-                    timeout=float(getattr(conf, "template_url_timeout", 10))) as client:
-                response = await client.get(url)
-                response.raise_for_status()
-                return response.text
-        except httpx.HTTPError as exc:
+            body = await urlfetch.fetch(
+                url, allowed_schemes=list(getattr(conf, "template_url_allowed_schemes",
+                                                  ["http", "https"])),
+                allowed_hosts=list(getattr(conf, "template_url_allowed_hosts", [])),
+                timeout=float(getattr(conf, "template_url_timeout", 10)),
+                limit=int(getattr(conf, "max_template_size", 524288)))
+        except urlfetch.FetchError as exc:
             raise ResourceFailure(f'Could not fetch remote template "{url}": {exc}',
                                   exc_type="Error") from None
+        return body.decode("utf-8", "replace")
 
     async def _load(self, properties: Properties) -> None:
         url = properties["TemplateURL"]

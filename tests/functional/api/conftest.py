@@ -55,6 +55,8 @@ def small_limits_conf() -> cfg.ConfigOpts:
     conf.set_override("max_json_body_size", 4096)
     conf.set_override("max_template_size", 2048)
     conf.set_override("template_url_timeout", 1)
+    # the tests' template server listens on loopback, which is refused unless allowed
+    conf.set_override("template_url_allowed_hosts", ["127.0.0.1"])
     return conf
 
 

@@ -4,7 +4,9 @@ what the database drivers store)."""
 
 from __future__ import annotations
 
+import http.server
 import json
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -74,3 +76,92 @@ def test_limit_beyond_a_database_integer_is_a_400(api: httpx.Client, path: str) 
     resp = api.get(path, params={"limit": "99999999999999999999999"})
     assert "'limit'" in _error(resp)
     assert api.get(path, params={"limit": str(2**31 - 1)}).status_code == 200
+
+
+# -- URLs the server fetches -------------------------------------------------------------
+
+class _Templates(http.server.BaseHTTPRequestHandler):
+    """Serves a template at /t.yaml and redirects /away to another loopback address
+    (127.0.0.2, not allowed: a lost check would still not leave the machine)."""
+
+    def do_GET(self) -> None:
+        if self.path == "/away":
+            self.send_response(302)
+            self.send_header("Location", "http://127.0.0.2:1/latest/meta-data/")
+            self.end_headers()
+            return
+        body = json.dumps({**HOT, "outputs": {"o": {"value": "fetched"}}}).encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def templates_url() -> Iterator[str]:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Templates)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_template_url_at_kilns_own_api_is_refused(api: httpx.Client,
+                                                  kiln_server: KilnProcess) -> None:
+    # another project's template, read through the server's own loopback address
+    other = httpx.post(kiln_server.endpoint("other") + "/stacks", json={
+        "stack_name": "secret", "template": {**HOT, "description": "other project"}})
+    assert other.status_code == 201, other.text
+    url = kiln_server.endpoint("other") + "/stacks/secret/template"
+    resp = api.post("/stacks", json={"stack_name": "steal", "template_url": url})
+    assert _error(resp) == (f"Could not retrieve template: {url} resolves to a loopback "
+                            "address (127.0.0.1), which template_url_allowed_hosts does "
+                            "not allow")
+
+
+# Only loopback here: were the check ever lost, these requests must not leave the
+# machine. Link-local (the metadata address) and private ranges are proven refused
+# before any connection in tests/unit/api/test_urlfetch.py, on an in-memory transport.
+@pytest.mark.parametrize(("host", "reason"), [
+    ("localhost", "resolves to a loopback address"),
+    ("127.0.0.2:1", "resolves to a loopback address (127.0.0.2)"),
+])
+def test_template_url_to_inside_addresses_is_refused(api: httpx.Client, host: str,
+                                                     reason: str) -> None:
+    url = f"http://{host}/latest/meta-data/"
+    for path in ("/stacks", "/validate"):
+        resp = api.post(path, json={"stack_name": "inside", "template_url": url})
+        assert _error(resp).startswith(f"Could not retrieve template: {url} {reason}")
+
+
+def test_allowed_loopback_server_is_fetched_but_not_its_redirects(
+        start_kiln_factory: Any, templates_url: str) -> None:
+    kiln = start_kiln_factory(options={"DEFAULT": {"template_url_allowed_hosts":
+                                                   "127.0.0.1"}})
+    with httpx.Client(base_url=kiln.endpoint("demo"), timeout=60) as client:
+        ok = client.post("/validate", json={"template_url": templates_url + "/t.yaml"})
+        assert ok.status_code == 200, ok.text
+        resp = client.post("/stacks", json={"stack_name": "hop",
+                                            "template_url": templates_url + "/away"})
+        assert _error(resp) == (
+            "Could not retrieve template: http://127.0.0.2:1/latest/meta-data/ resolves "
+            "to a loopback address (127.0.0.2), which template_url_allowed_hosts does not "
+            "allow")
+
+
+def test_a_nested_stacks_template_url_is_checked_too(heat: Any, api: httpx.Client,
+                                                     templates_url: str) -> None:
+    template = {"AWSTemplateFormatVersion": "2010-09-09", "Resources": {
+        "N": {"Type": "AWS::CloudFormation::Stack",
+              "Properties": {"TemplateURL": templates_url + "/t.yaml"}}}}
+    resp = api.post("/stacks", json={"stack_name": "cfnurl", "template": template})
+    assert resp.status_code == 201, resp.text
+    stack = wait_for_stack_status(heat, "cfnurl")
+    assert stack.stack_status == "CREATE_FAILED"
+    assert "resolves to a loopback address (127.0.0.1)" in stack.stack_status_reason
