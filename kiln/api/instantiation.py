@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import yaml
@@ -120,7 +120,7 @@ def check_stack_name(name: Any) -> str:
 
 
 async def fetch_template(url: str, *, allowed_schemes: list[str], timeout: float,
-                         limit: int, allowed_hosts: list[str]) -> bytes:
+                         limit: int, allowed_hosts: Sequence[str] = ()) -> bytes:
     """The template at ``url``, every hop checked (see :mod:`kiln.urlfetch`)."""
     try:
         return await urlfetch.fetch(url, allowed_schemes=allowed_schemes,
@@ -150,7 +150,7 @@ class Instantiation:
         return check_stack_name(self.data["stack_name"])
 
     async def template(self, *, allowed_schemes: list[str], timeout: float,
-                       allowed_hosts: list[str]) -> dict[str, Any] | None:
+                       allowed_hosts: Sequence[str] = ()) -> dict[str, Any] | None:
         data = self.data
         if "adopt_stack_data" in data:
             adopt = data["adopt_stack_data"]
