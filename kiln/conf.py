@@ -93,9 +93,18 @@ yaql_opts = [
                help="Maximum elements a yaql collection may produce."),
     cfg.IntOpt("memory_quota", default=10000,
                help="Maximum memory (bytes) a yaql expression may use."),
+    cfg.FloatOpt("timeout", default=5.0, min=0.1,
+                 help="Seconds one yaql evaluation may run (Kiln only): it runs in a child "
+                      "process that is killed at this deadline, since yaql's own limits do "
+                      "not bound time (a backtracking regex)."),
 ]
 
 engine_opts = [
+    cfg.IntOpt("max_function_output_size", default=4194304, min=1024,
+               help="Largest result one template function may build, in characters of a "
+                    "string plus items of lists and maps at every level (str_replace, "
+                    "repeat, list_join, ...): checked before the result is built, so a "
+                    "small template cannot make the engine build gigabytes."),
     cfg.IntOpt("max_concurrency", default=1000,
                help="Resource actions running at once in one engine, across all stacks."),
     cfg.FloatOpt("poll_initial_delay", default=0.01,

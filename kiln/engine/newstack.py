@@ -10,6 +10,7 @@ An OS::Heat::None's properties are neither resolved nor checked (Heat keeps none
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -160,13 +161,20 @@ async def prepare(engine: Engine, ctx: RequestContext, name: str,
     """A new top-level stack from a request, checked as create checks it (name free,
     quota, template, environment, limits) — shared by create, preview and adopt."""
     await check_new(engine, name=name, project_id=ctx.project_id, is_admin=ctx.is_admin)
-    tmpl, env = parse_request(template, params, files, environment_files, engine.conf)
-    stack = build(engine, name=name, project_id=ctx.project_id, template=tmpl,
-                  environment=env, files=dict(files or {}), opts=Options.from_args(args),
-                  username=ctx.username, user_id=ctx.user_id, stack_id=stack_id,
-                  action=action)
-    validate(engine, stack)
-    return stack
+
+    def parse_and_check() -> LiveStack:
+        tmpl, env = parse_request(template, params, files, environment_files, engine.conf)
+        stack = build(engine, name=name, project_id=ctx.project_id, template=tmpl,
+                      environment=env, files=dict(files or {}),
+                      opts=Options.from_args(args), username=ctx.username,
+                      user_id=ctx.user_id, stack_id=stack_id, action=action)
+        validate(engine, stack)
+        return stack
+
+    # Off the event loop: a template's functions may take a while within their bounds
+    # (max_function_output_size, a yaql evaluation's timeout), and every other request
+    # is served meanwhile. Nothing here touches the engine's shared state.
+    return await asyncio.to_thread(parse_and_check)
 
 
 async def store(engine: Engine, stack: LiveStack) -> None:

@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING, Any
 from kiln.errors import InvalidTemplateReference
 from kiln.resources.base import Resource, ResourceState
 from kiln.template.definitions import NO_NAMES, ResourceDefinition, StackIdentity
+from kiln.template.limits import DEFAULT_MAX_OUTPUT
+from kiln.template.yaql_function import DEFAULT_TIMEOUT as DEFAULT_YAQL_TIMEOUT
 
 if TYPE_CHECKING:
     from kiln.engine.nested import NestedOps
@@ -124,7 +126,10 @@ class LiveStack:
         self.bound = self.template.bind(environment=self.environment,
                                         user_params=self.user_params,
                                         identity=self.identity, resolver=self,
-                                        validate_params=validate_params)
+                                        validate_params=validate_params,
+                                        max_output=_max_output(self.conf),
+                                        yaql_limits=_yaql_limits(self.conf),
+                                        yaql_timeout=_yaql_timeout(self.conf))
         return self.bound
 
     def identity_dict(self) -> dict[str, str]:
@@ -286,3 +291,22 @@ class StackRuntime:
         path = "waitcondition" if kind == "cfn_waitcondition" else "signal"
         cfn = getattr(self._stack.conf, "heat_waitcondition_server_url", None) or base
         return f"{cfn.rstrip('/')}/v1/{path}/{arn}"
+
+
+
+def _max_output(conf: Any) -> int:
+    """``[kiln_engine] max_function_output_size`` (the template layer's default for a
+    runtime configured without the group, as some tests build one)."""
+    group = getattr(conf, "kiln_engine", None)
+    return int(getattr(group, "max_function_output_size", DEFAULT_MAX_OUTPUT))
+
+
+def _yaql_limits(conf: Any) -> tuple[int, int]:
+    """``[yaql] limit_iterators`` and ``memory_quota`` (Heat's defaults without them)."""
+    group = getattr(conf, "yaql", None)
+    return (int(getattr(group, "limit_iterators", 200)),
+            int(getattr(group, "memory_quota", 10000)))
+
+
+def _yaql_timeout(conf: Any) -> float:
+    return float(getattr(getattr(conf, "yaql", None), "timeout", DEFAULT_YAQL_TIMEOUT))

@@ -25,8 +25,10 @@ from kiln.template.definitions import (
 )
 from kiln.template.errors import StackValidationFailed, reference_error
 from kiln.template.function import OMITTED, Function, gc_paused
+from kiln.template.limits import DEFAULT_MAX_OUTPUT
 from kiln.template.outputs import NO_DESCRIPTION, OutputResult, error_text
 from kiln.template.versions import TemplateVersion
+from kiln.template.yaql_function import DEFAULT_TIMEOUT as DEFAULT_YAQL_TIMEOUT
 
 if TYPE_CHECKING:
     from kiln.template.template import ResourceSnippet, Template
@@ -68,7 +70,9 @@ class BoundTemplate:
     def __init__(self, template: Template, *, environment: Any,
                  user_params: Mapping[str, Any], identity: StackIdentity | None,
                  resolver: ResourceResolver | None, validate_params: bool = True,
-                 yaql_limits: tuple[int, int] = (200, 10000), context: Any = None) -> None:
+                 yaql_limits: tuple[int, int] = (200, 10000), context: Any = None,
+                 max_output: int = DEFAULT_MAX_OUTPUT,
+                 yaql_timeout: float = DEFAULT_YAQL_TIMEOUT) -> None:
         from kiln.template.parameters import bind_parameters
 
         self.template = template
@@ -76,6 +80,8 @@ class BoundTemplate:
         self._identity = identity or _NULL_IDENTITY
         self._resolver: ResourceResolver = resolver or NullResolver()
         self._yaql_limits = yaql_limits
+        self._max_output = max_output
+        self._yaql_timeout = yaql_timeout
         self.parameters = bind_parameters(
             template.parameter_schemas, user_params, environment, identity,
             family=template.version.family, validate=validate_params, context=context)
@@ -115,6 +121,14 @@ class BoundTemplate:
     @property
     def yaql_limits(self) -> tuple[int, int]:
         return self._yaql_limits
+
+    @property
+    def max_output(self) -> int:
+        return self._max_output
+
+    @property
+    def yaql_timeout(self) -> float:
+        return self._yaql_timeout
 
     def resolve(self, node: Any, nullable: bool = False) -> Any:
         t = type(node)

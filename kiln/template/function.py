@@ -102,6 +102,16 @@ class ResolveContext(Protocol):
         """(limit_iterators, memory_quota)."""
         ...
 
+    @property
+    def yaql_timeout(self) -> float:
+        """Seconds one yaql evaluation may run (see :mod:`kiln.template.yaql_sandbox`)."""
+        ...
+
+    @property
+    def max_output(self) -> int:
+        """The largest result one function may build (see :mod:`kiln.template.limits`)."""
+        ...
+
     def resolve(self, node: Any, nullable: bool = False) -> Any:
         """Resolve nested data or nodes to plain data (memoised where allowed).
 

@@ -21,7 +21,9 @@ from kiln.template.definitions import NO_NAMES, ResourceResolver, StackIdentity
 from kiln.template.errors import StackValidationFailed, section_error
 from kiln.template.function import Function, gc_paused
 from kiln.template.hot.resources import STATIC_REFERENCES
+from kiln.template.limits import DEFAULT_MAX_OUTPUT
 from kiln.template.versions import REGISTRY, TemplateVersion
+from kiln.template.yaql_function import DEFAULT_TIMEOUT as DEFAULT_YAQL_TIMEOUT
 
 if TYPE_CHECKING:
     from kiln.template.bound import BoundTemplate
@@ -136,14 +138,16 @@ class Template:
     def bind(self, *, environment: Any = None, user_params: Mapping[str, Any] | None = None,
              identity: StackIdentity | None = None, resolver: ResourceResolver | None = None,
              validate_params: bool = True, yaql_limits: tuple[int, int] = (200, 10000),
-             context: Any = None) -> BoundTemplate:
+             context: Any = None, max_output: int = DEFAULT_MAX_OUTPUT,
+             yaql_timeout: float = DEFAULT_YAQL_TIMEOUT) -> BoundTemplate:
         """This template with one stack's parameters, environment and resources."""
         from kiln.template.bound import BoundTemplate
 
         return BoundTemplate(self, environment=environment, user_params=user_params or {},
                              identity=identity, resolver=resolver,
                              validate_params=validate_params, yaql_limits=yaql_limits,
-                             context=context)
+                             context=context, max_output=max_output,
+                             yaql_timeout=yaql_timeout)
 
     def validate_shallow(self) -> None:
         """What Heat checks without a stack: done at load; kept for the contract."""

@@ -16,6 +16,7 @@ import threading
 from functools import lru_cache
 from typing import Any
 
+from kiln.template import yaql_sandbox
 from kiln.template.function import Function, ResolveContext, ValidateContext
 
 _lock = threading.Lock()
@@ -47,6 +48,9 @@ def _context() -> Any:
 
 
 DEFAULT_LIMITS = (200, 10000)
+
+#: Seconds one evaluation may run (``[yaql] timeout``'s default).
+DEFAULT_TIMEOUT = 5.0
 
 
 def _plain(value: Any) -> Any:
@@ -99,10 +103,15 @@ class Yaql(Function):
                                 self.error)
         data = ctx.resolve(self.args.get("data", {}))
         context = _context()
+        timeout = ctx.yaql_timeout
         try:
-            return _plain(statement.evaluate({"data": data}, context))
-        except _yaql_error() as exc:
-            raise self.error(str(exc)) from None
-        except (TypeError, ValueError, KeyError, IndexError, AttributeError,
-                ArithmeticError, RecursionError) as exc:
+            return yaql_sandbox.run(
+                lambda: _plain(statement.evaluate({"data": data}, context)),
+                yaql_error=_yaql_error(), timeout=timeout)
+        except yaql_sandbox.Timeout:
+            raise self.error(f"The {self.fn_name} expression did not finish within "
+                             f"{timeout:g} seconds (yaql_timeout)") from None
+        except yaql_sandbox.Failed as exc:
+            if exc.kind == "yaql":
+                raise self.error(str(exc)) from None
             raise self.error(f"Error evaluating {self.fn_name} expression: {exc}") from None

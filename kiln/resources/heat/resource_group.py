@@ -29,7 +29,7 @@ import json
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from kiln.errors import InvalidTemplateAttribute
+from kiln.errors import InvalidTemplateAttribute, RequestLimitExceeded
 from kiln.resources.base import (
     Attribute,
     Properties,
@@ -209,10 +209,24 @@ class ResourceGroup(NestedStackResource):
             return []
 
     # -- the child template -------------------------------------------------------------
-    @staticmethod
-    def _target(props: Properties) -> dict[str, Any]:
+    def validate(self) -> None:
+        super().validate()
+        self._count(self.properties)
+
+    def _count(self, props: Properties) -> int:
+        """``count``, refused before a single member is built if the group alone would
+        exceed ``max_resources_per_stack`` (the whole tree is counted again when the
+        child stack is made; 10^12 members would otherwise be built first)."""
+        count = int(props["count"])
+        limit = int(getattr(self.runtime.conf, "max_resources_per_stack", -1))
+        if limit != -1 and count > limit:
+            raise RequestLimitExceeded(
+                "Request limit exceeded: Maximum resources per stack exceeded.")
+        return count
+
+    def _target(self, props: Properties) -> dict[str, Any]:
         """What a member's new definition is made from (JSON: it travels in tokens)."""
-        return {"count": int(props["count"]), "index_var": props["index_var"],
+        return {"count": self._count(props), "index_var": props["index_var"],
                 "resource_def": dict(props["resource_def"])}
 
     @staticmethod
@@ -276,7 +290,7 @@ class ResourceGroup(NestedStackResource):
         if policy is None or not props["count"]:
             return await super().handle_create()
         self._update_skiplist(props)
-        token = self._rollout(props, batch_steps(int(props["count"]), 0,
+        token = self._rollout(props, batch_steps(self._count(props), 0,
                                                  policy["max_batch_size"], 0),
                               policy["pause_time"])
         self.resource_id = await self.runtime.nested.create(
@@ -302,7 +316,7 @@ class ResourceGroup(NestedStackResource):
         skiplist = set(self._update_skiplist(new_properties))
         members = await self.runtime.nested.members(child)
         current = sum(1 for m in members if m.failed or m.name not in skiplist)
-        steps = batch_steps(int(new_properties["count"]), current,
+        steps = batch_steps(self._count(new_properties), current,
                             policy["max_batch_size"], policy["min_in_service"])
         return self._rollout(new_properties, steps, policy["pause_time"])
 

@@ -4,11 +4,13 @@ list_concat(_unique), make_url."""
 from __future__ import annotations
 
 import itertools
+import math
 from typing import Any
 from urllib import parse as urlparse
 
 from kiln.template.function import Function, ResolveContext, ValidateContext
 from kiln.template.hot.strings import to_json
+from kiln.template.limits import check_size, weight
 
 
 class MapMerge(Function):
@@ -24,6 +26,7 @@ class MapMerge(Function):
                              f'"{self.fn_name}" : [ {{ "key1": "val1" }}, '
                              '{ "key2": "val2" } ]')
         merged: dict[Any, Any] = {}
+        check_size(self, ctx, sum(len(m) for m in args if isinstance(m, dict)))
         for m in args:
             if m is None:
                 continue
@@ -142,6 +145,10 @@ class Repeat(Function):
             raise self.error(f"For {self.fn_name}, the length of for_each values should be "
                              "equal if no nested loop.")
         template = ctx.resolve(self.args["template"])
+        # every combination copies the template: refuse 10^9 of them before the first
+        count = (math.prod(len(v) for v in values) if nested
+                 else min((len(v) for v in values), default=0))
+        check_size(self, ctx, count * max(weight(template, ctx.max_output), 1))
         combos = itertools.product(*values) if nested else zip(*values, strict=False)
         return [self._substitute(keys, combo, template) for combo in combos]
 
@@ -203,7 +210,34 @@ class Filter(Function):
             return sequence
         if not isinstance(values, list):
             raise self.error(f'"{self.fn_name}" filters a list of values')
-        return [i for i in sequence if i not in values]
+        dropped = _Members(values)
+        return [i for i in sequence if i not in dropped]
+
+
+class _Members:
+    """List membership (``==``, as a list's ``in``) in constant time for hashable items:
+    filtering or de-duplicating a long list by scanning another one is quadratic, and a
+    template can make both lists millions long."""
+
+    def __init__(self, items: list[Any]) -> None:
+        self.hashable: set[Any] = set()
+        self.other: list[Any] = []
+        for item in items:
+            self.add(item)
+
+    def add(self, item: Any) -> None:
+        try:
+            self.hashable.add(item)
+        except TypeError:
+            self.other.append(item)
+
+    def __contains__(self, item: Any) -> bool:
+        try:
+            if item in self.hashable:
+                return True
+        except TypeError:
+            pass
+        return item in self.other
 
 
 class ListConcat(Function):
@@ -227,12 +261,15 @@ class ListConcat(Function):
                 raise self.error("Incorrect arguments: Items to concat must be lists. "
                                  f"{to_json(args)} contains an item that is not a list: "
                                  f"{to_json(m)}")
+            check_size(self, ctx, len(out) + len(m))
             out.extend(m)
         if not self.unique:
             return out
         unique: list[Any] = []
+        seen = _Members([])
         for item in out:
-            if item not in unique:
+            if item not in seen:
+                seen.add(item)
                 unique.append(item)
         return unique
 

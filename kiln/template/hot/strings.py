@@ -9,6 +9,7 @@ import json
 from typing import Any
 
 from kiln.template.function import Function, ResolveContext, ValidateContext
+from kiln.template.limits import check_size, check_weight
 
 
 def to_json(value: Any) -> str:
@@ -68,6 +69,9 @@ class Join(Function):
     def _join(self, ctx: ResolveContext, strings: list[Any]) -> str:
         """None joins as ""; from 2015-10-15 (``multiple``) maps and lists join as JSON."""
         delim = self._delim(ctx)
+        # the same long string may be listed many times: measure before joining
+        check_size(self, ctx, len(delim) * max(len(strings) - 1, 0)
+                   + sum(len(s) if isinstance(s, str) else 1 for s in strings))
         out = []
         for s in strings:
             if s is None:
@@ -75,6 +79,7 @@ class Join(Function):
             elif isinstance(s, str):
                 out.append(s)
             elif self.multiple and isinstance(s, dict | list):
+                check_weight(self, ctx, s)
                 out.append(to_json(s))
             elif self.multiple:
                 raise self.error(
@@ -146,7 +151,14 @@ class Replace(Function):
             if not isinstance(key, str):
                 raise self.error(f'"{self.fn_name}" param placeholders must be strings')
         keys = sorted(sorted(mapping), key=len, reverse=True)
-        values = {k: self.replacement(mapping[k], k) for k in keys}
+        values = {}
+        for k in keys:
+            if isinstance(mapping[k], dict | list):
+                check_weight(self, ctx, mapping[k])
+            values[k] = self.replacement(mapping[k], k)
+        # an upper bound of the result (every occurrence replaced), known before building
+        check_size(self, ctx, len(template) + sum(
+            template.count(k) * len(values[k]) for k in keys if k))
         unreplaced = set(keys)
         result = self._replace(template, keys, values, unreplaced)
         if self.strict and unreplaced:

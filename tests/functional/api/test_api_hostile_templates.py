@@ -1,0 +1,91 @@
+"""Templates that ask for unbounded work, against a real `kiln serve`: each is a 400 at
+its place, and the server keeps answering other requests (and SIGTERM) meanwhile."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import psutil
+import pytest
+
+from tests.support.server import KilnProcess
+
+HOT = {"heat_template_version": "2018-08-31"}
+THOUSAND = [str(i) for i in range(1000)]
+
+
+def _value(snippet: Any) -> dict[str, Any]:
+    return {**HOT, "resources": {"v": {"type": "OS::Heat::Value",
+                                       "properties": {"value": snippet}}}}
+
+
+@pytest.fixture
+def api(kiln_server: KilnProcess) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=kiln_server.endpoint("demo"), timeout=120) as client:
+        yield client
+
+
+@pytest.mark.parametrize(("template", "message"), [
+    ({**HOT, "resources": {"g": {"type": "OS::Heat::ResourceGroup", "properties": {
+        "count": 10**12, "resource_def": {"type": "OS::Heat::None"}}}}},
+     "Request limit exceeded: Maximum resources per stack exceeded."),
+    ({**HOT, "resources": {"g": {"type": "OS::Heat::ResourceGroup", "properties": {
+        "count": 100_000, "resource_def": {"type": "OS::Heat::None"}}}}},
+     "Request limit exceeded: Maximum resources per stack exceeded."),
+    (_value({"str_replace": {"template": "a" * 100_000, "params": {"a": "b" * 100_000}}}),
+     'resources.v.properties.value: The result of "str_replace" would be larger than '
+     "4194304 characters or items (max_function_output_size)"),
+    (_value({"repeat": {"template": "%a%-%b%-%c%", "for_each": {
+        "%a%": THOUSAND, "%b%": THOUSAND, "%c%": THOUSAND}}}),
+     'resources.v.properties.value: The result of "repeat" would be larger than 4194304 '
+     "characters or items (max_function_output_size)"),
+], ids=["group-10^12", "group-100000", "str_replace-10^10", "repeat-10^9"])
+def test_unbounded_work_is_refused_before_it_is_done(api: httpx.Client,
+                                                     template: dict[str, Any],
+                                                     message: str) -> None:
+    resp = api.post("/stacks", json={"stack_name": "boom", "template": template})
+    assert resp.status_code == 400, resp.text
+    assert resp.json()["error"]["message"] == message
+    assert api.get("/stacks").json()["stacks"] == []
+
+
+def test_a_backtracking_yaql_expression_leaves_the_api_responsive(
+        start_kiln_factory: Any) -> None:
+    kiln: KilnProcess = start_kiln_factory(options={"yaql": {"timeout": 10}})
+    endpoint = kiln.endpoint("demo")
+    template = _value({"yaql": {"expression": "regex('(a+)+$').matches($.data)",
+                                "data": "a" * 64 + "b"}})
+    answer: dict[str, httpx.Response] = {}
+    done = threading.Event()
+
+    def create() -> None:
+        try:
+            answer["create"] = httpx.post(endpoint + "/stacks", timeout=120, json={
+                "stack_name": "regex", "template": template})
+        finally:
+            done.set()
+
+    thread = threading.Thread(target=create)
+    thread.start()
+    try:
+        # the evaluation runs in a child process of the server: wait until it exists
+        server = psutil.Process(kiln.proc.pid)
+        deadline = time.monotonic() + 30
+        while not server.children() and not done.is_set():
+            assert time.monotonic() < deadline, "the yaql evaluation never started"
+            done.wait(0.01)  # poll for the child, bounded by the deadline
+        listed = httpx.get(endpoint + "/stacks", timeout=30)
+        assert listed.status_code == 200
+        assert not done.is_set(), "the create had already finished: nothing was proven"
+    finally:
+        thread.join(120)
+    resp = answer["create"]
+    assert resp.status_code == 400, resp.text
+    assert resp.json()["error"]["message"] == (
+        "resources.v.properties.value: The yaql expression did not finish within 10 "
+        "seconds (yaql_timeout)")
+    assert kiln.stop() == 0
