@@ -209,14 +209,11 @@ class ResourceGroup(NestedStackResource):
             return []
 
     # -- the child template -------------------------------------------------------------
-    def validate(self) -> None:
-        super().validate()
-        self._count(self.properties)
-
     def _count(self, props: Properties) -> int:
         """``count``, refused before a single member is built if the group alone would
         exceed ``max_resources_per_stack`` (the whole tree is counted again when the
-        child stack is made; 10^12 members would otherwise be built first)."""
+        child stack is made; 10^12 members would otherwise be built first). As in Heat,
+        this fails the group's create (CREATE_FAILED), not the stack create request."""
         count = int(props["count"])
         limit = int(getattr(self.runtime.conf, "max_resources_per_stack", -1))
         if limit != -1 and count > limit:

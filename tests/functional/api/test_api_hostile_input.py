@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import http.server
 import json
-import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -14,6 +13,7 @@ import httpx
 import pytest
 
 from tests.support.clients import wait_for_stack_status
+from tests.support.local_http import local_http_server
 from tests.support.server import KilnProcess
 
 HOT = {"heat_template_version": "2018-08-31"}
@@ -102,14 +102,8 @@ class _Templates(http.server.BaseHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def templates_url() -> Iterator[str]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Templates)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with local_http_server(_Templates) as url:
+        yield url
 
 
 def test_template_url_at_kilns_own_api_is_refused(api: httpx.Client,

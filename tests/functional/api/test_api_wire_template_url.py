@@ -9,6 +9,8 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
+from tests.support.local_http import local_http_server
+
 P = "/v1/demo"
 
 
@@ -36,15 +38,11 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def files_url() -> Iterator[str]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
+        with local_http_server(_Handler) as url:
+            yield url
     finally:
         _Handler.release.set()
-        server.shutdown()
-        server.server_close()
 
 
 def _create(wire: httpx.Client, url: str) -> dict[str, str]:
