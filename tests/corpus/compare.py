@@ -1,0 +1,134 @@
+"""Comparing Kiln's reduced answers with Heat's, and sorting the differences.
+
+A difference is either *deliberate* (Heat hung, answered 5xx, or leaked a Python error
+to the client where Kiln answers cleanly) or a *Kiln bug* (anything else), each with a
+short reason naming the first step and field that differ.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from tests.corpus.cases import AREAS
+
+STORE = Path(__file__).parent / "heat27"
+DIFFERENCES = Path(__file__).parent / "differences.json"
+
+#: Python's own words reaching a client: Heat let an exception's text through
+_LEAK = re.compile(r"Traceback|object has no attribute|NoneType|unhashable|not subscriptable|"
+                   r"TypeError|KeyError|AttributeError|IndexError|is not iterable|"
+                   r"invalid literal for|object is not callable|takes \d+ positional")
+
+Steps = list[dict[str, Any]]
+
+_ONE_ACTION = ("one action per stack at a time: Kiln answers 409 where convergence Heat "
+               "starts the new action over the running one")
+_ABANDON = ("Kiln serves abandon and export; Heat 27 refuses them unless the operator sets "
+            "enable_stack_abandon")
+#: a Kiln bug that shows only sometimes, so it cannot be a strict xfail of its own
+LOCK_RACE = ("Kiln bug, intermittent: an action sent as soon as the stack shows "
+             "CREATE_COMPLETE is sometimes refused with 409 (the stack's lock outlives "
+             "the status)")
+
+
+def lock_race(heat: Steps, kiln: Steps) -> bool:
+    """Kiln refused a step because the create it had just reported done still held the
+    stack, where Heat did not."""
+    def refused(steps: Steps) -> bool:
+        return any(s.get("status") == 409 and "(CREATE) in progress" in str(s.get("message"))
+                   for s in steps)
+    return refused(kiln) and not refused(heat)
+
+
+#: differences decided by design rather than by the shape of Heat's answer
+DELIBERATE = {
+    "api/state-update-in-progress": _ONE_ACTION,
+    "api/state-suspend-in-progress": _ONE_ACTION,
+    "api/stack-abandon": _ABANDON,
+    "api/unknown-GET-stacks_nope_00000000-0000-0000-0000-000000000000_export": _ABANDON,
+}
+
+
+def load_recorded() -> dict[str, dict[str, Any]]:
+    """Every recorded case as ``area/name`` -> {"case", "heat"}."""
+    out: dict[str, dict[str, Any]] = {}
+    for area in AREAS:
+        path = STORE / f"{area}.jsonl"
+        if not path.exists():
+            continue
+        for line in path.read_text().splitlines():
+            if line.strip():
+                entry = json.loads(line)
+                out[f"{area}/{entry['name']}"] = entry
+    return out
+
+
+def load_differences() -> dict[str, dict[str, str]]:
+    if not DIFFERENCES.exists():
+        return {}
+    data: dict[str, dict[str, str]] = json.loads(DIFFERENCES.read_text())
+    return data
+
+
+#: Python exception classes Heat lets through as the fault's type, usually with no message
+_PYTHON_TYPES = {"ValueError", "TypeError", "KeyError", "AttributeError", "IndexError"}
+#: the reference Heat runs without Keystone, so what needs it fails there (not a Heat rule)
+_NO_KEYSTONE = "No valid authentication is available"
+
+
+def heat_misbehaved(heat: Steps) -> str | None:
+    """Why Heat's answer is not one to copy, or None."""
+    for step in heat:
+        if "failure" in step:
+            return f"Heat gave no usable answer ({step['failure']})"
+        if step.get("status", 0) >= 500:
+            return f"Heat answered {step['status']}"
+        text = json.dumps(step)
+        if _NO_KEYSTONE in text:
+            return "the reference Heat has no Keystone to reach itself"
+        if step.get("type") in _PYTHON_TYPES or _LEAK.search(text):
+            return "Heat leaked a Python error"
+        if '\\"%s\\"' in text or "%(" in text or " {} " in text:
+            return "Heat's message is an unformatted template"
+    return None
+
+
+def clean(kiln: Steps) -> bool:
+    """Kiln answered every step, without a 5xx, and every error has a message that is
+    not Python's (the fault's type may repeat the class Heat names)."""
+    for step in kiln:
+        if "failure" in step or step.get("status", 0) >= 500:
+            return False
+        if step.get("status", 0) >= 400 and not step.get("message"):
+            return False
+        if _LEAK.search(json.dumps({k: v for k, v in step.items() if k != "type"})):
+            return False
+    return True
+
+
+def explain(heat: Steps, kiln: Steps) -> str:
+    """The first difference, in a few words."""
+    for i, (h, k) in enumerate(zip(heat, kiln, strict=False)):
+        if h == k:
+            continue
+        where = f"step {i + 1}"
+        for field in ("failure", "status", "type", "message", "stack_status", "reason",
+                      "outputs", "resources", "changes", "replaced", "result", "seen",
+                      "text", "body"):
+            if h.get(field) != k.get(field):
+                return (f"{where} {field}: Heat {_short(h.get(field))} / "
+                        f"Kiln {_short(k.get(field))}")
+    return f"{len(heat)} steps in Heat, {len(kiln)} in Kiln"
+
+
+def category(reason: str) -> str:
+    """The reason without the values: what the README counts."""
+    return reason.split(":", 1)[0].split(" ", 2)[-1]
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, sort_keys=True)
+    return text if len(text) <= 160 else text[:157] + "..."
