@@ -99,6 +99,11 @@ def list_services(s: Session) -> list[ServiceRecord]:
     return [_service_record(r) for r in rows]
 
 
+def alive_engines(dead_after: float) -> sa.Select[Any]:
+    """The ids of engines heartbeating within ``dead_after`` seconds (a subquery)."""
+    return _alive_ids(dead_after)
+
+
 def _alive_ids(dead_after: float) -> sa.Select[Any]:
     cutoff = utcnow() - dt.timedelta(seconds=dead_after)
     return sa.select(Service.engine_id).where(Service.deleted_at.is_(None),

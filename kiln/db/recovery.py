@@ -17,7 +17,7 @@ from kiln.db import events as db_events
 from kiln.db import locks as db_locks
 from kiln.db import resources as db_resources
 from kiln.db import stacks as db_stacks
-from kiln.db.models import Stack, utcnow
+from kiln.db.models import Snapshot, Stack, utcnow
 from kiln.db.records import NewEvent, StackRecord
 
 _IN_PROGRESS = "IN_PROGRESS"
@@ -56,6 +56,24 @@ def take_stack(s: Session, rec: StackRecord, me: str) -> bool:
     return db_locks.steal_stack_lock(s, rec.id, rec.engine_id, me)
 
 
+def take_from_dead(s: Session, stack_id: str, me: str, dead_after: float) -> bool:
+    """Make ``me`` the holder of a stack whose holder is not alive (a parent's resumed
+    action reaching a child the dead engine also held, before the sweep got to it)."""
+    holder = db_locks.get_stack_lock(s, stack_id)
+    if holder is None or holder == me:
+        return db_locks.acquire_stack_lock(s, stack_id, me).acquired
+    alive = s.execute(db_locks.alive_engines(dead_after)).scalars().all()
+    return holder not in alive and db_locks.steal_stack_lock(s, stack_id, holder, me)
+
+
+def fail_stuck_snapshots(s: Session, stack_id: str, reason: str) -> None:
+    """Snapshot rows of a stack whose snapshot action ended without finishing them
+    (they could be neither restored nor deleted while IN_PROGRESS)."""
+    s.execute(sa.update(Snapshot).where(Snapshot.stack_id == stack_id,
+                                        Snapshot.status == _IN_PROGRESS)
+              .values(status=_FAILED, status_reason=reason))
+
+
 def fail_stored_stack(s: Session, stack_id: str, reason: str) -> None:
     """Last resort when a stack cannot even be loaded: its IN_PROGRESS resources and the
     stack itself become FAILED with ``reason``, with the stack's FAILED event."""
@@ -68,6 +86,7 @@ def fail_stored_stack(s: Session, stack_id: str, reason: str) -> None:
                 "status": _FAILED, "status_reason": reason, "engine_id": None,
                 "progress": None, "progress_action": None})
     db_stacks.update_stack(s, stack_id, {"status": _FAILED, "status_reason": reason})
+    fail_stuck_snapshots(s, stack_id, reason)
     db_events.add_events(s, [NewEvent(
         stack_id=stack_id, resource_name=rec.name, resource_type="OS::Heat::Stack",
         resource_action=rec.action, resource_status=_FAILED, resource_status_reason=reason,

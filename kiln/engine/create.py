@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from kiln.engine import delete as delete_action
@@ -16,7 +17,7 @@ from kiln.engine.actions import (
     stack_started,
 )
 from kiln.engine.core import Engine
-from kiln.engine.runner import run_action
+from kiln.engine.runner import Persisted, is_nested, run_action
 from kiln.engine.scheduler import Deadline, traverse
 from kiln.engine.stack import LiveStack, Slot
 
@@ -46,26 +47,34 @@ def prepare(stack: LiveStack, slot: Slot) -> None:
 
 
 async def create_resource(engine: Engine, stack: LiveStack, slot: Slot,
-                          deadline: Deadline) -> None:
+                          deadline: Deadline, resume_from: Persisted | None = None) -> None:
+    """``resume_from``: recovery continues a create a dead engine had started."""
     plugin = slot.plugin
 
     async def handle() -> Any:
         prepare(stack, slot)
         return await plugin.handle_create()
 
-    await hooks.pause(engine, stack, slot, "pre", CREATE)
+    if resume_from is None:
+        await hooks.pause(engine, stack, slot, "pre", CREATE)
     await run_action(engine.recorder, engine.poller, stack, slot, CREATE, handle,
-                     plugin.check_create_complete, abort_reason=deadline.reason)
+                     plugin.check_create_complete, abort_reason=deadline.reason,
+                     resume_from=resume_from)
     await hooks.pause(engine, stack, slot, "post", CREATE)
 
 
-def is_nested(slot: Slot) -> bool:
-    """Resources that only wait for a child stack must not hold a concurrency slot."""
-    return bool(getattr(slot.plugin, "is_nested_stack", False))
+#: one resource's part of a create walk: (slot, the action's deadline)
+ResourceStep = Callable[[Engine, LiveStack, Slot, Deadline], Awaitable[None]]
 
 
-async def run_create(engine: Engine, stack: LiveStack) -> None:
-    """The stack row is already CREATE_IN_PROGRESS (and locked) when this starts."""
+async def run_create(engine: Engine, stack: LiveStack, *,
+                     step: ResourceStep | None = None) -> None:
+    """The stack row is already CREATE_IN_PROGRESS (and locked) when this starts.
+
+    Recovery resumes a create through here with its own ``step`` (skip what is done,
+    continue what has a token), so the end of a create (outputs, stack state, the
+    rollback) is the same however the walk went."""
+    one = step or create_resource
     if stack.info.raw_template_id:
         # reads of the stack find the template parsed, instead of parsing the stored copy
         engine.template_cache.put(stack.info.raw_template_id, stack.template)
@@ -73,7 +82,7 @@ async def run_create(engine: Engine, stack: LiveStack) -> None:
     deadline = Deadline(engine.timeout_seconds(stack))
 
     async def visit(name: str) -> None:
-        await create_resource(engine, stack, stack.slots[name], deadline)
+        await one(engine, stack, stack.slots[name], deadline)
 
     outcome = await traverse(graph, visit, action=CREATE, limit=engine.limit,
                              unlimited=lambda n: is_nested(stack.slots[n]),

@@ -24,7 +24,7 @@ from kiln.engine.actions import (
     stack_completed,
 )
 from kiln.engine.core import Engine
-from kiln.engine.runner import run_action
+from kiln.engine.runner import Persisted, is_nested, run_action
 from kiln.engine.scheduler import Deadline, Outcome, traverse
 from kiln.engine.stack import LiveStack, Slot
 
@@ -38,7 +38,9 @@ def needs_delete(slot: Slot) -> bool:
 
 
 async def delete_resource(engine: Engine, stack: LiveStack, slot: Slot,
-                          deadline: Deadline | None = None) -> None:
+                          deadline: Deadline | None = None,
+                          resume_from: Persisted | None = None) -> None:
+    """``resume_from``: recovery continues a delete a dead engine had started."""
     plugin = slot.plugin
     retain = slot.definition.deletion_policy == "Retain"
 
@@ -52,9 +54,11 @@ async def delete_resource(engine: Engine, stack: LiveStack, slot: Slot,
             return True
         return await plugin.check_delete_complete(token)
 
-    await hooks.pause(engine, stack, slot, "pre", DELETE)
+    if resume_from is None:
+        await hooks.pause(engine, stack, slot, "pre", DELETE)
     await run_action(engine.recorder, engine.poller, stack, slot, DELETE, handle, check,
-                     abort_reason=deadline.reason if deadline else lambda: None)
+                     abort_reason=deadline.reason if deadline else lambda: None,
+                     resume_from=resume_from)
     await hooks.pause(engine, stack, slot, "post", DELETE)
 
 
@@ -81,8 +85,7 @@ async def delete_resources(engine: Engine, stack: LiveStack, *, action: str = DE
             await delete_resource(engine, stack, slot, deadline)
 
     return await traverse(graph, visit, action=action, limit=engine.limit,
-                          unlimited=lambda n: bool(getattr(stack.slots[n].plugin,
-                                                           "is_nested_stack", False)),
+                          unlimited=lambda n: is_nested(stack.slots[n]),
                           deadline=deadline, cancel=None)
 
 

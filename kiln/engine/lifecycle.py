@@ -23,7 +23,7 @@ from kiln.engine.base import ResourceNotFound, ServiceBase
 from kiln.engine.context import RequestContext
 from kiln.engine.core import Engine
 from kiln.engine.interface import Identity
-from kiln.engine.runner import ActionFailed, run_action
+from kiln.engine.runner import ActionFailed, is_nested, run_action
 from kiln.engine.scheduler import Deadline, traverse
 from kiln.engine.stack import LiveStack, Slot
 from kiln.errors import InvalidInput
@@ -90,8 +90,7 @@ async def run_simple(engine: Engine, stack: LiveStack, action: str) -> None:
             await act(engine, stack, slot, action, deadline)
 
     outcome = await traverse(graph, visit, action=action, limit=engine.limit,
-                             unlimited=lambda n: bool(getattr(stack.slots[n].plugin,
-                                                              "is_nested_stack", False)),
+                             unlimited=lambda n: is_nested(stack.slots[n]),
                              deadline=deadline, fail_fast=(action != CHECK))
     if outcome.ok:
         await engine.recorder.stack(stack, action, COMPLETE, stack_completed(action))

@@ -16,6 +16,7 @@ import datetime as dt
 from collections.abc import Mapping
 from typing import Any
 
+from kiln.db import recovery as db_recovery
 from kiln.db import resources as db_resources
 from kiln.db import stacks as db_stacks
 from kiln.engine import create as create_action
@@ -25,7 +26,7 @@ from kiln.engine import update as update_action
 from kiln.engine.actions import DELETE, FAILED, IN_PROGRESS, UPDATE, stack_started
 from kiln.engine.loader import info_from_record
 from kiln.engine.stack import LiveStack
-from kiln.errors import EntityNotFound, RequestLimitExceeded
+from kiln.errors import ActionInProgress, EntityNotFound, RequestLimitExceeded
 from kiln.resources.base import Resource, Token
 from kiln.resources.nested import NAME_KEY, ChildMember
 from kiln.template import load_template
@@ -139,10 +140,24 @@ class NestedOps:
             return False
         await engine.preempt(stack_id)
         stack = await engine.load(stack_id)
-        await engine.acquire(stack)
+        await self._take(stack)
         await engine.recorder.stack(stack, DELETE, IN_PROGRESS, stack_started(DELETE))
         engine.launch(stack_id, lambda: delete_action.run_delete(engine, stack), stack)
         return True
+
+    async def _take(self, child: LiveStack) -> None:
+        """The child's lock for the parent's action; a child whose engine died goes
+        to this engine at once (the parent's resumed delete or rollback must not fail
+        with ActionInProgress on its own member, waiting for the sweep to reach it)."""
+        engine = self.engine
+        try:
+            await engine.acquire(child)
+        except ActionInProgress:
+            dead_after = float(engine.conf.kiln_engine.engine_dead_after)
+            if engine.running(child.info.id) or not await engine.db.run(
+                    db_recovery.take_from_dead, child.info.id, engine.engine_id,
+                    dead_after):
+                raise
 
     async def action(self, stack_id: str, action: str) -> None:
         engine = self.engine

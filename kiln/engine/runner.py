@@ -8,12 +8,18 @@ handle and its first check are one step for recovery: a crash inside them leaves
 resource IN_PROGRESS without a token, exactly like a crash inside the handle alone.
 The final state is committed before the caller returns, and therefore before any
 dependant starts.
+
+Recovery resumes an action through the same function (``resume_from``: the persisted
+token of a resource already IN_PROGRESS), so a resumed action has the same poll loop,
+failure handling and shutdown hand-off as one started here: there is one way to run a
+resource action.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 from kiln.engine.actions import COMPLETE, FAILED, IN_PROGRESS
@@ -42,6 +48,19 @@ def failure_reason(name: str, exc: BaseException) -> str:
     return f"{kind}: resources.{name}: {exc}"
 
 
+def is_nested(slot: Slot) -> bool:
+    """Resources that only wait for a child stack: they hold no concurrency slot, and
+    their token is persisted before the first (whole-child-stack) check."""
+    return bool(getattr(slot.plugin, "is_nested_stack", False))
+
+
+@dataclass(frozen=True)
+class Persisted:
+    """The token a resource action committed before its engine went away."""
+
+    token: Any
+
+
 class Poller:
     """Backoff settings shared by every action of an engine."""
 
@@ -54,16 +73,24 @@ async def run_action(recorder: Recorder, poller: Poller, stack: LiveStack, slot:
                      action: str, handle: Callable[[], Awaitable[Any]],
                      check: Callable[[Any], Awaitable[bool]], *,
                      on_complete: Callable[[], None] | None = None,
-                     abort_reason: Callable[[], str | None] = lambda: None) -> None:
-    """Drive ``slot`` through ``action`` to COMPLETE, or FAILED and raise ActionFailed."""
-    started = recorder.resource(stack, slot, action, IN_PROGRESS)
+                     abort_reason: Callable[[], str | None] = lambda: None,
+                     resume_from: Persisted | None = None) -> None:
+    """Drive ``slot`` through ``action`` to COMPLETE, or FAILED and raise ActionFailed.
+
+    With ``resume_from`` the resource is already IN_PROGRESS with that token committed
+    (by an engine that went away): ``handle`` is not called again, only the checks run."""
+    if resume_from is None:
+        started = recorder.resource(stack, slot, action, IN_PROGRESS)
+    else:
+        started = asyncio.get_running_loop().create_future()
+        started.set_result(None)
     try:
-        if not slot.plugin.side_effect_free:
+        if resume_from is None and not slot.plugin.side_effect_free:
             await started  # durable before anything outside Kiln's rows can happen
-        token = await handle()
+        token = await handle() if resume_from is None else resume_from.token
         delay = poller.initial
-        first = True
-        if getattr(slot.plugin, "is_nested_stack", False):
+        first = resume_from is None
+        if first and is_nested(slot):
             # the first check waits for a whole child stack: persist the token first
             first = False
             await started

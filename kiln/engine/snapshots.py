@@ -159,7 +159,8 @@ class SnapshotOps(ServiceBase):
                               snapshot_id: str) -> None:
         rec = await self._find(ctx, stack_identity)
         snap = await self._snapshot(ctx, rec, snapshot_id)
-        if snap.action in (None, CREATE) and snap.status == IN_PROGRESS:
+        running = rec.action == SNAPSHOT and rec.status == IN_PROGRESS
+        if snap.action in (None, CREATE) and snap.status == IN_PROGRESS and running:
             raise NotSupported("Deleting in-progress snapshot is not supported.")
         await self.db.write(db_snapshots.delete_snapshot, snapshot_id)
 

@@ -22,11 +22,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
 from typing import Any
 
 from kiln.engine.delete import delete_with_row
-from kiln.engine.runner import failure_reason
+from kiln.engine.runner import failure_reason, is_nested
 from kiln.engine.scheduler import Deadline
 from kiln.engine.stack import LiveStack, Slot
 from kiln.graph import Graph
@@ -36,13 +35,11 @@ class SupersededCleaner:
     """Tracks the update's walk and deletes replaced resources the moment they are free."""
 
     def __init__(self, engine: Any, stack: LiveStack, graph: Graph[str],
-                 doomed: dict[int, Slot], deadline: Deadline,
-                 is_nested: Callable[[Slot], bool]) -> None:
+                 doomed: dict[int, Slot], deadline: Deadline) -> None:
         self.engine = engine
         self.stack = stack
         self.doomed = doomed
         self.deadline = deadline
-        self.is_nested = is_nested
         self.graph = graph
         #: new-template dependants of each name not yet through their update
         self.waiting = {n: len(graph.dependants(n)) for n in graph}
@@ -93,7 +90,7 @@ class SupersededCleaner:
     async def _delete(self, old: Slot) -> None:
         engine = self.engine
         try:
-            limit = contextlib.nullcontext() if self.is_nested(old) else engine.limit
+            limit = contextlib.nullcontext() if is_nested(old) else engine.limit
             async with limit:
                 if self.stopped:
                     return

@@ -35,11 +35,11 @@ from kiln.engine.actions import (
     stack_started,
 )
 from kiln.engine.core import Engine
-from kiln.engine.create import create_resource, is_nested, stored_properties
+from kiln.engine.create import create_resource, stored_properties
 from kiln.engine.delete import delete_resource, delete_with_row, needs_delete
 from kiln.engine.loader import StoredProperties, make_slot, plugin_class, stale_slots
 from kiln.engine.plan import decide
-from kiln.engine.runner import run_action
+from kiln.engine.runner import is_nested, run_action
 from kiln.engine.scheduler import Deadline, Outcome, traverse
 from kiln.engine.stack import LiveStack, Slot
 from kiln.engine.superseded import SupersededCleaner
@@ -241,7 +241,7 @@ async def apply(engine: Engine, target: Target, *, action: str,
     await store_fresh(engine, target)
     graph = engine.graph(stack)
     cleaner = target.cleaner = SupersededCleaner(engine, stack, graph, target.doomed,
-                                                 deadline, is_nested)
+                                                 deadline)
 
     async def visit(name: str) -> None:
         try:
@@ -282,6 +282,8 @@ async def run_update(engine: Engine, current: LiveStack, new: LiveStack, *,
     cancel = engine.cancels.get(new.info.id)
     outcome = await apply(engine, target, action=action, deadline=deadline, cancel=cancel)
     values: dict[str, Any] = {"outputs": outputs.resolve_all(new)}
+    if action == ROLLBACK:
+        values["prev_raw_template_id"] = None  # the rollback is over (see run_rollback)
     if outcome.ok:
         await engine.recorder.stack(new, action, COMPLETE, stack_completed(action),
                                     extra=values)  # type: ignore[arg-type]
@@ -296,26 +298,39 @@ async def run_update(engine: Engine, current: LiveStack, new: LiveStack, *,
         await run_rollback(engine, new.info.id)
 
 
+async def bound_to(engine: Engine, current: LiveStack, raw_template_id: int) -> LiveStack:
+    """A stack with ``current``'s info, bound to a stored template (no slots yet): the
+    target of a rollback, or of an update that recovery resumes."""
+    raw = await engine.db.run(db_stacks.get_raw_template, raw_template_id)
+    from kiln.engine.loader import environment_from_stored
+
+    env = environment_from_stored(raw.environment, raw.files)
+    new = LiveStack(current.info, template=engine.template_cache.get(raw), environment=env,
+                    user_params=env.parameters, files=raw.files, conf=engine.conf,
+                    nested=engine.nested, parent_facade=current.parent_facade)
+    new.bind(validate_params=False)
+    return new
+
+
 async def run_rollback(engine: Engine, stack_id: str) -> None:
-    """Re-apply the previous template (Heat's update rollback)."""
+    """Re-apply the previous template (Heat's update rollback).
+
+    While the rollback runs, ``prev_raw_template_id`` names the template being rolled
+    back from (it is cleared when the rollback ends): that is how recovery tells an
+    update's rollback, which it resumes as an update to the restored template, from a
+    create's rollback (no previous template), which deletes everything."""
     current = await engine.load(stack_id)
     prev = current.info.prev_raw_template_id
     if prev is None:
         return
-    raw = await engine.db.run(db_stacks.get_raw_template, prev)
-    from kiln.engine.loader import environment_from_stored
-
-    env = environment_from_stored(raw.environment, raw.files)
-    tmpl = engine.template_cache.get(raw)
     info = current.info
-    info.raw_template_id, info.prev_raw_template_id = prev, None
+    failed = info.raw_template_id
+    info.raw_template_id, info.prev_raw_template_id = prev, failed
     engine.cancels.get(stack_id, _NoCancel()).clear()
-    new = LiveStack(info, template=tmpl, environment=env, user_params=env.parameters,
-                    files=raw.files, conf=engine.conf, nested=engine.nested,
-                    parent_facade=current.parent_facade)
-    new.bind(validate_params=False)
+    new = await bound_to(engine, current, prev)
     await engine.recorder.stack(new, ROLLBACK, IN_PROGRESS, stack_started(ROLLBACK),
-                                extra={"raw_template_id": prev, "prev_raw_template_id": None})
+                                extra={"raw_template_id": prev,
+                                       "prev_raw_template_id": failed})
     await run_update(engine, current, new, action=ROLLBACK, allow_rollback=False)
 
 

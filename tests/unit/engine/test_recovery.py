@@ -139,18 +139,31 @@ async def test_delete_continues_and_finishes(service: EngineService,
         assert db_resources.list_resources(s, sid) == []
 
 
-async def test_other_actions_are_failed_with_heats_reason(
-        service: EngineService, ctx: RequestContext) -> None:
+async def test_an_update_is_resumed_to_its_end(service: EngineService,
+                                              ctx: RequestContext) -> None:
     stack = await create(service, ctx, "upd", TEMPLATE)
     sid = stack["id"]
-    crash(service, sid, "UPDATE", {"b": mid("UPDATE", done_token())})
+    crash(service, sid, "UPDATE", {"b": mid("UPDATE", done_token()), "c": mid("UPDATE")})
     await recover(service, sid)
     shown = await service.show_stack(ctx, stack["stack_identity"])
-    assert shown["stack_status"] == "UPDATE_FAILED"
-    assert shown["stack_status_reason"] == "Engine went down during stack UPDATE"
+    assert shown["stack_status"] == "UPDATE_COMPLETE", shown["stack_status_reason"]
+    states = await resources(service, ctx, stack["stack_identity"])
+    # b continued from its token; c, caught inside its handle, was FAILED and replaced
+    assert (states["b"], states["c"]) == ("UPDATE_COMPLETE", "CREATE_COMPLETE")
+
+
+async def test_other_actions_are_failed_with_heats_reason(
+        service: EngineService, ctx: RequestContext) -> None:
+    stack = await create(service, ctx, "adp", TEMPLATE)
+    sid = stack["id"]
+    crash(service, sid, "ADOPT", {"b": mid("ADOPT", done_token())})
+    await recover(service, sid)
+    shown = await service.show_stack(ctx, stack["stack_identity"])
+    assert shown["stack_status"] == "ADOPT_FAILED"
+    assert shown["stack_status_reason"] == "Engine went down during stack ADOPT"
     b = await service.describe_stack_resource(ctx, stack["stack_identity"], "b")
     assert (b["resource_status"], b["resource_status_reason"]) == (
-        "UPDATE_FAILED", "Engine went down during stack UPDATE")
+        "ADOPT_FAILED", "Engine went down during stack ADOPT")
 
 
 async def test_live_engines_keep_their_stacks(service: EngineService,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from kiln.db import snapshots as db_snapshots
+from kiln.db import stacks as db_stacks
 from kiln.engine.context import RequestContext
 from kiln.engine.hooks import breakpoints_of
 from kiln.engine.service import EngineService
@@ -142,6 +143,11 @@ async def test_restore_needs_a_complete_snapshot(service: EngineService,
     with pytest.raises(NotSupported) as exc:
         await service.stack_restore(ctx, ident, snap.id)
     assert str(exc.value) == "Restoring incomplete snapshot is not supported."
+    # deleting is refused while the stack is taking it (a row left IN_PROGRESS by a
+    # crash, with the stack no longer snapshotting, can be deleted: test_recovery_resume)
+    with service.db.session() as s:
+        db_stacks.update_stack(s, stack["id"], {"action": "SNAPSHOT",
+                                                "status": "IN_PROGRESS"})
     with pytest.raises(NotSupported) as exc:
         await service.delete_snapshot(ctx, ident, snap.id)
     assert str(exc.value) == "Deleting in-progress snapshot is not supported."
