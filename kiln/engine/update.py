@@ -76,7 +76,9 @@ def build_target(current: LiveStack, new: LiveStack, *, restore_replaced: bool) 
     deps = new.bound.dependencies()
     target = Target(new, definitions)
     stale = stale_slots(current)
-    restorable = {s.name: s for s in stale if restore_replaced and needs_delete(s)}
+    # a replaced resource the restored template does not have is deleted, not restored
+    restorable = {s.name: s for s in stale
+                  if restore_replaced and needs_delete(s) and s.name in definitions}
     for slot in stale:
         if restorable.get(slot.name) is not slot:
             target.doom(slot)

@@ -16,13 +16,13 @@ from __future__ import annotations
 import os
 import random
 import signal
-import sqlite3
 import time
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+import sqlalchemy as sa
 
 from tests.support.server import KilnProcess, start_kiln
 
@@ -63,9 +63,14 @@ def template(rng: random.Random, version: int) -> dict[str, Any]:
 
 
 class Crasher:
-    def __init__(self, workdir: Path, rng: random.Random) -> None:
+    """A ``kiln serve`` that is SIGKILLed and restarted, on any of the database backends
+    (``db_url``; SQLite under the workdir by default), and what the tests read back."""
+
+    def __init__(self, workdir: Path, rng: random.Random, db_url: str | None = None) -> None:
         self.workdir = workdir
         self.rng = rng
+        self.db_url = db_url or f"sqlite:///{workdir / 'state' / 'kiln.sqlite'}"
+        self._db: sa.Engine | None = None
         self.proc: KilnProcess | None = None
         self.kills = 0
         self.kills_in_progress = 0
@@ -74,7 +79,8 @@ class Crasher:
     # -- process --------------------------------------------------------------------------
     def start(self) -> None:
         port = self.proc.port if self.proc is not None else None
-        self.proc = start_kiln(self.workdir, command="serve", options=OPTIONS, port=port)
+        options = {**OPTIONS, "database": {"connection": self.db_url}}
+        self.proc = start_kiln(self.workdir, command="serve", options=options, port=port)
 
     @property
     def api(self) -> str:
@@ -126,45 +132,53 @@ class Crasher:
         return "\n".join(lines[-20:])
 
     # -- database -------------------------------------------------------------------------
-    def db(self) -> sqlite3.Connection:
-        return sqlite3.connect(self.workdir / "state" / "kiln.sqlite", timeout=10)
+    def query(self, sql: str, **params: Any) -> list[Any]:
+        if self._db is None:
+            self._db = sa.create_engine(self.db_url, poolclass=sa.pool.NullPool)
+        with self._db.connect() as conn:
+            return list(conn.execute(sa.text(sql), params).fetchall())
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.dispose()
 
     def db_stack_status(self, stack_id: str) -> str | None:
-        with self.db() as conn:
-            row = conn.execute("SELECT action, status FROM stack WHERE id = ?",
-                               (stack_id,)).fetchone()
-        return None if row is None else f"{row[0]}_{row[1]}"
+        rows = self.query("SELECT action, status FROM stack WHERE id = :id", id=stack_id)
+        return f"{rows[0][0]}_{rows[0][1]}" if rows else None
 
     def db_holder(self, path: str) -> str | None:
-        with self.db() as conn:
-            row = conn.execute("SELECT engine_id FROM stack WHERE id = ?",
-                               (path.rsplit("/", 1)[-1],)).fetchone()
-        return None if row is None else row[0]
+        rows = self.query("SELECT engine_id FROM stack WHERE id = :id",
+                          id=path.rsplit("/", 1)[-1])
+        return rows[0][0] if rows else None
 
     def db_locked(self, path: str) -> bool:
         return self.db_holder(path) is not None
 
     def check_consistency(self, seed_note: str) -> None:
-        with self.db() as conn:
-            busy = conn.execute(
-                "SELECT id, action, status FROM stack WHERE deleted_at IS NULL "
-                "AND status = 'IN_PROGRESS'").fetchall()
-            busy_rows = conn.execute(
-                "SELECT r.name, r.action, r.status FROM resource r JOIN stack s "
-                "ON r.stack_id = s.id WHERE r.status = 'IN_PROGRESS'").fetchall()
-            orphans = conn.execute(
-                "SELECT r.id, r.name FROM resource r LEFT JOIN stack s ON r.stack_id = s.id "
-                "WHERE s.id IS NULL OR s.deleted_at IS NOT NULL").fetchall()
-            orphan_data = conn.execute(
-                "SELECT d.resource_id FROM resource_data d LEFT JOIN resource r "
-                "ON d.resource_id = r.id WHERE r.id IS NULL").fetchall()
-            stale = conn.execute(
-                "SELECT r.name FROM resource r JOIN stack s ON r.stack_id = s.id "
-                "WHERE s.status = 'COMPLETE' AND s.action IN ('CREATE', 'UPDATE') "
-                "AND r.replaced_by IS NOT NULL").fetchall()
+        q = self.query
+        busy = q("SELECT id, action, status FROM stack WHERE deleted_at IS NULL "
+                 "AND status = 'IN_PROGRESS'")
+        busy_rows = q("SELECT r.name, r.action, r.status FROM resource r JOIN stack s "
+                      "ON r.stack_id = s.id WHERE r.status = 'IN_PROGRESS'")
+        orphans = q("SELECT r.id, r.name FROM resource r LEFT JOIN stack s "
+                    "ON r.stack_id = s.id WHERE s.id IS NULL OR s.deleted_at IS NOT NULL")
+        orphan_data = q("SELECT d.resource_id FROM resource_data d LEFT JOIN resource r "
+                        "ON d.resource_id = r.id WHERE r.id IS NULL")
+        stale = q("SELECT r.name FROM resource r JOIN stack s ON r.stack_id = s.id "
+                  "WHERE s.status = 'COMPLETE' AND s.action IN ('CREATE', 'UPDATE') "
+                  "AND r.replaced_by IS NOT NULL")
+        # a live child stack whose parent stack is deleted or gone
+        orphan_stacks = q("SELECT c.id, c.name FROM stack c LEFT JOIN stack p "
+                          "ON c.owner_id = p.id WHERE c.owner_id IS NOT NULL "
+                          "AND c.deleted_at IS NULL AND (p.id IS NULL "
+                          "OR p.deleted_at IS NOT NULL)")
+        stuck_snapshots = q("SELECT n.id, n.status FROM snapshot n "
+                            "WHERE n.status = 'IN_PROGRESS'")
         problems = {"stacks IN_PROGRESS": busy, "resources IN_PROGRESS": busy_rows,
                     "orphaned resource rows": orphans, "orphaned resource data": orphan_data,
-                    "replaced rows left in a COMPLETE stack": stale}
+                    "replaced rows left in a COMPLETE stack": stale,
+                    "orphaned nested stacks": orphan_stacks,
+                    "snapshots IN_PROGRESS": stuck_snapshots}
         bad = {k: v for k, v in problems.items() if v}
         assert not bad, f"{seed_note}: inconsistent database: {bad}\n" + "\n".join(self.log)
 
@@ -214,6 +228,7 @@ def test_sigkill_during_create_update_delete(tmp_path: Path) -> None:
     finally:
         if crasher.proc is not None:
             crasher.proc.stop(signal.SIGKILL)
+        crasher.close()
     elapsed = time.monotonic() - started
     assert crasher.kills >= 20
     # most kills must land while the stack was busy, or the test proves little

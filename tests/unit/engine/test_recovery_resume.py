@@ -238,3 +238,27 @@ async def test_a_resumed_delete_takes_its_child_from_the_dead_engine(
         gone = db_stacks.get_stack(s, child, show_deleted=True)
         assert db_locks.get_stack_lock(s, child) is None
     assert gone is not None and gone.deleted_at is not None
+
+
+async def test_a_resumed_update_that_rolls_back_removes_what_the_old_template_lacks(
+        service: EngineService, ctx: RequestContext) -> None:
+    """Found by the crash matrix: a failed resource the resumed update replaced (so its
+    old row was kept for a rollback) stayed after the rollback to a template without
+    it, in a ROLLBACK_COMPLETE stack."""
+    stack = await create(service, ctx, "gone", hot({"a": {"type": "OS::Heat::None"}}))
+    sid, ident = stack["id"], stack["stack_identity"]
+    bad = {"type": "OS::Heat::TestResource", "properties": {"fail": True}}
+    await service.update_stack(ctx, ident, hot({"a": {"type": "OS::Heat::None"},
+                                                "bad": bad}), {}, {},
+                               {"disable_rollback": True})
+    await service.wait_for_stack(sid)
+    with service.db.session() as s:
+        s.execute(sa.update(Stack).where(Stack.id == sid).values(disable_rollback=False))
+    crash(service, sid, "UPDATE", {"bad": mid("CREATE")})
+    await recover(service, sid)
+    shown = await service.show_stack(ctx, ident)
+    assert shown["stack_status"] == "ROLLBACK_COMPLETE", shown["stack_status_reason"]
+    assert await resources(service, ctx, ident) == {"a": "CREATE_COMPLETE"}
+    with service.db.session() as s:
+        names = s.execute(sa.select(Resource.name).where(Resource.stack_id == sid))
+        assert sorted(n for (n,) in names) == ["a"]
