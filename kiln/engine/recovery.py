@@ -222,8 +222,10 @@ async def resume_update(engine: Any, stack: LiveStack) -> None:
     current = await engine.load(stack.info.id)   # the settled rows, as an update reads them
     new = await update_action.bound_to(engine, current, current.info.raw_template_id)
     engine.live[stack.info.id] = new
+    # a child stack's update never rolls back by itself: its parent's rollback decides
+    rollback = action == UPDATE and stack.info.owner_id is None
     await update_action.run_update(engine, current, new, action=action,
-                                   allow_rollback=action == UPDATE)
+                                   allow_rollback=rollback)
 
 
 async def resume_snapshot(engine: Any, stack: LiveStack) -> None:

@@ -29,8 +29,6 @@ import pytest
 
 from tests.integration.crash.test_crash_recovery import SEED, Crasher
 
-pytestmark = pytest.mark.slow
-
 CHILD = json.dumps({"heat_template_version": "2018-08-31", "resources": {
     "c1": {"type": "OS::Heat::TestResource",
            "properties": {"action_wait_secs": {"create": 0.2, "delete": 0.2}}},
@@ -43,6 +41,11 @@ def runs_for(backend: str) -> int:
     if given:
         return int(given)
     return 6 if backend == "sqlite" else 3
+
+
+#: a run takes about 11 s on an idle 2-core machine; the limit leaves room for load
+pytestmark = [pytest.mark.slow,
+              pytest.mark.timeout(120 + 45 * max(runs_for("sqlite"), runs_for("server")))]
 
 
 def template(rng: random.Random, version: int, *, failing: bool = False,
