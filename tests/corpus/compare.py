@@ -43,8 +43,13 @@ def lock_race(heat: Steps, kiln: Steps) -> bool:
     return refused(kiln) and not refused(heat)
 
 
+_INSIDE_URL = ("Kiln refuses a template_url at a loopback or private address unless "
+               "template_url_allowed_hosts lists it; Heat fetches it")
 #: differences decided by design rather than by the shape of Heat's answer
 DELIBERATE = {
+    "api/create-template_url_unreachable": _INSIDE_URL,
+    "api/preview-template_url_unreachable": _INSIDE_URL,
+    "api/validate-template_url_unreachable": _INSIDE_URL,
     "api/state-update-in-progress": _ONE_ACTION,
     "api/state-suspend-in-progress": _ONE_ACTION,
     "api/stack-abandon": _ABANDON,
