@@ -22,7 +22,8 @@ default_opts = [
     cfg.StrOpt("log_dir", help="Directory a relative log_file is placed in (as in Heat)."),
     cfg.BoolOpt("log_json", default=True, help="Structured (JSON lines) logs."),
     cfg.IntOpt("max_resources_per_stack", default=1000,
-               help="Maximum resources in a stack, counted over its whole nested tree; "
+               help="Maximum resources in one stack's own template (each nested stack "
+                    "counted alone, as Heat 27 does); "
                     "-1 means unlimited."),
     cfg.IntOpt("max_stacks_per_tenant", default=512,
                help="Maximum top-level stacks one project may have at once; -1 means unlimited."),

@@ -224,14 +224,6 @@ def find_resources_by_physical_id(s: Session, physical_resource_id: str) -> list
     return _select(s, _TABLE.c.physical_resource_id == physical_resource_id)
 
 
-def count_stack_resource_names(s: Session, stack_id: str) -> int:
-    """How many resources a stack has as loaded: one per name (a replaced resource's
-    row and its replacement's count once)."""
-    flush_resource_updates(s)
-    return int(s.execute(sa.select(sa.func.count(sa.distinct(Resource.name)))
-                         .where(Resource.stack_id == stack_id)).scalar_one())
-
-
 def count_tree_resources(s: Session, root_stack_id: str) -> int:
     return int(s.execute(sa.select(sa.func.count(Resource.id))
                          .where(Resource.root_stack_id == root_stack_id)).scalar_one())

@@ -6,7 +6,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from kiln.engine import delete as delete_action
-from kiln.engine import hooks, outputs
+from kiln.engine import external, hooks, outputs
 from kiln.engine.actions import (
     COMPLETE,
     CREATE,
@@ -50,6 +50,10 @@ async def create_resource(engine: Engine, stack: LiveStack, slot: Slot,
                           deadline: Deadline, resume_from: Persisted | None = None) -> None:
     """``resume_from``: recovery continues a create a dead engine had started."""
     plugin = slot.plugin
+    adopted = external.external_id(stack, slot.definition)
+    if adopted is not None:
+        await external.adopt(engine, stack, slot, adopted, deadline)
+        return
 
     async def handle() -> Any:
         prepare(stack, slot)

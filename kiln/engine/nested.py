@@ -3,9 +3,11 @@
 Implements :class:`kiln.resources.nested.NestedStackOps`. A child stack is an ordinary
 stack row (``owner_id`` = parent, ``nested_depth`` + 1, ``parent_resource_name``) whose
 actions run as tasks of this engine; ``wait`` awaits that task, so a parent resource
-finishes the moment its child does. Limits are Heat's: ``max_nested_stack_depth`` and
-``max_resources_per_stack`` counted over the whole tree. ``checkpoint`` writes a
-multi-step parent's new token through the recorder like the runner's own progress write.
+finishes the moment its child does. Limits are Heat 27's: ``max_nested_stack_depth``, and
+``max_resources_per_stack`` counted per stack (the child's own resources, whatever its
+parents hold: a top-level ResourceGroup of 1,000 members passes the default 1,000).
+``checkpoint`` writes a multi-step parent's new token through the recorder like the
+runner's own progress write.
 """
 
 from __future__ import annotations
@@ -82,14 +84,6 @@ class NestedOps:
                               parent=None if detached else parent_ref, stack_id=stack_id,
                               action=action)
 
-    async def _validate(self, stack: LiveStack, *, existing: int = 0) -> None:
-        engine = self.engine
-        tree = 0
-        if engine.conf.max_resources_per_stack != -1:
-            tree = await engine.db.run(db_resources.count_tree_resources,
-                                       stack.info.root_stack_id) - existing
-        newstack.validate(engine, stack, tree_resources=tree)
-
     # -- NestedStackOps -----------------------------------------------------------------
     async def create(self, parent: Resource, *, template: Mapping[str, Any],
                      parameters: Mapping[str, Any], files: Mapping[str, str] | None = None,
@@ -97,7 +91,7 @@ class NestedOps:
         engine = self.engine
         name = parent.physical_resource_name()
         child = self._build(parent, template, parameters, files, timeout_mins, name=name)
-        await self._validate(child)
+        newstack.validate(engine, child)
         await newstack.store(engine, child)
         parent.data[NAME_KEY] = name
         engine.launch(child.info.id, lambda: create_action.run_create(engine, child), child)
@@ -113,10 +107,7 @@ class NestedOps:
         new = self._build(parent, template, parameters, files, timeout_mins,
                           name=rec.name, stack_id=stack_id, action=UPDATE)
         new.info = dataclasses.replace(info_from_record(rec), timeout_mins=timeout_mins)
-        existing = 0
-        if engine.conf.max_resources_per_stack != -1:
-            existing = await engine.db.run(db_resources.count_stack_resource_names, stack_id)
-        await self._validate(new, existing=existing)
+        newstack.validate(engine, new)
         # the validation slots go before the stored child is loaded: a big group's two
         # sets of 10,000 slots are never in memory together
         new.slots.clear()
@@ -189,6 +180,13 @@ class NestedOps:
         if rec is None:
             return {}
         return {o["output_key"]: o.get("output_value") for o in (rec.outputs or [])}
+
+    async def output_errors(self, stack_id: str) -> dict[str, str]:
+        rec = await self.engine.db.run(db_stacks.get_stack, stack_id, show_deleted=True)
+        if rec is None:
+            return {}
+        return {o["output_key"]: str(o["output_error"]) for o in (rec.outputs or [])
+                if o.get("output_error")}
 
     async def members(self, stack_id: str) -> list[ChildMember]:
         child = await self.engine.load(stack_id)

@@ -2,9 +2,10 @@
 
 Validation happens before anything is written, with Heat's errors and order: name
 taken, per-project stack limit, template, parameters, resource types, resource count
-over the whole tree, the template's stack validation (conditions, references,
-``get_attr`` attribute names in outputs, cycles), then each resource's properties where
-they do not depend on other resources (those are checked when the resource is created).
+(the stack's own resources, as Heat 27 counts at create), the template's stack
+validation (conditions, references, ``get_attr`` attribute names in outputs, cycles),
+then each resource's properties where they do not depend on other resources (those are
+checked when the resource is created).
 An OS::Heat::None's properties are neither resolved nor checked (Heat keeps none).
 """
 
@@ -99,9 +100,9 @@ def build(engine: Engine, *, name: str, project_id: str, template: Any,
     return stack
 
 
-def validate(engine: Engine, stack: LiveStack, *, tree_resources: int = 0) -> None:
+def validate(engine: Engine, stack: LiveStack) -> None:
     limit = engine.conf.max_resources_per_stack
-    if limit != -1 and len(stack.slots) + tree_resources > limit:
+    if limit != -1 and len(stack.slots) > limit:
         raise RequestLimitExceeded(
             "Request limit exceeded: Maximum resources per stack exceeded.")
     # what a create checks of the template; OS::Heat::None's functions are not

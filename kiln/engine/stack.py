@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from kiln.errors import InvalidTemplateReference
+from kiln.errors import InvalidTemplateReference, NotSupported
 from kiln.resources.base import Resource, ResourceState
 from kiln.template.definitions import NO_NAMES, ResourceDefinition, StackIdentity
 from kiln.template.limits import DEFAULT_MAX_OUTPUT
@@ -157,6 +157,13 @@ class LiveStack:
         return self._slot(name).definition.type
 
     def facade(self, kind: str) -> Any:
+        """The parent resource's ``kind``; a top-level stack has no parent, so an output
+        using resource_facade carries an ``output_error`` (Heat 27's is a leaked Python
+        error, ``'NoneType' object has no attribute 'metadata_get'``)."""
+        if self.info.owner_id is None and not self.parent_facade:
+            raise NotSupported(
+                f"resource_facade ({kind}) is only available in a nested stack; "
+                f'stack "{self.info.name}" has no parent resource.')
         return self.parent_facade.get(kind)
 
     def has_attribute(self, name: str, attr: str) -> bool:

@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session
 from kiln.db import resources as db_resources
 from kiln.db import stacks as db_stacks
 from kiln.db.records import NewResource
-from kiln.engine import hooks, outputs
+from kiln.engine import external, hooks, outputs
 from kiln.engine.actions import (
     COMPLETE,
     DELETE,
@@ -175,11 +175,18 @@ async def update_one(engine: Engine, target: Target, name: str, deadline: Deadli
         slot.plugin = cls(name, slot.definition, stack.runtime, slot.state)
         slot.plugin.properties = old_props
     decision = decide(stack, existing, definition, new_type)
+    if (existing is not None and decision.change is not Change.CREATE
+            and new_type == slot.type_name
+            and external.skips_update(stack, slot, definition)):
+        slot.definition = slot.plugin.definition = definition
+        target.changes[name] = Change.NOOP
+        return
     target.changes[name] = decision.change
-    # breakpoints for resources the update acts on (Heat: inside Resource.update)
-    hooked = decision.change in (Change.UPDATE, Change.REPLACE_CBD, Change.REPLACE_DBC)
-    if hooked:
+    # breakpoints for every resource the update reaches, even one it leaves unchanged
+    # (Heat: inside Resource.update, before it decides whether anything changes)
+    if decision.change is not Change.CREATE:
         await hooks.pause(engine, stack, slot, "pre", UPDATE)
+    hooked = decision.change in (Change.UPDATE, Change.REPLACE_CBD, Change.REPLACE_DBC)
     plugin = slot.plugin
     if decision.change is Change.CREATE:
         if existing is not None:  # a row that was never created: rebuild on it

@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
+from kiln.errors import KilnError
 from kiln.resources.base import Properties, Resource, ResourceFailure, Token
 from kiln.template.definitions import ResourceDefinition
 
@@ -30,6 +31,8 @@ _TYPED_REASON = re.compile(r"^(?P<kind>[A-Za-z_][\w.]*): resources\.(?P<rest>.*)
 _ACTION_PREFIX = re.compile(r"^Resource [A-Z]+ failed: ")
 
 OUTPUTS_KEY = "nested_outputs"
+#: the child's outputs that failed to resolve: key -> the child's ``output_error``
+OUTPUT_ERRORS_KEY = "nested_output_errors"
 NAME_KEY = "nested_stack_name"
 
 
@@ -69,6 +72,9 @@ class NestedStackOps(Protocol):
     async def outputs(self, stack_id: str) -> dict[str, Any]:
         """The child's outputs by key (values; errors become None)."""
 
+    async def output_errors(self, stack_id: str) -> dict[str, str]:
+        """The child's outputs that failed, by key: their ``output_error``."""
+
     async def members(self, stack_id: str) -> list[ChildMember]:
         """The child's resources, failed ones first, then oldest first, then by name
         (the order Heat's group inspector lists them in)."""
@@ -104,6 +110,12 @@ class NestedFailure(ResourceFailure):
         return self.reason
 
 
+class NestedOutputError(KilnError):
+    """An output of the child stack failed to resolve (Heat's TemplateOutputError)."""
+
+    heat_type = "TemplateOutputError"
+
+
 class NestedStackResource(Resource):
     """A resource backed by a child stack in the same engine."""
 
@@ -132,6 +144,16 @@ class NestedStackResource(Resource):
         raw = self.data.get(OUTPUTS_KEY)
         return dict(json.loads(raw)) if raw else {}
 
+    def nested_output(self, key: str) -> Any:
+        """One child output as an attribute: a failed one raises Heat's ``Error in
+        <resource> output <key>: <the child's output_error>``, which becomes the
+        parent output's own ``output_error``."""
+        raw = self.data.get(OUTPUT_ERRORS_KEY)
+        errors = json.loads(raw) if raw else {}
+        if key in errors:
+            raise NestedOutputError(f"Error in {self.name} output {key}: {errors[key]}")
+        return self.nested_outputs().get(key)
+
     async def _finish(self, token: Token) -> bool:
         child = self.child_id
         if child is None:
@@ -142,6 +164,11 @@ class NestedStackResource(Resource):
         if action != "DELETE":
             outputs = await self.runtime.nested.outputs(child)
             self.data[OUTPUTS_KEY] = json.dumps(outputs, sort_keys=True, default=str)
+            errors = await self.runtime.nested.output_errors(child)
+            if errors:
+                self.data[OUTPUT_ERRORS_KEY] = json.dumps(errors, sort_keys=True)
+            else:
+                self.data.pop(OUTPUT_ERRORS_KEY, None)
         return True
 
     # -- lifecycle --------------------------------------------------------------------

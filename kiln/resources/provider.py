@@ -83,7 +83,7 @@ class TemplateResource(NestedStackResource):
     def resolve_attribute(self, name: str) -> Any:
         if name == STACK_ID_OUTPUT and STACK_ID_OUTPUT not in self.nested_outputs():
             return self.stack_arn()
-        return self.nested_outputs().get(name)
+        return self.nested_output(name)
 
     def reference_id(self) -> str:
         if self.resource_id is None:
