@@ -211,8 +211,8 @@ class ResourceGroup(NestedStackResource):
     # -- the child template -------------------------------------------------------------
     def _count(self, props: Properties) -> int:
         """``count``, refused before a single member is built if the group alone would
-        exceed ``max_resources_per_stack`` (the whole tree is counted again when the
-        child stack is made; 10^12 members would otherwise be built first). As in Heat,
+        exceed ``max_resources_per_stack`` (the child stack counts its own resources again
+        when it is made; 10^12 members would otherwise be built first). As in Heat,
         this fails the group's create (CREATE_FAILED), not the stack create request."""
         count = int(props["count"])
         limit = int(getattr(self.runtime.conf, "max_resources_per_stack", -1))
