@@ -84,6 +84,15 @@ class NestedOps:
                               parent=None if detached else parent_ref, stack_id=stack_id,
                               action=action)
 
+    def build_child(self, parent: Resource, template: Mapping[str, Any],
+                    parameters: Mapping[str, Any], files: Mapping[str, str] | None, *,
+                    name: str) -> LiveStack:
+        """The child stack ``parent`` would make, bound and validated but not stored
+        (for a preview)."""
+        child = self._build(parent, template, parameters, files, None, name=name)
+        newstack.validate(self.engine, child)
+        return child
+
     # -- NestedStackOps -----------------------------------------------------------------
     async def create(self, parent: Resource, *, template: Mapping[str, Any],
                      parameters: Mapping[str, Any], files: Mapping[str, str] | None = None,

@@ -10,6 +10,7 @@ from kiln.engine.actions import Change
 from kiln.engine.loader import plugin_class
 from kiln.engine.plan import decide
 from kiln.engine.stack import LiveStack, Slot
+from kiln.resources.nested import NestedStackResource
 from kiln.template.definitions import name_set
 
 
@@ -70,6 +71,26 @@ def stack_preview(stack: LiveStack) -> dict[str, Any]:
                               attributes=_attributes(slot), as_new=True)
             for name, slot in stack.slots.items()],
     }
+
+
+def nested_previews(stack: LiveStack, body: dict[str, Any]) -> dict[str, Any]:
+    """Heat's preview shape for nested stacks: a resource backed by a child stack
+    (provider template, group, OS::Heat::Stack) is replaced in ``resources`` by the list of
+    its child's own previewed resources, to any depth the nesting limit allows."""
+    resources: list[Any] = []
+    for entry, slot in zip(body["resources"], stack.slots.values(), strict=True):
+        plugin = slot.plugin
+        if not isinstance(plugin, NestedStackResource) or stack.nested is None:
+            resources.append(entry)
+            continue
+        props = plugin.make_properties(slot.name,
+                                       stack.runtime.resolve(slot.definition.properties))
+        child = stack.nested.build_child(
+            plugin, plugin.child_template(props), plugin.child_parameters(props),
+            plugin.child_files(), name=f"{stack.info.name}-{slot.name}")
+        resources.append(nested_previews(child, stack_preview(child))["resources"])
+    body["resources"] = resources
+    return body
 
 
 def _now() -> Any:

@@ -41,7 +41,7 @@ class StackOps(LifecycleOps):
                             environment_files: Sequence[str] | None = None) -> JSON:
         stack = await newstack.prepare(self.engine, ctx, stack_name, template, params, files,
                                        environment_files, args, stack_id="None")
-        return preview.stack_preview(stack)
+        return preview.nested_previews(stack, preview.stack_preview(stack))
 
     async def delete_stack(self, ctx: RequestContext, stack_identity: Identity) -> None:
         engine = self.engine

@@ -213,3 +213,28 @@ def test_resource_facade_in_a_top_level_output(hc: Any, stacks: list[str]) -> No
     assert outs["ok"]["output_value"] == "fine"
     shown = hc.stacks.output_show(sid, "f")["output"]
     assert shown["output_error"] == outs["f"]["output_error"]
+
+
+# -- 3. preview of nested stacks -----------------------------------------------------------
+
+def test_preview_lists_each_child_stack_as_a_nested_list(hc: Any) -> None:
+    """Heat 27: in ``stack preview``, a provider-template resource and a ResourceGroup are
+    each replaced by the list of their child stack's resources (INIT_COMPLETE, the child's
+    stack_name ``<stack>-<resource>``), in no fixed order."""
+    child = hot({"c": {"type": "OS::Heat::None"}})
+    tpl = hot({"p": {"type": "child.yaml"},
+               "g": {"type": "OS::Heat::ResourceGroup", "properties": {
+                   "count": 2, "resource_def": {"type": "OS::Heat::None"}}},
+               "plain": {"type": "OS::Heat::None"}})
+    name = unique("pv")
+    body = hc.stacks.preview(stack_name=name, template=tpl,
+                             files={"child.yaml": json.dumps(child)}).to_dict()
+    entries = body["resources"]
+    nested = sorted(sorted((r["resource_name"], r["resource_type"], r["stack_name"])
+                           for r in e) for e in entries if isinstance(e, list))
+    assert nested == [[("0", "OS::Heat::None", f"{name}-g"),
+                       ("1", "OS::Heat::None", f"{name}-g")],
+                      [("c", "OS::Heat::None", f"{name}-p")]]
+    flat = [e for e in entries if not isinstance(e, list)]
+    assert [(e["resource_name"], e["resource_action"], e["resource_status"])
+            for e in flat] == [("plain", "INIT", "COMPLETE")]
