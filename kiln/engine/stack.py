@@ -20,8 +20,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from kiln.engine.context import RequestContext
 from kiln.errors import InvalidTemplateReference, NotSupported
-from kiln.resources.base import Resource, ResourceState
+from kiln.resources.base import (
+    Resource,
+    ResourceState,
+    SoftwareConfigStore,
+    SoftwareDeploymentStore,
+)
+from kiln.resources.stores import ServiceConfigStore, ServiceDeploymentStore
 from kiln.template.definitions import NO_NAMES, ResourceDefinition, StackIdentity
 from kiln.template.limits import DEFAULT_MAX_OUTPUT
 from kiln.template.yaql_function import DEFAULT_TIMEOUT as DEFAULT_YAQL_TIMEOUT
@@ -229,13 +236,29 @@ class StackRuntime:
         return self._stack.nested
 
     @property
-    def software_configs(self) -> Any:
-        """Stores the service attaches to its NestedOps (see kiln.engine.software)."""
-        return getattr(self._stack.nested, "software_configs", None)
+    def software_configs(self) -> SoftwareConfigStore:
+        """The engine's software_config table, acting as the stack's owner."""
+        return ServiceConfigStore(self._service(), self._owner())
 
     @property
-    def software_deployments(self) -> Any:
-        return getattr(self._stack.nested, "software_deployments", None)
+    def software_deployments(self) -> SoftwareDeploymentStore:
+        """The engine's software_deployment table, acting as the stack's owner; the
+        deployments belong to the stack's user project as Heat's do."""
+        return ServiceDeploymentStore(
+            self._service(), self._owner(),
+            stack_user_project_id=self._stack.info.stack_user_project_id)
+
+    def _service(self) -> Any:
+        nested = self._stack.nested
+        if nested is None:
+            raise RuntimeError("this stack was loaded without an engine service")
+        return nested.service
+
+    def _owner(self) -> RequestContext:
+        """Who the stack's plugins act as: the project (and user) that owns the stack."""
+        info = self._stack.info
+        return RequestContext(project_id=info.project_id, user_id=info.user_id or "",
+                              username=info.username or "", roles=(), is_admin=False)
 
     @property
     def stack(self) -> LiveStack:
