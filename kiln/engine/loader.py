@@ -82,7 +82,7 @@ def _plugin_class(stack: LiveStack, registry: Any,
 def validates_definition(plugin: type[Resource] | Resource) -> bool:
     """Whether a plugin's definition is validated (and its properties resolved) at
     create; OS::Heat::None's is not, as in Heat."""
-    return bool(getattr(plugin, "validates_definition", True))
+    return plugin.validates_definition
 
 
 def declared_class(stack: LiveStack, name: str) -> type[Resource]:

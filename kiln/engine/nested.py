@@ -66,7 +66,7 @@ class NestedOps:
         engine = self.engine
         pstack = self._parent_stack(parent)
         info = pstack.info
-        detached = bool(getattr(parent, "detached_child", False))
+        detached = parent.detached_child
         limit = engine.conf.max_nested_stack_depth
         if not detached and info.nested_depth + 1 > limit:
             raise RequestLimitExceeded(

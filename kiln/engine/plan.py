@@ -28,9 +28,7 @@ class Decision:
 def replace_kind(plugin: type[Resource] | Resource) -> Change:
     """Create the new resource before deleting the old one, unless the plugin asks
     for the reverse (a name or address that two resources cannot hold at once)."""
-    if getattr(plugin, "replace_delete_first", False):
-        return Change.REPLACE_DBC
-    return Change.REPLACE_CBD
+    return Change.REPLACE_CBD if plugin.replace_create_first else Change.REPLACE_DBC
 
 
 def new_properties(target: LiveStack, slot: Slot, definition: ResourceDefinition,
@@ -57,7 +55,7 @@ def decide(target: LiveStack, existing: Slot | None, definition: ResourceDefinit
     if existing.type_name != new_type:
         return Decision(replace_kind(plugin), reason="type changed")
     if state.status == FAILED and (state.action == CHECK
-                                   or getattr(plugin, "needs_replace_failed", True)):
+                                   or plugin.needs_replace_failed):
         return Decision(replace_kind(plugin), reason="failed")
     if state.action == DELETE and state.status == COMPLETE:
         return Decision(replace_kind(plugin), reason="deleted")

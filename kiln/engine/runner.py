@@ -51,7 +51,7 @@ def failure_reason(name: str, exc: BaseException) -> str:
 def is_nested(slot: Slot) -> bool:
     """Resources that only wait for a child stack: they hold no concurrency slot, and
     their token is persisted before the first (whole-child-stack) check."""
-    return bool(getattr(slot.plugin, "is_nested_stack", False))
+    return slot.plugin.is_nested_stack
 
 
 @dataclass(frozen=True)

@@ -185,7 +185,7 @@ def _update_policy_check(stack: LiveStack, slot: Slot) -> None:
         return
     # a plugin with an update policy declares ``update_policy_schema`` (ResourceGroup);
     # every other type accepts no update_policy keys at all, as in Heat
-    schema = getattr(type(slot.plugin), "update_policy_schema", None) or {}
+    schema = type(slot.plugin).update_policy_schema
     try:
         Properties(schema, resolved)
     except StackValidationFailed as exc:

@@ -123,9 +123,24 @@ class Resource:
     support_status: ClassVar[SupportStatus] = SupportStatus()
     #: shown by ``resource_types?with_description=true``
     description: ClassVar[str] = ""
+    # -- options the engine reads (declared here so a misspelt one is a type error) ----
     #: on replacement, create the new physical resource before deleting the old one
     #: (Heat's order); a plugin whose old and new cannot coexist sets this False
     replace_create_first: ClassVar[bool] = True
+    #: a FAILED resource is replaced by the next update (Heat's default); False lets the
+    #: update run in place on it
+    needs_replace_failed: ClassVar[bool] = True
+    #: the definition is validated and its properties resolved at create (False for
+    #: OS::Heat::None, whose properties are anything at all)
+    validates_definition: ClassVar[bool] = True
+    #: the resource is a child stack run by this engine: it does not count against the
+    #: engine's concurrency limit while it waits for its own resources
+    is_nested_stack: ClassVar[bool] = False
+    #: the child stack is not counted as a nested level of its parent (OS::Heat::Stack
+    #: with a remote ``context``)
+    detached_child: ClassVar[bool] = False
+    #: the ``update_policy`` keys the resource accepts (ResourceGroup's batching)
+    update_policy_schema: ClassVar[Mapping[str, Property]] = {}
     #: True when ``handle_*`` touches nothing outside this resource's own row (no cloud
     #: call, no child stack, no other table): the engine may then run it before the
     #: IN_PROGRESS state is committed, since a crash in between only repeats harmless work.

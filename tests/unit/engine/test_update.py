@@ -11,6 +11,8 @@ import pytest
 from kiln.engine.context import RequestContext
 from kiln.engine.service import EngineService
 from kiln.errors import ActionInProgress, NotSupported
+from kiln.resources.heat.test_resource import TestResource
+from kiln.resources.registry import global_registry
 
 from .support import create, events, hot, resources
 
@@ -225,3 +227,37 @@ async def test_a_replaced_resource_is_deleted_with_its_own_properties(
     stack = await asyncio.wait_for(update(service, ctx, ident, new), 30)
     assert stack["stack_status"] == "UPDATE_COMPLETE"
     assert (await physical_ids(service, ctx, ident))["b"] != before["b"]
+
+
+class _OneAtATime(TestResource):
+    """A physical resource whose old and new versions cannot coexist."""
+
+    type_name = "Kiln::Test::OneAtATime"
+    replace_create_first = False
+
+
+@pytest.mark.parametrize("create_first", [True, False])
+async def test_replace_create_first_sets_the_replacement_order(
+        service: EngineService, ctx: RequestContext, create_first: bool) -> None:
+    """The documented plugin option decides whether the old resource is deleted before
+    its replacement is created (False) or after (True, Heat's default)."""
+    cls = TestResource if create_first else _OneAtATime
+    registry = global_registry()
+    registry.register(_OneAtATime.type_name, _OneAtATime)
+    try:
+        def tmpl(value: str) -> dict[str, Any]:
+            return hot({"r": {"type": cls.type_name,
+                              "properties": {"value": value, "update_replace": True}}})
+
+        stack = await create(service, ctx, "order", tmpl("one"))
+        ident = stack["stack_identity"]
+        done = await update(service, ctx, ident, tmpl("two"))
+        assert done["stack_status"] == "UPDATE_COMPLETE", done["stack_status_reason"]
+        evs = await service.list_events(ctx, ident, sort_dir="asc")
+    finally:
+        registry._types.pop(_OneAtATime.type_name, None)
+    # the first create, then the replacement's create and the old one's delete
+    order = [e["resource_status"] for e in evs if e["resource_name"] == "r"
+             and e["resource_status"] in ("CREATE_IN_PROGRESS", "DELETE_IN_PROGRESS")][1:]
+    assert order == (["CREATE_IN_PROGRESS", "DELETE_IN_PROGRESS"] if create_first
+                     else ["DELETE_IN_PROGRESS", "CREATE_IN_PROGRESS"])
