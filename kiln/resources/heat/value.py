@@ -51,6 +51,9 @@ class Value(Resource):
 
     @classmethod
     def make_properties(cls, resource_name: str, resolved: Any) -> Properties:
+        """``type`` only checks the value: as in Heat, the attribute is the value as
+        given (``"3.5"`` typed number stays the text ``"3.5"``), so the typed schema is
+        used to validate and its converted result is dropped."""
         props = super().make_properties(resource_name, resolved)
         value_type = props["type"]
         if value_type is None:
@@ -59,9 +62,10 @@ class Value(Resource):
                                    update_allowed=True),
                  "type": cls.properties_schema["type"]}
         try:
-            return Properties(typed, resolved)
+            Properties(typed, resolved)
         except StackValidationFailed as exc:
             raise property_error(exc, resource_name) from None
+        return props
 
     async def handle_create(self) -> Token:
         self.resource_id = self.physical_resource_name()

@@ -99,10 +99,10 @@ async def test_none_accepts_anything_and_never_updates(rt: FakeRuntime) -> None:
     await run(res, "delete")
 
 
-async def test_value_types_its_value(rt: FakeRuntime) -> None:
+async def test_value_checks_its_value_against_its_type(rt: FakeRuntime) -> None:
     res = make(rt, "v", "OS::Heat::Value", {"value": "42", "type": "number"})
     await run(res, "create")
-    assert res.get_attribute("value") == 42
+    assert res.get_attribute("value") == "42"   # checked, not converted (Heat 27)
     assert res.resource_id is not None
     assert res.resource_id.startswith("teststack-v-")
     assert res.reference_id() == res.resource_id

@@ -105,3 +105,24 @@ async def test_failing_test_resource_reason(service: EngineService) -> None:
     assert stack["stack_status"] == "CREATE_FAILED"
     assert stack["stack_status_reason"] == (
         "Resource CREATE failed: ValueError: resources.t: Test Resource failed t")
+
+
+async def test_value_type_validates_but_returns_the_value_as_given(
+        service: EngineService) -> None:
+    """Heat 27 answered these outputs for the same template: ``type`` checks the value
+    and converts nothing (a number given as text stays text, an int typed string stays
+    an int)."""
+    def value(kind: str, given: Any) -> dict[str, Any]:
+        return {"type": "OS::Heat::Value", "properties": {"type": kind, "value": given}}
+
+    given = {"num": value("number", "3.5"), "int": value("number", "3"),
+             "lst": value("comma_delimited_list", ["a", 1]),
+             "bo": value("boolean", "true"), "st": value("string", 42)}
+    template = {"heat_template_version": "2018-08-31", "resources": given,
+                "outputs": {k: {"value": {"get_attr": [k, "value"]}} for k in given}}
+    ident = await service.create_stack(CTX, "values", template, {}, {}, {})
+    await service.wait_for_stack(ident["stack_id"])
+    stack = await service.show_stack(CTX, ident)
+    assert stack["stack_status"] == "CREATE_COMPLETE", stack["stack_status_reason"]
+    assert outputs(stack) == {"num": "3.5", "int": "3", "lst": ["a", 1], "bo": "true",
+                              "st": 42}
