@@ -18,6 +18,7 @@ resource action.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -27,6 +28,8 @@ from kiln.engine.recorder import Recorder
 from kiln.engine.stack import LiveStack, Slot
 from kiln.errors import KilnError
 from kiln.resources.base import ResourceFailure
+
+LOG = logging.getLogger(__name__)
 
 
 class ActionFailed(Exception):
@@ -59,6 +62,16 @@ class Persisted:
     """The token a resource action committed before its engine went away."""
 
     token: Any
+
+
+def log_unexpected(stack: LiveStack, slot: Slot, action: str, reason: str) -> None:
+    """A plugin failed in a way it did not mean to (a bug, not a ResourceFailure): the
+    status reason shows only the message, so the traceback goes to the log, as one record
+    naming the stack and resource an operator is asked about. Call inside ``except``."""
+    LOG.exception("resource %s of stack %s failed: %s", slot.name, stack.info.name, reason,
+                  extra={"stack_id": stack.info.id, "stack_name": stack.info.name,
+                         "resource_name": slot.name, "resource_type": slot.type_name,
+                         "action": action})
 
 
 class Poller:
@@ -114,6 +127,8 @@ async def run_action(recorder: Recorder, poller: Poller, stack: LiveStack, slot:
         if not started.done():
             await started
         reason = failure_reason(slot.name, exc)
+        if not isinstance(exc, KilnError | ActionFailed):
+            log_unexpected(stack, slot, action, reason)
         await recorder.resource(stack, slot, action, FAILED, reason)
         raise ActionFailed(reason, action) from exc
     if on_complete is not None:
