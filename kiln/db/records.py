@@ -182,13 +182,15 @@ class NewResource:
 
 @dataclass(frozen=True, slots=True)
 class ResourceDataChange:
-    """One resource's plain data keys to write: ``new`` ones (not stored yet),
-    ``changed`` ones (stored, with a new value) and ``gone`` ones (to delete)."""
+    """One resource's data keys to write: ``new`` ones (not stored yet), ``changed``
+    ones (stored, with a new value) and ``gone`` ones (to delete); keys in ``secret``
+    are stored encrypted (Heat's redacted resource data)."""
 
     resource_id: int
     new: Mapping[str, str] = field(default_factory=dict)
     changed: Mapping[str, str] = field(default_factory=dict)
     gone: Sequence[str] = ()
+    secret: frozenset[str] = frozenset()
 
 
 class ResourceValues(TypedDict, total=False):

@@ -341,20 +341,22 @@ _DATA = cast(sa.Table, ResourceData.__table__)
 _UPDATE_DATA = (sa.update(_DATA)
                 .where(_DATA.c.resource_id == sa.bindparam("rid"),
                        _DATA.c.key == sa.bindparam("k"))
-                .values(value=sa.bindparam("v")))
+                .values(value=sa.bindparam("v"), redact=sa.bindparam("r")))
 _DELETE_DATA = sa.delete(_DATA).where(_DATA.c.resource_id == sa.bindparam("rid"),
                                       _DATA.c.key == sa.bindparam("k"))
 
 
 def write_resource_data(s: Session, changes: Iterable[ResourceDataChange]) -> None:
-    """Plain (not redacted) data of many resources in at most three executemany
-    statements. The caller knows which keys are stored already, so a new key is a plain
-    insert, not an update that finds nothing followed by an insert. Changes are applied
-    in order: a key added and then changed in the same call is inserted with its last
-    value, one added and then removed is never written."""
+    """Data of many resources in at most three executemany statements (a change's
+    ``secret`` keys encrypted). The caller knows which keys are stored already, so a new
+    key is a plain insert, not an update that finds nothing followed by an insert.
+    Changes are applied in order: a key added and then changed in the same call is
+    inserted with its last value, one added and then removed is never written."""
     final: dict[tuple[int, str], tuple[str, str]] = {}   # (id, key) -> (op, value)
+    secret: set[tuple[int, str]] = set()
     for c in changes:
         rid = c.resource_id
+        secret.update((rid, key) for key in c.secret)
         for key, value in c.new.items():
             prev = final.get((rid, key))
             # a key removed earlier in this call is still stored until we write
@@ -374,10 +376,13 @@ def write_resource_data(s: Session, changes: Iterable[ResourceDataChange]) -> No
     updates: list[dict[str, Any]] = []
     deletes: list[dict[str, Any]] = []
     for (rid, key), (op, value) in final.items():
+        redact = (rid, key) in secret
+        if redact and op != "delete":
+            value = crypt.encrypt(value)
         if op == "insert":
-            inserts.append({"resource_id": rid, "key": key, "value": value, "redact": False})
+            inserts.append({"resource_id": rid, "key": key, "value": value, "redact": redact})
         elif op == "update":
-            updates.append({"rid": rid, "k": key, "v": value})
+            updates.append({"rid": rid, "k": key, "v": value, "r": redact})
         else:
             deletes.append({"rid": rid, "k": key})
     conn = s.connection()

@@ -34,6 +34,7 @@ class _Change:
     data_changed: dict[str, str]   # stored keys with a new value
     data_del: list[str]
     event: NewEvent | None
+    data_secret: frozenset[str] = frozenset()
 
 
 def _apply(s: Session, changes: Sequence[_Change],
@@ -44,7 +45,8 @@ def _apply(s: Session, changes: Sequence[_Change],
         last = {c.resource_id: c.values for c in rows}
         db_resources.update_resources(s, list(last.items()))
         db_resources.write_resource_data(s, (
-            ResourceDataChange(c.resource_id, c.data_new, c.data_changed, c.data_del)
+            ResourceDataChange(c.resource_id, c.data_new, c.data_changed, c.data_del,
+                               c.data_secret)
             for c in rows if c.data_new or c.data_changed or c.data_del))
     for stack_id, values in stack_changes:
         db_stacks.update_stack(s, stack_id, values)
@@ -147,14 +149,14 @@ class Recorder:
                           physical_resource_id=state.resource_id,
                           resource_properties=state.properties_data)
         self._changes.append(_Change(slot.db_id, self._values(slot, None), new, changed,
-                                     gone, ev))
+                                     gone, ev, slot.plugin.secret_data))
         return self._enqueue()
 
     def progress(self, slot: Slot, token: Any) -> asyncio.Future[None]:
         """Persist the token (and whatever the handle call changed) before waiting."""
         new, changed, gone = _data_changes(slot)
         self._changes.append(_Change(slot.db_id, self._values(slot, token), new, changed,
-                                     gone, None))
+                                     gone, None, slot.plugin.secret_data))
         return self._enqueue()
 
     def stack(self, stack: LiveStack, action: str, status: str, reason: str, *,

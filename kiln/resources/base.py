@@ -139,6 +139,9 @@ class Resource:
     #: the child stack is not counted as a nested level of its parent (OS::Heat::Stack
     #: with a remote ``context``)
     detached_child: ClassVar[bool] = False
+    #: keys of :attr:`data` that are secrets (a generated password): stored encrypted
+    #: with ``auth_encryption_key``, as Heat stores redacted resource data
+    secret_data: ClassVar[frozenset[str]] = frozenset()
     #: the ``update_policy`` keys the resource accepts (ResourceGroup's batching)
     update_policy_schema: ClassVar[Mapping[str, Property]] = {}
     #: True when ``handle_*`` touches nothing outside this resource's own row (no cloud

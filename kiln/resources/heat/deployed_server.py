@@ -41,6 +41,7 @@ def _password() -> str:
 
 class DeployedServer(Resource):
     type_name = "OS::Heat::DeployedServer"
+    secret_data = frozenset({"password"})
     support_status = SupportStatus()          # Heat 27 gives no version for this type
     description = (
         "A resource for managing servers that are already deployed.\n\n"

@@ -100,6 +100,7 @@ _MIN = Range(1, 512)
 class RandomString(Resource):
     type_name = "OS::Heat::RandomString"
     side_effect_free = True
+    secret_data = frozenset({"value"})
     support_status = SupportStatus(version="2014.1")
     description = (
         "A resource which generates a random string.\n"
