@@ -12,9 +12,11 @@ from kiln.db import resources as db_resources
 from kiln.db import stacks as db_stacks
 from kiln.db.records import EventQuery, ResourceRecord, StackQuery, StackRecord
 from kiln.engine import format as fmt
+from kiln.engine.actions import IN_PROGRESS
 from kiln.engine.base import ResourceNotFound, ServiceBase
 from kiln.engine.context import RequestContext
 from kiln.engine.interface import JSON, Identity
+from kiln.engine.outputs import resolve_all
 from kiln.engine.single_flight import SingleFlight
 from kiln.errors import EntityNotFound
 
@@ -108,7 +110,7 @@ class Reads(ServiceBase):
                          resolve_outputs: bool = True) -> JSON:
         rec = await self._find(ctx, stack_identity, show_deleted=True)
         params, description = await self._show_static(rec)
-        outputs = (rec.outputs or []) if resolve_outputs else None
+        outputs = await self._outputs(rec) if resolve_outputs else None
         return fmt.stack_detail(rec, parameters=params, description=description,
                                 outputs=outputs)
 
@@ -172,15 +174,29 @@ class Reads(ServiceBase):
         raw = await self.db.run(db_stacks.get_raw_template, rec.raw_template_id)
         return dict(raw.files)
 
+    async def _outputs(self, rec: StackRecord) -> list[JSON]:
+        """The outputs stored at the end of the last action; while an action runs, they
+        are resolved on demand from the resources as they are now, as Heat does (a
+        resource not created yet gives None)."""
+        if rec.status != IN_PROGRESS or not rec.raw_template_id:
+            return list(rec.outputs or [])
+        stack = self.engine.live.get(rec.id)
+        if stack is None or stack.bound is None:   # the action runs in another engine
+            try:
+                stack = await self.engine.load(rec.id)
+            except EntityNotFound:
+                return list(rec.outputs or [])
+        return resolve_all(stack)
+
     async def list_outputs(self, ctx: RequestContext, stack_identity: Identity) -> list[JSON]:
         rec = await self._find(ctx, stack_identity)
         return [{"output_key": o["output_key"], "description": o["description"]}
-                for o in (rec.outputs or [])]
+                for o in await self._outputs(rec)]
 
     async def show_output(self, ctx: RequestContext, stack_identity: Identity,
                           output_key: str) -> JSON:
         rec = await self._find(ctx, stack_identity)
-        for out in rec.outputs or []:
+        for out in await self._outputs(rec):
             if out["output_key"] == output_key:
                 return dict(out)
         raise EntityNotFound(f"Specified output key {output_key} not found.")

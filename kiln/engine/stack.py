@@ -94,6 +94,11 @@ class Slot:
         return self.plugin.resource_id
 
 
+#: a resource in these actions has no attributes yet (or any more): get_attr gives None,
+#: as in Heat (outputs read while a create runs, before the resource is created)
+_NO_ATTRIBUTES = frozenset({"INIT", "DELETE"})
+
+
 def short_id(length: int = 12) -> str:
     """Heat's physical-name suffix alphabet: lowercase letters and digits."""
     return "".join(random.choices(string.ascii_lowercase + string.digits, k=length))
@@ -155,10 +160,16 @@ class LiveStack:
         return self._slot(name).plugin.reference_id()
 
     def attribute(self, name: str, attr: str, path: Sequence[Any]) -> Any:
-        return self._slot(name).plugin.get_attribute(attr, *path)
+        plugin = self._slot(name).plugin
+        if plugin.state.action in _NO_ATTRIBUTES:
+            return None
+        return plugin.get_attribute(attr, *path)
 
-    def all_attributes(self, name: str) -> Mapping[str, Any]:
-        return self._slot(name).plugin.all_attributes()
+    def all_attributes(self, name: str) -> Mapping[str, Any] | None:
+        plugin = self._slot(name).plugin
+        if plugin.state.action in _NO_ATTRIBUTES:
+            return None
+        return plugin.all_attributes()
 
     def resource_type(self, name: str) -> str:
         return self._slot(name).definition.type

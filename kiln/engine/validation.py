@@ -128,7 +128,7 @@ class ValidationStack(LiveStack):
     def attribute(self, name: str, attr: str, path: Sequence[Any]) -> Any:
         return super().attribute(name, attr, path) if name in self.slots else None
 
-    def all_attributes(self, name: str) -> Mapping[str, Any]:
+    def all_attributes(self, name: str) -> Mapping[str, Any] | None:
         return super().all_attributes(name) if name in self.slots else {}
 
 

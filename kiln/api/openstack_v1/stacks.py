@@ -165,7 +165,12 @@ async def show(call: Call) -> Any:
 async def _show(call: Call, resolve: bool) -> Any:
     result = first(await call.service.show_stack(call.ctx, stack_identity=call.identity(),
                                                  resolve_outputs=resolve))
-    return {"stack": views.format_stack(call.api_root, call.tenant, result)}
+    body = {"stack": views.format_stack(call.api_root, call.tenant, result)}
+    if resolve and str(result.get("stack_status", "")).endswith("_IN_PROGRESS"):
+        # outputs are resolved from resources that change without a stack write, so
+        # this body must not be reused under the stack change number
+        return json_response(body)
+    return body
 
 
 async def get_template(call: Call) -> Any:
