@@ -1,0 +1,111 @@
+"""One small template per built-in resource type, for the tests that drive every type
+through every stack action (tests/unit/engine/test_every_type.py through EngineService,
+tests/functional/test_server_engine_wiring.py through kiln serve and python-heatclient).
+
+The types come from the registry, so a new built-in type without a sample here makes
+those tests fail until one is written. Each sample is the resource ``r`` under test (plus
+the helpers it needs) in three versions: as created, changed in place (None when the type
+has no update_allowed property) and changed so that it is replaced (None when no property
+triggers a replacement). ``signal`` names a wait-condition handle that must be signalled
+(once its create completed) for the stack to complete.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from kiln.resources.registry import build_registry
+
+CHILD = {"heat_template_version": "2018-08-31",
+         "parameters": {"v": {"type": "string", "default": "one"}},
+         "resources": {"n": {"type": "OS::Heat::Value",
+                             "properties": {"value": {"get_param": "v"}}}},
+         "outputs": {"v": {"value": {"get_attr": ["n", "value"]}}}}
+CFN_CHILD = {"AWSTemplateFormatVersion": "2010-09-09",
+             "Parameters": {"V": {"Type": "String", "Default": "one"}},
+             "Resources": {"N": {"Type": "OS::Heat::None"}}}
+FILES = {"child.json": json.dumps(CFN_CHILD)}
+
+
+@dataclass(frozen=True)
+class Sample:
+    created: dict[str, Any]
+    in_place: dict[str, Any] | None = None
+    replaced: dict[str, Any] | None = None
+    helpers: dict[str, Any] = field(default_factory=dict)
+    signal: str | None = None
+    signal_data: dict[str, Any] = field(default_factory=lambda: {"status": "SUCCESS"})
+
+    def template(self, props: dict[str, Any], type_name: str) -> dict[str, Any]:
+        resources = {**self.helpers, "r": {"type": type_name, "properties": props}}
+        return {"heat_template_version": "2018-08-31", "resources": resources}
+
+
+_HANDLE = {"h": {"type": "OS::Heat::WaitConditionHandle"}}
+_CFN_HANDLE = {"h": {"type": "AWS::CloudFormation::WaitConditionHandle"}}
+_SERVERS = {"s1": {"type": "OS::Heat::DeployedServer"},
+            "s2": {"type": "OS::Heat::DeployedServer"},
+            "cfg": {"type": "OS::Heat::SoftwareConfig",
+                    "properties": {"group": "script", "config": "echo hi",
+                                   "inputs": [{"name": "x"}]}}}
+
+
+def _deployment(server: str, x: str) -> dict[str, Any]:
+    return {"config": {"get_resource": "cfg"}, "server": {"get_resource": server},
+            "signal_transport": "NO_SIGNAL", "input_values": {"x": x}}
+
+
+SAMPLES: dict[str, Sample] = {
+    "AWS::CloudFormation::Stack": Sample(
+        {"TemplateURL": "child.json"}, {"TemplateURL": "child.json",
+                                        "Parameters": {"V": "two"}}),
+    "AWS::CloudFormation::WaitCondition": Sample(
+        {"Handle": {"get_resource": "h"}, "Timeout": 60}, None,
+        {"Handle": {"get_resource": "h"}, "Timeout": 120}, _CFN_HANDLE, signal="h",
+        signal_data={"Status": "SUCCESS", "Reason": "ready", "UniqueId": "1", "Data": "d"}),
+    "AWS::CloudFormation::WaitConditionHandle": Sample({}),
+    "OS::Heat::CloudConfig": Sample({"cloud_config": {"a": 1}}, None,
+                                    {"cloud_config": {"a": 2}}),
+    "OS::Heat::Delay": Sample({"min_wait": 0}, {"min_wait": 0, "max_jitter": 0}),
+    "OS::Heat::DeployedServer": Sample({"name": "one"}, {"name": "two"}),
+    "OS::Heat::MultipartMime": Sample({"parts": [{"config": "a"}]}, None,
+                                      {"parts": [{"config": "b"}]}),
+    "OS::Heat::None": Sample({"a": 1}),
+    "OS::Heat::RandomString": Sample({"length": 8}, None, {"length": 9}),
+    "OS::Heat::Stack": Sample({"template": json.dumps(CHILD)},
+                              {"template": json.dumps(CHILD), "parameters": {"v": "two"}}),
+    "OS::Heat::ResourceChain": Sample(
+        {"resources": ["OS::Heat::None"]}, {"resources": ["OS::Heat::None"] * 2},
+        {"resources": ["OS::Heat::None"], "concurrent": True}),
+    "OS::Heat::ResourceGroup": Sample(
+        {"count": 1, "resource_def": {"type": "OS::Heat::None"}},
+        {"count": 2, "resource_def": {"type": "OS::Heat::None"}},
+        {"count": 1, "resource_def": {"type": "OS::Heat::None"}, "index_var": "%i%"}),
+    "OS::Heat::SoftwareComponent": Sample(
+        {"configs": [{"actions": ["CREATE"], "config": "a", "tool": "script"}]}, None,
+        {"configs": [{"actions": ["CREATE"], "config": "b", "tool": "script"}]}),
+    "OS::Heat::SoftwareConfig": Sample({"config": "a"}, None, {"config": "b"}),
+    "OS::Heat::SoftwareDeployment": Sample(
+        _deployment("s1", "a"), _deployment("s1", "b"), _deployment("s2", "b"), _SERVERS),
+    "OS::Heat::StructuredConfig": Sample({"config": {"a": 1}}, None,
+                                         {"config": {"a": 2}}),
+    "OS::Heat::StructuredDeployment": Sample(
+        _deployment("s1", "a"), _deployment("s1", "b"), _deployment("s2", "b"),
+        {**_SERVERS, "cfg": {"type": "OS::Heat::StructuredConfig",
+                             "properties": {"config": {"x": {"get_input": "x"}}}}}),
+    "OS::Heat::TestResource": Sample({"value": "a"}, {"value": "b"},
+                                     {"value": "b", "update_replace_value": "c"}),
+    "OS::Heat::Value": Sample({"value": "a"}, {"value": "b"}),
+    "OS::Heat::WaitCondition": Sample(
+        {"handle": {"get_resource": "h"}, "timeout": 60}, None,
+        {"handle": {"get_resource": "h"}, "timeout": 120}, _HANDLE, signal="h"),
+    "OS::Heat::WaitConditionHandle": Sample({}, None, {"signal_transport": "NO_SIGNAL"}),
+    "OS::Heat::UpdateWaitConditionHandle": Sample({}),
+}
+
+
+def builtin_types() -> list[str]:
+    """Every type the built-in plugin packages register (not operator plugins)."""
+    return sorted(build_registry((), use_entry_points=False).list_types())
