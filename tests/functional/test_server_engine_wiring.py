@@ -12,7 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from heatclient.exc import HTTPNotFound
 
+from tests.support.all_types import FILES, SAMPLES, Sample, builtin_types
 from tests.support.clients import heat_client, wait_for_stack_status
 from tests.support.fixtures import report_errors
 from tests.support.server import KilnProcess, start_kiln
@@ -34,8 +36,9 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KilnProcess]:
     plugins = workdir / "plugins"
     plugins.mkdir()
     (plugins / "crashing.py").write_text(CRASHING_PLUGIN)
-    proc = start_kiln(workdir, options={"DEFAULT": {"plugin_dirs": str(plugins),
-                                                    "graceful_shutdown_timeout": 5}})
+    proc = start_kiln(workdir, options={"DEFAULT": {
+        "plugin_dirs": str(plugins), "graceful_shutdown_timeout": 5,
+        "heat_waitcondition_server_url": "http://127.0.0.1:8000"}})
     yield proc
     proc.stop()
     report_errors(proc)
@@ -117,3 +120,69 @@ def test_outputs_resolve_while_the_stack_waits(server: KilnProcess) -> None:
     final = {o["output_key"]: o["output_value"] for o in done.outputs}
     assert final["after_ref"].startswith("waits-after-")   # now a physical resource
     assert final == {**values, "after": "later", "after_ref": final["after_ref"]}
+
+
+def _settle(heat: Any, stack_id: str, sample: Sample | None = None) -> Any:
+    """Poll until the action ends, signalling the sample's handle whenever the resource
+    under test waits for it (a wait condition being created)."""
+    deadline = time.monotonic() + 60
+    signalled: set[str] = set()
+    delay = 0.02
+    while True:
+        stack = heat.stacks.get(stack_id)
+        if not stack.stack_status.endswith("_IN_PROGRESS"):
+            return stack
+        assert time.monotonic() < deadline, f"{stack.stack_status} after 60s"
+        if sample is not None and sample.signal is not None:
+            r = heat.resources.get(stack_id, "r")
+            if (r.resource_status == "CREATE_IN_PROGRESS"
+                    and r.physical_resource_id not in signalled):
+                heat.resources.signal(stack_id, sample.signal, data=sample.signal_data)
+                signalled.add(r.physical_resource_id)
+        time.sleep(delay)  # status poll with backoff, bounded by the deadline
+        delay = min(delay * 2, 0.3)
+
+
+def _creates(heat: Any, stack_id: str) -> int:
+    return sum(e.resource_status == "CREATE_IN_PROGRESS"
+               for e in heat.events.list(stack_id, resource_name="r"))
+
+
+@pytest.mark.parametrize("type_name", builtin_types())
+def test_every_type_through_the_api(server: KilnProcess, type_name: str) -> None:
+    """The action sequence of tests/unit/engine/test_every_type.py, once per type,
+    through kiln serve and python-heatclient."""
+    sample = SAMPLES.get(type_name)
+    assert sample is not None, f"add a sample for {type_name} to tests/support/all_types.py"
+    heat: Any = heat_client(server.endpoint("demo"))
+    name = "every-" + type_name.replace("::", "-").lower()
+    stack_id = heat.stacks.create(stack_name=name, files=FILES,
+                                  template=sample.template(sample.created, type_name),
+                                  )["stack"]["id"]
+    stack = _settle(heat, stack_id, sample)
+    assert stack.stack_status == "CREATE_COMPLETE", stack.stack_status_reason
+    for props, creates in ((sample.in_place, 1), (sample.replaced, 2)):
+        if props is not None:
+            heat.stacks.update(stack_id, template=sample.template(props, type_name),
+                               files=FILES)
+            stack = _settle(heat, stack_id, sample)
+            assert stack.stack_status == "UPDATE_COMPLETE", stack.stack_status_reason
+            assert _creates(heat, stack_id) == creates   # 1: in place, 2: replaced
+    for action, call in (("SUSPEND", heat.actions.suspend), ("RESUME", heat.actions.resume),
+                         ("CHECK", heat.actions.check)):
+        call(stack_id)
+        stack = _settle(heat, stack_id)
+        assert stack.stack_status == f"{action}_COMPLETE", stack.stack_status_reason
+    snapshot = heat.stacks.snapshot(stack_id, "snap")
+    _settle(heat, stack_id)
+    assert heat.stacks.snapshot_show(stack_id, snapshot["id"])["snapshot"]["status"] == (
+        "COMPLETE")
+    heat.stacks.restore(stack_id, snapshot["id"])
+    stack = _settle(heat, stack_id, sample)
+    assert stack.stack_status == "RESTORE_COMPLETE", stack.stack_status_reason
+    heat.stacks.delete(stack_id)
+    try:
+        stack = _settle(heat, stack_id)
+    except HTTPNotFound:
+        return   # the deleted stack is no longer found
+    assert stack.stack_status == "DELETE_COMPLETE", stack.stack_status_reason
