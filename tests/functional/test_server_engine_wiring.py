@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from heatclient.exc import HTTPNotFound
+from heatclient.exc import HTTPConflict, HTTPNotFound
 
 from tests.support.all_types import FILES, SAMPLES, Sample, builtin_types
 from tests.support.clients import heat_client, wait_for_stack_status
@@ -143,6 +143,19 @@ def _settle(heat: Any, stack_id: str, sample: Sample | None = None) -> Any:
         delay = min(delay * 2, 0.3)
 
 
+def _start(call: Any, *args: Any, **kwargs: Any) -> Any:
+    """Start the next action; the stack lock is released just after the previous action's
+    final status is written, so a 409 in between is retried (bounded)."""
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            return call(*args, **kwargs)
+        except HTTPConflict:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)  # retry until the lock is released, bounded by the deadline
+
+
 def _creates(heat: Any, stack_id: str) -> int:
     return sum(e.resource_status == "CREATE_IN_PROGRESS"
                for e in heat.events.list(stack_id, resource_name="r"))
@@ -163,24 +176,24 @@ def test_every_type_through_the_api(server: KilnProcess, type_name: str) -> None
     assert stack.stack_status == "CREATE_COMPLETE", stack.stack_status_reason
     for props, creates in ((sample.in_place, 1), (sample.replaced, 2)):
         if props is not None:
-            heat.stacks.update(stack_id, template=sample.template(props, type_name),
-                               files=FILES)
+            _start(heat.stacks.update, stack_id, files=FILES,
+                   template=sample.template(props, type_name))
             stack = _settle(heat, stack_id, sample)
             assert stack.stack_status == "UPDATE_COMPLETE", stack.stack_status_reason
             assert _creates(heat, stack_id) == creates   # 1: in place, 2: replaced
     for action, call in (("SUSPEND", heat.actions.suspend), ("RESUME", heat.actions.resume),
                          ("CHECK", heat.actions.check)):
-        call(stack_id)
+        _start(call, stack_id)
         stack = _settle(heat, stack_id)
         assert stack.stack_status == f"{action}_COMPLETE", stack.stack_status_reason
-    snapshot = heat.stacks.snapshot(stack_id, "snap")
+    snapshot = _start(heat.stacks.snapshot, stack_id, "snap")
     _settle(heat, stack_id)
     assert heat.stacks.snapshot_show(stack_id, snapshot["id"])["snapshot"]["status"] == (
         "COMPLETE")
-    heat.stacks.restore(stack_id, snapshot["id"])
+    _start(heat.stacks.restore, stack_id, snapshot["id"])
     stack = _settle(heat, stack_id, sample)
     assert stack.stack_status == "RESTORE_COMPLETE", stack.stack_status_reason
-    heat.stacks.delete(stack_id)
+    _start(heat.stacks.delete, stack_id)
     try:
         stack = _settle(heat, stack_id)
     except HTTPNotFound:
