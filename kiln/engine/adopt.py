@@ -134,13 +134,12 @@ class AdoptOps(ServiceBase):
     async def abandon_stack(self, ctx: RequestContext, stack_identity: Identity) -> JSON:
         engine = self.engine
         rec = await self._find(ctx, stack_identity)
-        await engine.preempt(rec.id)
-        stack = await engine.load(rec.id)
-        data = await abandon_data(stack)
-        await engine.acquire(stack)
-        await engine.recorder.stack(stack, DELETE, IN_PROGRESS, stack_started(DELETE))
-        retain_everything(stack)
-        engine.launch(rec.id, lambda: delete_action.run_delete(engine, stack), stack)
+        async with engine.claim(rec.id, rec.name, DELETE, preempt=True) as claim:
+            stack = await engine.load(rec.id)
+            data = await abandon_data(stack)
+            await engine.recorder.stack(stack, DELETE, IN_PROGRESS, stack_started(DELETE))
+            retain_everything(stack)
+            claim.launch(lambda: delete_action.run_delete(engine, stack), stack)
         return data
 
     async def create_stack(self, ctx: RequestContext, stack_name: str,
@@ -170,7 +169,8 @@ class AdoptOps(ServiceBase):
         all_files = {**(adopt.get("files") or {}), **(files or {})}
         stack = await newstack.prepare(engine, ctx, stack_name, body, env_body, all_files,
                                        environment_files, args, action=ADOPT)
-        await newstack.store(engine, stack)
-        engine.launch(stack.info.id, lambda: run_adopt(engine, stack, adopt), stack)
+        async with engine.claims.claim_new(stack.info.id, ADOPT) as claim:
+            await newstack.store(engine, stack)
+            claim.launch(lambda: run_adopt(engine, stack, adopt), stack)
         return stack.identity_dict()
 

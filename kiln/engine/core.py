@@ -1,9 +1,9 @@
 """The engine's shared machinery: database, recorder, limits, running actions, locks.
 
 One :class:`Engine` per process. Each running stack action is an asyncio task registered
-under its stack id; the stack row's lock (``engine_id``) says which engine owns it, so
-a second action on the same stack is refused with Heat's ActionInProgress (409) while
-``delete`` may pre-empt a running create/update the way Heat lets it.
+under its stack id, started through the stack's claim (:mod:`kiln.engine.claims`): a
+second action on the same stack is refused with Heat's ActionInProgress (409) while
+``delete`` pre-empts a running action the way Heat lets it.
 """
 
 from __future__ import annotations
@@ -17,16 +17,16 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from kiln.db import events as db_events
-from kiln.db import locks as db_locks
 from kiln.db import resources as db_resources
 from kiln.db import stacks as db_stacks
 from kiln.db import templates as db_templates
+from kiln.engine.claims import Claim, Claims
 from kiln.engine.loader import stored_live_stack
 from kiln.engine.recorder import Recorder
 from kiln.engine.runner import Poller
 from kiln.engine.scheduler import Limit
 from kiln.engine.stack import LiveStack
-from kiln.errors import ActionInProgress, EntityNotFound
+from kiln.errors import EntityNotFound
 from kiln.graph import Graph
 from kiln.graph.graph import resource_label
 
@@ -50,6 +50,7 @@ class Engine:
         self.template_cache = TemplateCache()
         #: the LiveStack each running action works on (signals must reach its plugins)
         self.live: dict[str, LiveStack] = {}
+        self.claims = Claims(self)
 
     # -- loading ------------------------------------------------------------------------
     async def load(self, stack_id: str, *, show_deleted: bool = False) -> LiveStack:
@@ -94,25 +95,22 @@ class Engine:
 
     # -- running actions ----------------------------------------------------------------
     def running(self, stack_id: str) -> bool:
+        """Whether this process runs an action on the stack (launched: a claim still
+        setting up does not count, see :attr:`claims`)."""
         task = self.tasks.get(stack_id)
         return task is not None and not task.done()
 
-    async def acquire(self, stack: LiveStack) -> None:
-        """Take the stack lock for this engine, or raise Heat's ActionInProgress."""
-        if self.running(stack.info.id):
-            raise self.in_progress(stack)
-        result = await self.db.run(db_locks.acquire_stack_lock, stack.info.id, self.engine_id)
-        if not result.acquired:
-            raise self.in_progress(stack)
-
-    @staticmethod
-    def in_progress(stack: LiveStack) -> ActionInProgress:
-        return ActionInProgress(f"Stack {stack.info.name} already has an action "
-                                f"({stack.info.action}) in progress.")
+    def claim(self, stack_id: str, name: str, action: str, *, preempt: bool = False,
+              take_from_dead: bool = False) -> contextlib.AbstractAsyncContextManager[Claim]:
+        """The one way to start an action on an existing stack: see
+        :meth:`kiln.engine.claims.Claims.claim`."""
+        return self.claims.claim(stack_id, name, action, preempt=preempt,
+                                 take_from_dead=take_from_dead)
 
     def launch(self, stack_id: str, work: Callable[[], Awaitable[None]],
                stack: LiveStack | None = None) -> asyncio.Task[None]:
-        """Run ``work`` as the stack's action; the lock is released when it ends.
+        """Run ``work`` as the action of the stack's claim (:meth:`Claim.launch` calls
+        this); the claim and the row lock are given back when it ends.
 
         Once ``work`` is done nothing here refers to its stacks any more (the callable is
         dropped, ``live`` forgets the stack), and after a big stack's action the cycle
@@ -128,6 +126,7 @@ class Engine:
             nonlocal collected
             try:
                 await pending.pop()()
+                self.claims.finishing(stack_id, task)
                 if self.tasks.get(stack_id) is task:
                     done = self.live.pop(stack_id, None)
                     collected = done is not None and len(done.slots) >= COLLECT_AFTER
@@ -145,13 +144,14 @@ class Engine:
                         "status_reason": f"Engine error: {type(exc).__name__}: {exc}"})
             finally:
                 pending.clear()
-                with contextlib.suppress(Exception):
-                    await asyncio.shield(self.db.run(db_locks.release_stack_lock, stack_id,
-                                                     self.engine_id))
+                self.claims.finishing(stack_id, task)
                 if self.tasks.get(stack_id) is task:
                     del self.tasks[stack_id]
                     self.cancels.pop(stack_id, None)
                     self.live.pop(stack_id, None)
+                claim = self.claims.get(stack_id)
+                if claim is not None and claim.task is task:
+                    await self.claims.give_back(claim)
 
         def after(_: asyncio.Task[None]) -> None:
             if not collected:  # cancelled or failed before the collection above
@@ -170,15 +170,6 @@ class Engine:
         if keep > 0:
             await self.db.write(db_events.purge_events, stack_id, keep,
                                 int(self.conf.event_purge_batch_size))
-
-    async def preempt(self, stack_id: str) -> None:
-        """Stop this engine's running action on the stack (delete wins over create)."""
-        task = self.tasks.get(stack_id)
-        if task is None or task.done():
-            return
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await task
 
     async def wait(self, stack_id: str, timeout: float | None = None) -> None:
         task = self.tasks.get(stack_id)

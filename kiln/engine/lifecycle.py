@@ -20,6 +20,7 @@ from kiln.engine.actions import (
     stack_started,
 )
 from kiln.engine.base import ResourceNotFound, ServiceBase
+from kiln.engine.claims import in_progress
 from kiln.engine.context import RequestContext
 from kiln.engine.core import Engine
 from kiln.engine.interface import Identity
@@ -103,10 +104,10 @@ class LifecycleOps(ServiceBase):
                             action: str) -> None:
         engine = self.engine
         rec = await self._find(ctx, stack_identity)
-        stack = await engine.load(rec.id)
-        await engine.acquire(stack)
-        await engine.recorder.stack(stack, action, IN_PROGRESS, stack_started(action))
-        engine.launch(rec.id, lambda: run_simple(engine, stack, action))
+        async with engine.claim(rec.id, rec.name, action) as claim:
+            stack = await engine.load(rec.id)
+            await engine.recorder.stack(stack, action, IN_PROGRESS, stack_started(action))
+            claim.launch(lambda: run_simple(engine, stack, action))
 
     async def stack_suspend(self, ctx: RequestContext, stack_identity: Identity) -> None:
         await self._start_simple(ctx, stack_identity, SUSPEND)
@@ -124,8 +125,9 @@ class LifecycleOps(ServiceBase):
             raise Invalid("Invalid input: mark_unhealthy is not a boolean")
         engine = self.engine
         rec = await self._find(ctx, stack_identity)
-        if engine.running(rec.id):
-            raise engine.in_progress(await engine.load(rec.id))
+        held = engine.claims.get(rec.id)
+        if held is not None:
+            raise in_progress(rec.name, held.action)
         stack = await engine.load(rec.id)
         slot = stack.slots.get(resource_name) or next(
             (s for s in stack.slots.values() if s.physical_id == resource_name), None)

@@ -18,17 +18,17 @@ import datetime as dt
 from collections.abc import Mapping
 from typing import Any
 
-from kiln.db import recovery as db_recovery
 from kiln.db import resources as db_resources
 from kiln.db import stacks as db_stacks
 from kiln.engine import create as create_action
 from kiln.engine import delete as delete_action
 from kiln.engine import lifecycle, newstack
 from kiln.engine import update as update_action
-from kiln.engine.actions import DELETE, FAILED, IN_PROGRESS, UPDATE, stack_started
+from kiln.engine.actions import CREATE, DELETE, FAILED, IN_PROGRESS, UPDATE, stack_started
+from kiln.engine.claims import Claim
 from kiln.engine.loader import info_from_record
 from kiln.engine.stack import LiveStack
-from kiln.errors import ActionInProgress, EntityNotFound, RequestLimitExceeded
+from kiln.errors import EntityNotFound, RequestLimitExceeded
 from kiln.resources.base import Resource, Token
 from kiln.resources.nested import NAME_KEY, ChildMember
 from kiln.template import load_template
@@ -101,9 +101,10 @@ class NestedOps:
         name = parent.physical_resource_name()
         child = self._build(parent, template, parameters, files, timeout_mins, name=name)
         newstack.validate(engine, child)
-        await newstack.store(engine, child)
-        parent.data[NAME_KEY] = name
-        engine.launch(child.info.id, lambda: create_action.run_create(engine, child), child)
+        async with engine.claims.claim_new(child.info.id, CREATE) as claim:
+            await newstack.store(engine, child)
+            parent.data[NAME_KEY] = name
+            claim.launch(lambda: create_action.run_create(engine, child), child)
         return child.info.id
 
     async def update(self, parent: Resource, stack_id: str, *, template: Mapping[str, Any],
@@ -120,8 +121,12 @@ class NestedOps:
         # the validation slots go before the stored child is loaded: a big group's two
         # sets of 10,000 slots are never in memory together
         new.slots.clear()
-        current = await engine.load(stack_id)
-        await engine.acquire(current)
+        async with engine.claim(stack_id, rec.name, UPDATE) as claim:
+            current = await engine.load(stack_id)
+            await self._launch_update(claim, current, new)
+
+    async def _launch_update(self, claim: Claim, current: LiveStack, new: LiveStack) -> None:
+        engine = self.engine
         hidden = sorted(getattr(new.bound.parameters, "hidden", ()) or ())
         template_id = await engine.db.write(
             db_stacks.create_raw_template, new.template.raw, new.environment.env_as_dict(),
@@ -130,41 +135,30 @@ class NestedOps:
         new.info.raw_template_id, new.info.prev_raw_template_id = template_id, prev
         await engine.recorder.stack(new, UPDATE, IN_PROGRESS, stack_started(UPDATE), extra={
             "raw_template_id": template_id, "prev_raw_template_id": prev})
-        engine.launch(stack_id, lambda: update_action.run_update(
-            engine, current, new, allow_rollback=False))
+        claim.launch(lambda: update_action.run_update(engine, current, new,
+                                                      allow_rollback=False))
 
     async def delete(self, stack_id: str) -> bool:
         engine = self.engine
         rec = await engine.db.run(db_stacks.get_stack, stack_id)
         if rec is None:
             return False
-        await engine.preempt(stack_id)
-        stack = await engine.load(stack_id)
-        await self._take(stack)
-        await engine.recorder.stack(stack, DELETE, IN_PROGRESS, stack_started(DELETE))
-        engine.launch(stack_id, lambda: delete_action.run_delete(engine, stack), stack)
+        async with engine.claim(stack_id, rec.name, DELETE, preempt=True,
+                                take_from_dead=True) as claim:
+            stack = await engine.load(stack_id)
+            await engine.recorder.stack(stack, DELETE, IN_PROGRESS, stack_started(DELETE))
+            claim.launch(lambda: delete_action.run_delete(engine, stack), stack)
         return True
-
-    async def _take(self, child: LiveStack) -> None:
-        """The child's lock for the parent's action; a child whose engine died goes
-        to this engine at once (the parent's resumed delete or rollback must not fail
-        with ActionInProgress on its own member, waiting for the sweep to reach it)."""
-        engine = self.engine
-        try:
-            await engine.acquire(child)
-        except ActionInProgress:
-            dead_after = float(engine.conf.kiln_engine.engine_dead_after)
-            if engine.running(child.info.id) or not await engine.db.run(
-                    db_recovery.take_from_dead, child.info.id, engine.engine_id,
-                    dead_after):
-                raise
 
     async def action(self, stack_id: str, action: str) -> None:
         engine = self.engine
-        stack = await engine.load(stack_id)
-        await engine.acquire(stack)
-        await engine.recorder.stack(stack, action, IN_PROGRESS, stack_started(action))
-        engine.launch(stack_id, lambda: lifecycle.run_simple(engine, stack, action))
+        rec = await engine.db.run(db_stacks.get_stack, stack_id)
+        if rec is None:
+            raise EntityNotFound(f"The Stack ({stack_id}) could not be found.")
+        async with engine.claim(stack_id, rec.name, action) as claim:
+            stack = await engine.load(stack_id)
+            await engine.recorder.stack(stack, action, IN_PROGRESS, stack_started(action))
+            claim.launch(lambda: lifecycle.run_simple(engine, stack, action))
 
     async def wait(self, stack_id: str) -> tuple[str, str, str]:
         engine = self.engine

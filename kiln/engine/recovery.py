@@ -70,6 +70,7 @@ from kiln.engine.actions import (
     stack_completed,
 )
 from kiln.engine.base import ServiceBase
+from kiln.engine.claims import Claim
 from kiln.engine.context import RequestContext
 from kiln.engine.interface import JSON
 from kiln.engine.runner import ActionFailed, Persisted, failure_reason, is_nested, run_action
@@ -339,29 +340,37 @@ class Recovery:
         found = await engine.db.run(db_recovery.orphaned_stacks, self.dead_after, me)
         taken: list[str] = []
         for rec in found:
-            if engine.running(rec.id):
+            claim = engine.claims.try_take(rec.id, rec.action)
+            if claim is None:  # a request or an action of this process has it
                 continue
-            if not await engine.db.run(db_recovery.take_stack, rec, me):
-                continue
-            if rec.status != IN_PROGRESS:
-                await engine.db.run(db_locks.release_stack_lock, rec.id, me)
-                continue
-            LOG.warning("taking over stack %s (%s_%s) from engine %s", rec.id, rec.action,
-                        rec.status, rec.engine_id)
             try:
-                stack = await engine.load(rec.id)
-            except Exception:
-                LOG.exception("cannot load stack %s for recovery", rec.id)
-                await engine.db.write(db_recovery.fail_stored_stack, rec.id,
-                                      engine_went_down(rec.action))
-                await engine.db.run(db_locks.release_stack_lock, rec.id, me)
-                continue
-            if engine.running(rec.id):   # a parent's action took the child meanwhile
-                continue
-            engine.launch(rec.id, _work(engine, stack), stack)
-            taken.append(rec.id)
+                await self._take_over(rec, claim)
+            finally:
+                if claim.task is None:
+                    await engine.claims.give_back(claim)
+            if claim.task is not None:
+                taken.append(rec.id)
         self.recovered.extend(taken)
         return taken
+
+    async def _take_over(self, rec: Any, claim: Claim) -> None:
+        """Resume one orphaned stack under ``claim``; the caller gives the claim (and the
+        row lock) back unless an action was launched."""
+        engine = self.engine
+        if not await engine.db.run(db_recovery.take_stack, rec, engine.engine_id):
+            return
+        if rec.status != IN_PROGRESS:
+            return
+        LOG.warning("taking over stack %s (%s_%s) from engine %s", rec.id, rec.action,
+                    rec.status, rec.engine_id)
+        try:
+            stack = await engine.load(rec.id)
+        except Exception:
+            LOG.exception("cannot load stack %s for recovery", rec.id)
+            await engine.db.write(db_recovery.fail_stored_stack, rec.id,
+                                  engine_went_down(rec.action))
+            return
+        claim.launch(_work(engine, stack), stack)
 
 
 def _work(engine: Any, stack: LiveStack) -> Callable[[], Awaitable[None]]:

@@ -30,6 +30,7 @@ from kiln.engine.actions import (
 )
 from kiln.engine.adopt import stack_data
 from kiln.engine.base import ServiceBase
+from kiln.engine.claims import Claim
 from kiln.engine.context import RequestContext
 from kiln.engine.core import Engine
 from kiln.engine.format import isotime
@@ -135,13 +136,14 @@ class SnapshotOps(ServiceBase):
                 raise RequestLimitExceeded(
                     "Request limit exceeded: You have reached the maximum snapshots per "
                     f"stack, {limit}. Please delete some snapshots.")
-        stack = await engine.load(rec.id)
-        await engine.acquire(stack)
-        snap = await self.db.write(db_snapshots.create_snapshot, rec.id, ctx.project_id,
-                                   name, action=CREATE, status=IN_PROGRESS,
-                                   data=stack_data(stack, no_resources=True))
-        await engine.recorder.stack(stack, SNAPSHOT, IN_PROGRESS, stack_started(SNAPSHOT))
-        engine.launch(rec.id, lambda: run_snapshot(engine, stack, snap.id), stack)
+        async with engine.claim(rec.id, rec.name, SNAPSHOT) as claim:
+            stack = await engine.load(rec.id)
+            snap = await self.db.write(db_snapshots.create_snapshot, rec.id, ctx.project_id,
+                                       name, action=CREATE, status=IN_PROGRESS,
+                                       data=stack_data(stack, no_resources=True))
+            await engine.recorder.stack(stack, SNAPSHOT, IN_PROGRESS,
+                                        stack_started(SNAPSHOT))
+            claim.launch(lambda: run_snapshot(engine, stack, snap.id), stack)
         return snapshot_body(snap)
 
     async def show_snapshot(self, ctx: RequestContext, stack_identity: Identity,
@@ -172,8 +174,13 @@ class SnapshotOps(ServiceBase):
         if snap.status != COMPLETE:
             raise NotSupported("Restoring incomplete snapshot is not supported.")
         data = dict(snap.data or {})
-        current = await engine.load(rec.id)
-        await engine.acquire(current)
+        async with engine.claim(rec.id, rec.name, RESTORE) as claim:
+            current = await engine.load(rec.id)
+            await self._launch_restore(claim, current, data)
+
+    async def _launch_restore(self, claim: Claim, current: LiveStack, data: JSON) -> None:
+        """Store the snapshot's template, mark the stack RESTORE_IN_PROGRESS and start."""
+        engine = self.engine
         files = dict(data.get("files") or {})
         env = environment_from_stored(dict(data.get("environment") or {}), files)
         template_id = await self.db.write(db_stacks.create_raw_template,
@@ -190,4 +197,4 @@ class SnapshotOps(ServiceBase):
         await engine.recorder.stack(new, RESTORE, IN_PROGRESS, stack_started(RESTORE),
                                     extra={"raw_template_id": template_id,
                                            "prev_raw_template_id": info.raw_template_id})
-        engine.launch(rec.id, lambda: run_restore(engine, current, new, data), new)
+        claim.launch(lambda: run_restore(engine, current, new, data), new)

@@ -14,6 +14,7 @@ from kiln.engine import delete as delete_action
 from kiln.engine import newstack, preview
 from kiln.engine import update as update_action
 from kiln.engine.actions import CREATE, DELETE, IN_PROGRESS, SUSPEND, UPDATE, stack_started
+from kiln.engine.claims import Claim
 from kiln.engine.context import RequestContext
 from kiln.engine.format import identity
 from kiln.engine.interface import JSON, Identity
@@ -30,9 +31,9 @@ class StackOps(LifecycleOps):
         engine = self.engine
         stack = await newstack.prepare(engine, ctx, stack_name, template, params, files,
                                        environment_files, args)
-        await newstack.store(engine, stack)
-        engine.launch(stack.info.id, lambda: create_action.run_create(engine, stack),
-                      stack)
+        async with engine.claims.claim_new(stack.info.id, CREATE) as claim:
+            await newstack.store(engine, stack)
+            claim.launch(lambda: create_action.run_create(engine, stack), stack)
         return stack.identity_dict()
 
     async def preview_stack(self, ctx: RequestContext, stack_name: str,
@@ -46,12 +47,11 @@ class StackOps(LifecycleOps):
     async def delete_stack(self, ctx: RequestContext, stack_identity: Identity) -> None:
         engine = self.engine
         rec = await self._find(ctx, stack_identity)
-        # Heat lets a delete pre-empt this engine's running create/update on the stack
-        await engine.preempt(rec.id)
-        stack = await engine.load(rec.id)
-        await engine.acquire(stack)
-        await engine.recorder.stack(stack, DELETE, IN_PROGRESS, stack_started(DELETE))
-        engine.launch(rec.id, lambda: delete_action.run_delete(engine, stack), stack)
+        # Heat lets a delete pre-empt the action running on the stack
+        async with engine.claim(rec.id, rec.name, DELETE, preempt=True) as claim:
+            stack = await engine.load(rec.id)
+            await engine.recorder.stack(stack, DELETE, IN_PROGRESS, stack_started(DELETE))
+            claim.launch(lambda: delete_action.run_delete(engine, stack), stack)
 
     async def identify_stack(self, ctx: RequestContext, stack_name: str) -> JSON:
         rec = await self._find(ctx, stack_name)
@@ -67,10 +67,7 @@ class StackOps(LifecycleOps):
         """(current stack as stored, new stack bound to the new template, validated)."""
         engine = self.engine
         rec = await self._find(ctx, stack_identity)
-        if rec.action == SUSPEND:
-            raise NotSupported("Updating a stack when it is suspended is not supported.")
-        if rec.action == DELETE:
-            raise NotSupported("Updating a stack when it is deleting is not supported.")
+        refuse_update(rec.action)
         patch = bool(args.get("existing"))
         # the stored body is needed only by a PATCH without a template; a big stack's
         # parsed body would otherwise sit beside the old and the new template
@@ -119,9 +116,19 @@ class StackOps(LifecycleOps):
                            args: Mapping[str, Any],
                            environment_files: Sequence[str] | None = None) -> JSON:
         engine = self.engine
-        current, new = await self._prepare_update(ctx, stack_identity, template, params,
-                                                  files, args, environment_files)
-        await engine.acquire(current)
+        rec = await self._find(ctx, stack_identity)
+        refuse_update(rec.action)  # before the claim: a request bound to fail takes none
+        # held from before the stored stack is read, so what the update starts from is
+        # what the action before it left
+        async with engine.claim(rec.id, rec.name, UPDATE) as claim:
+            current, new = await self._prepare_update(ctx, stack_identity, template, params,
+                                                      files, args, environment_files)
+            await self._launch_update(claim, current, new)
+        return new.identity_dict()
+
+    async def _launch_update(self, claim: Claim, current: LiveStack, new: LiveStack) -> None:
+        """Store the new template, mark the stack UPDATE_IN_PROGRESS and start the walk."""
+        engine = self.engine
         info = new.info
         hidden = sorted(getattr(new.bound.parameters, "hidden", ()) or ())
         template_id = await self.db.write(
@@ -135,8 +142,7 @@ class StackOps(LifecycleOps):
             "updated_at": utcnow()})
         if tuple(info.tags) != tuple(current.info.tags):
             await self.db.write(db_stacks.set_stack_tags, info.id, list(info.tags))
-        engine.launch(info.id, lambda: update_action.run_update(engine, current, new), new)
-        return new.identity_dict()
+        claim.launch(lambda: update_action.run_update(engine, current, new), new)
 
     async def preview_update_stack(self, ctx: RequestContext, stack_identity: Identity,
                                    template: Mapping[str, Any] | str | None,
@@ -156,12 +162,21 @@ class StackOps(LifecycleOps):
         if not (rec.status == IN_PROGRESS and rec.action in allowed):
             raise NotSupported(f"Cancelling update when stack is {rec.action}_{rec.status} "
                                "is not supported.")
+        # the running action, not the row read above: a delete may have pre-empted it
+        held = engine.claims.get(rec.id)
         cancel = engine.cancels.get(rec.id)
-        if cancel is None:
+        if cancel is None or held is None or held.action not in allowed:
             raise NotSupported(f"Cancelling update when stack is {rec.action}_{rec.status} "
                                "is not supported.")
         engine.cancel_rollback[rec.id] = cancel_with_rollback
         cancel.set()
+
+
+def refuse_update(action: str) -> None:
+    if action == SUSPEND:
+        raise NotSupported("Updating a stack when it is suspended is not supported.")
+    if action == DELETE:
+        raise NotSupported("Updating a stack when it is deleting is not supported.")
 
 
 def merged_environment(stored: Mapping[str, Any], params: Mapping[str, Any] | None,
