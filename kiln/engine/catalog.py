@@ -27,7 +27,7 @@ from kiln.engine.base import ServiceBase
 from kiln.engine.context import RequestContext
 from kiln.engine.format import identity
 from kiln.engine.interface import JSON
-from kiln.engine.loader import add_template_slots
+from kiln.engine.loader import add_template_slots, check_types
 from kiln.errors import (
     Conflict,
     EntityNotFound,
@@ -125,12 +125,14 @@ class CatalogOps(ServiceBase):
             # types are looked at after the template's own checks, as in Heat
             stack = v.make_stack(tmpl, env, files, conf, project_id=ctx.project_id,
                                  nested=self._nested_ops(), slots=False)
-            body = tv.validate_template(tmpl, env, resolver=stack)
+            body = tv.validate_template(tmpl, env, resolver=stack,
+                                        before_references=lambda: check_types(stack))
             add_template_slots(stack)
             v.check_resources(stack)
-            return self._body(body, stack, show_nested)
         except KilnError as exc:
             raise tv.as_validate_error(exc) from None
+        # what show_nested meets in the children keeps its own error type, as in Heat
+        return self._body(body, stack, show_nested)
 
     def _validate_deep(self, ctx: RequestContext, template: Mapping[str, Any] | str,
                        params: Mapping[str, Any] | None, files: dict[str, str],

@@ -17,7 +17,7 @@ from typing import Any
 
 from kiln.db.records import RawTemplateRecord, ResourceRecord, StackRecord
 from kiln.engine.stack import LiveStack, Slot, StackInfo
-from kiln.errors import KilnError, ResourceTypeNotFound
+from kiln.errors import KilnError, ResourceTypeNotFound, StackValidationFailed
 from kiln.resources.base import Properties, Resource, ResourceState
 from kiln.template import load_template
 from kiln.template.definitions import NO_NAMES, ResourceDefinition, name_set
@@ -77,6 +77,21 @@ def _plugin_class(stack: LiveStack, registry: Any,
     except (KeyError, ResourceTypeNotFound):
         raise ResourceTypeNotFound(
             f'The Resource Type ({definition.type}) could not be found.') from None
+
+
+def check_types(stack: LiveStack) -> None:
+    """What Heat checks as it makes each enabled resource, before it looks at the
+    template's references, cycles and parameter values: every type exists (so an
+    unknown type is reported first), then no name contains ``/``."""
+    names = stack.bound.enabled_resource_names()
+    for name in names:
+        rtype = stack.template.resources[name].type
+        if isinstance(rtype, str):
+            plugin_class(stack, ResourceDefinition(name=name, type=rtype))
+    for name in names:
+        if "/" in name:
+            raise StackValidationFailed('Resource name may not contain "/"',
+                                        path=("resources", name))
 
 
 def validates_definition(plugin: type[Resource] | Resource) -> bool:

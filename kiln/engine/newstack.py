@@ -1,12 +1,14 @@
 """Validating and storing a new stack (top-level or nested), ready for its create.
 
 Validation happens before anything is written, with Heat's errors and order: name
-taken, per-project stack limit, template, parameters, resource types, resource count
-(the stack's own resources, as Heat 27 counts at create), the template's stack
-validation (conditions, references, ``get_attr`` attribute names in outputs, cycles),
-then each resource's properties where they do not depend on other resources (those are
-checked when the resource is created).
-An OS::Heat::None's properties are neither resolved nor checked (Heat keeps none).
+taken, per-project stack limit, template (an invalid section is a
+StackValidationFailed here), resource types and names, each parameter's schema and
+value in declaration order, parameter groups, resource count (the stack's own
+resources, as Heat 27 counts at create), the template's stack validation (references,
+``get_attr`` attribute names in outputs, cycles), then each resource's properties
+(:mod:`kiln.engine.property_check`): values that wait for other resources are checked
+when the resource is created. An OS::Heat::None's properties are neither resolved nor
+checked (Heat keeps none).
 """
 
 from __future__ import annotations
@@ -23,15 +25,21 @@ from kiln.db import events as db_events
 from kiln.db import resources as db_resources
 from kiln.db import stacks as db_stacks
 from kiln.db.records import NewEvent, NewResource, NewStack, StackRecord
+from kiln.engine import property_check
 from kiln.engine.actions import CREATE, IN_PROGRESS, stack_started
 from kiln.engine.context import RequestContext
 from kiln.engine.core import Engine
-from kiln.engine.loader import add_template_slots, validates_definition
+from kiln.engine.loader import add_template_slots, check_types, validates_definition
 from kiln.engine.stack import LiveStack, StackInfo
-from kiln.errors import RequestLimitExceeded, StackExists, StackValidationFailed
+from kiln.errors import (
+    InvalidTemplateSection,
+    RequestLimitExceeded,
+    StackExists,
+    StackValidationFailed,
+)
 from kiln.template import load_template
 from kiln.template.environment import Environment, build_environment
-from kiln.template.function import touches_resources
+from kiln.template.validation import check_parameter_groups
 
 
 @dataclass
@@ -92,10 +100,12 @@ def build(engine: Engine, *, name: str, project_id: str, template: Any,
     stack = LiveStack(info, template=template, environment=environment,
                       user_params=environment.parameters, files=files, conf=engine.conf,
                       nested=engine.nested, parent_facade=parent.facade if parent else None)
-    stack.bind()
-    bound_params = getattr(stack.bound, "parameters", None)
-    if bound_params is not None and hasattr(bound_params, "validate"):
-        bound_params.validate()
+    # Heat makes every resource (its type, its name) before it validates the stack:
+    # an unknown type is reported before parameter values, groups and references
+    stack.bind(validate_params=None)
+    check_types(stack)
+    stack.bound.parameters.validate()
+    check_parameter_groups(template)
     add_template_slots(stack)
     return stack
 
@@ -119,14 +129,10 @@ def validate(engine: Engine, stack: LiveStack) -> None:
         if not validates_definition(slot.plugin):
             slot.props_final = True  # its properties stay empty: nothing to resolve
             continue
-        props = slot.definition.properties
-        if touches_resources(props):
-            continue
-        try:
-            resolved = stack.runtime.resolve(props)
-        except StackValidationFailed:
-            raise
-        slot.plugin.properties = slot.plugin.make_properties(slot.name, resolved)
+        final = property_check.check_new(stack, slot)
+        if final is None:
+            continue  # values that wait for resources are checked at their create
+        slot.plugin.properties = final
         slot.plugin.validate()
         slot.props_final = True
 
@@ -164,7 +170,11 @@ async def prepare(engine: Engine, ctx: RequestContext, name: str,
     await check_new(engine, name=name, project_id=ctx.project_id, is_admin=ctx.is_admin)
 
     def parse_and_check() -> LiveStack:
-        tmpl, env = parse_request(template, params, files, environment_files, engine.conf)
+        try:
+            tmpl, env = parse_request(template, params, files, environment_files,
+                                      engine.conf)
+        except InvalidTemplateSection as exc:  # Heat's create reports its template check so
+            raise StackValidationFailed(exc.message, path=exc.path) from None
         stack = build(engine, name=name, project_id=ctx.project_id, template=tmpl,
                       environment=env, files=dict(files or {}),
                       opts=Options.from_args(args), username=ctx.username,

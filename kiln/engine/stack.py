@@ -134,7 +134,7 @@ class LiveStack:
                              project_id=self.info.project_id,
                              region=getattr(self.conf, "region_name_for_services", "RegionOne"))
 
-    def bind(self, *, validate_params: bool = True) -> Any:
+    def bind(self, *, validate_params: bool | None = True) -> Any:
         self.bound = self.template.bind(environment=self.environment,
                                         user_params=self.user_params,
                                         identity=self.identity, resolver=self,

@@ -33,6 +33,7 @@ from kiln.engine.loader import (
 )
 from kiln.engine.stack import LiveStack, Slot, StackInfo
 from kiln.errors import (
+    EntityNotFound,
     HTTPBadRequest,
     KilnError,
     RequestLimitExceeded,
@@ -42,7 +43,7 @@ from kiln.errors import (
 )
 from kiln.resources.base import Properties, Resource
 from kiln.resources.nested import NestedStackResource
-from kiln.resources.provider import TemplateResource
+from kiln.resources.provider import TemplateNotFetched, TemplateResource
 from kiln.template import load_template
 from kiln.template.definitions import ResourceDefinition
 from kiln.template.environment import Environment, build_environment
@@ -134,7 +135,7 @@ class ValidationStack(LiveStack):
 
 def make_stack(tmpl: Any, env: Environment, files: Mapping[str, str], conf: Any, *,
                project_id: str, name: str = VALIDATE_STACK_NAME, nested: Any = None,
-               validate_params: bool = False, nested_depth: int = 0,
+               validate_params: bool | None = False, nested_depth: int = 0,
                parent_facade: Mapping[str, Any] | None = None,
                slots: bool = True) -> ValidationStack:
     """Bind ``tmpl`` and make a slot per resource (unknown types raise here); without
@@ -254,9 +255,10 @@ def _child(stack: LiveStack, slot: Slot, *, size_one: bool) -> tuple[Any, Mappin
             resolved = {}
         props = _lenient_properties(stack, slot)
         if props is not None:  # typed as the child will get them (2 → "2" for a string)
-            params = {k: props[k] for k in props.user_keys if k in props}
+            params = {k: _as_parameter(props[k]) for k in props.user_keys if k in props}
         else:
-            params = {k: v for k, v in dict(resolved).items() if v is not None}
+            params = {k: _as_parameter(v) for k, v in dict(resolved).items()
+                      if v is not None}
         # the file's text, so the child is parsed as any template is (YAML dates stay text)
         text = stack.files.get(type(plugin).template_name)
         return (text if text is not None else plugin.child_template(Properties({}, {}))), params
@@ -270,8 +272,21 @@ def _child(stack: LiveStack, slot: Slot, *, size_one: bool) -> tuple[Any, Mappin
         return None
 
 
+def _as_parameter(value: Any) -> Any:
+    """A provider template's property value as its parameter's text, as Heat passes
+    it: a list joined with commas (a list of maps flattened to ``.member.0.k=v``), so
+    show_nested's ``Value`` of a comma_delimited_list is ``"4,5,6"``. (Heat fails with
+    a 400 and no reason when the items are not strings; Kiln joins their text.)"""
+    if not isinstance(value, list):
+        return value
+    if value and isinstance(value[0], Mapping):
+        return ",".join(f".member.{i}.{k}={v}" for i, item in enumerate(value)
+                        for k, v in item.items())
+    return ",".join("" if item is None else str(item) for item in value)
+
+
 def _child_stack(stack: LiveStack, slot: Slot, template: Any, params: Mapping[str, Any],
-                 *, validate_params: bool) -> ValidationStack:
+                 *, validate_params: bool | None) -> ValidationStack:
     conf = stack.conf
     limit = conf.max_nested_stack_depth
     if stack.info.nested_depth + 1 > limit:
@@ -286,15 +301,27 @@ def _child_stack(stack: LiveStack, slot: Slot, template: Any, params: Mapping[st
                       nested_depth=stack.info.nested_depth + 1)
 
 
+class NestedTemplateNotFound(EntityNotFound):
+    """show_nested met a template it cannot fetch below the top stack (Heat's 404)."""
+
+    heat_type = "NotFound"
+
+
 def nested_parameters(stack: LiveStack) -> dict[str, Any]:
     """/validate's ``NestedParameters``: per nested-stack resource, its child template's
-    parameters as this stack would pass them, and the next level below."""
+    parameters as this stack would pass them, and the next level below. Each child is
+    only looked at, as Heat does: its parameters are not checked (not even their
+    defaults); errors keep their own type (an unknown type is a StackValidationFailed,
+    a template that cannot be fetched a 404 NotFound)."""
     out: dict[str, Any] = {}
     for name, slot in stack.slots.items():
         found = _child(stack, slot, size_one=True)
         if found is None:
             continue
-        child = _child_stack(stack, slot, found[0], found[1], validate_params=False)
+        try:
+            child = _child_stack(stack, slot, found[0], found[1], validate_params=None)
+        except TemplateNotFetched as exc:
+            raise NestedTemplateNotFound(exc.message) from None
         out[name] = describe_nested(slot.definition.type, child.template, child.environment,
                                     nested_parameters(child))
     return out

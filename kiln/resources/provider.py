@@ -13,8 +13,9 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping
 from typing import Any, ClassVar, cast
+from urllib.parse import urlsplit
 
-from kiln.errors import KilnError, StackValidationFailed
+from kiln.errors import KilnError, ResourceTypeNotFound, StackValidationFailed
 from kiln.resources.base import Attribute, Properties, Property
 from kiln.resources.nested import NestedStackResource
 from kiln.resources.schema import PropertyType
@@ -61,6 +62,18 @@ def _schemas(template: Mapping[str, Any]) -> tuple[dict[str, Property], dict[str
     return props, attrs
 
 
+class TemplateNotFetched(ResourceTypeNotFound):
+    """A provider template the request's ``files`` do not hold, in Heat's words: Kiln
+    reads provider templates only from ``files`` (the clients put every local template
+    there), so a URL is never fetched, and Heat's text says why it was not."""
+
+    def __init__(self, location: str) -> None:
+        scheme = urlsplit(location).scheme
+        reason = (f"Failed to retrieve template from {location}"
+                  if scheme in ("http", "https") else f"Invalid URL scheme {scheme}")
+        super().__init__(f'Could not fetch remote template "{location}": {reason}')
+
+
 class TemplateResource(NestedStackResource):
     """Base of the per-template classes :func:`provider_class` makes."""
 
@@ -98,10 +111,7 @@ def provider_class(resolved: str, files: Mapping[str, str]) -> type[TemplateReso
     """The plugin class for template file ``resolved`` (made once per template text)."""
     text = files.get(resolved)
     if text is None:
-        from kiln.errors import ResourceTypeNotFound
-
-        raise ResourceTypeNotFound(f'Could not fetch remote template "{resolved}": '
-                                   "file not provided.")
+        raise TemplateNotFetched(resolved)
     key = (resolved, hashlib.sha256(text.encode("utf-8")).hexdigest())
     cls = _CACHE.get(key)
     if cls is None:

@@ -69,7 +69,7 @@ class BoundTemplate:
 
     def __init__(self, template: Template, *, environment: Any,
                  user_params: Mapping[str, Any], identity: StackIdentity | None,
-                 resolver: ResourceResolver | None, validate_params: bool = True,
+                 resolver: ResourceResolver | None, validate_params: bool | None = True,
                  yaql_limits: tuple[int, int] = (200, 10000), context: Any = None,
                  max_output: int = DEFAULT_MAX_OUTPUT,
                  yaql_timeout: float = DEFAULT_YAQL_TIMEOUT) -> None:
@@ -230,8 +230,10 @@ class BoundTemplate:
                         self.resolve(tree)
 
     def _validate(self) -> None:
+        # a condition is evaluated only where it is used (a resource's or output's
+        # condition, an ``if``): an unused one naming an undeclared parameter, an
+        # undefined condition or itself is never looked at, as in Heat
         self._conditions.check_types()
-        self._conditions.all()
         definitions = self.resource_definitions()
         for name, output in self.template.outputs.items():
             path = (self.template.keys.outputs, name, self.template.keys.condition)

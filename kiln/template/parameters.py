@@ -247,13 +247,16 @@ def bind_parameters(schemas: Mapping[str, ParameterSchema],
                     user_params: Mapping[str, Any] | None,
                     environment: EnvironmentParams | None,
                     identity: StackIdentity | None, *, family: Family = "hot",
-                    validate: bool = True, context: Any = None) -> ParameterValues:
+                    validate: bool | None = True, context: Any = None) -> ParameterValues:
     """A stack's parameter values, in Heat's precedence.
 
     Caller parameters are laid over the environment's ``parameters`` (as Heat's API
     does); any name the template does not declare is :class:`UnknownUserParameter`.
     ``parameter_defaults`` for undeclared names are ignored. With ``validate=False``
-    only the schemas are checked (what POST /validate does without values).
+    only the schemas are checked (what POST /validate does without values); with
+    ``validate=None`` nothing is, and the caller runs ``validate()`` later (a create
+    checks each parameter's schema then its value, one parameter after the other, after
+    the resource types).
     """
     values: dict[str, Any] = {}
     defaults: Mapping[str, Any] = {}
@@ -267,7 +270,8 @@ def bind_parameters(schemas: Mapping[str, ParameterSchema],
                 f"The Parameter ({name}) was not defined in template.",
                 path=("parameters", name))
     bound = ParameterValues(schemas, values, defaults, _pseudo_schemas(identity, family))
-    bound.validate(validate_values=validate, context=context)
+    if validate is not None:
+        bound.validate(validate_values=validate, context=context)
     return bound
 
 

@@ -137,10 +137,12 @@ class Template:
 
     def bind(self, *, environment: Any = None, user_params: Mapping[str, Any] | None = None,
              identity: StackIdentity | None = None, resolver: ResourceResolver | None = None,
-             validate_params: bool = True, yaql_limits: tuple[int, int] = (200, 10000),
+             validate_params: bool | None = True, yaql_limits: tuple[int, int] = (200, 10000),
              context: Any = None, max_output: int = DEFAULT_MAX_OUTPUT,
              yaql_timeout: float = DEFAULT_YAQL_TIMEOUT) -> BoundTemplate:
-        """This template with one stack's parameters, environment and resources."""
+        """This template with one stack's parameters, environment and resources;
+        ``validate_params``: check values too, only the schemas (False), or nothing yet
+        (None: the caller validates them later, see :func:`bind_parameters`)."""
         from kiln.template.bound import BoundTemplate
 
         return BoundTemplate(self, environment=environment, user_params=user_params or {},

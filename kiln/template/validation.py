@@ -16,7 +16,7 @@ caller of :func:`validation_summary`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from kiln import errors as _e
@@ -33,6 +33,11 @@ REPORTED_TYPES = {"string": "String", "number": "Number", "list": "CommaDelimite
                   "map": "Json", "boolean": "Boolean"}
 
 
+#: the error types /validate reports as HTTPBadRequest; a subclass with a type of its
+#: own keeps it (a dependency cycle is a CircularDependencyException on /validate too)
+_REWORDED_TYPES = frozenset({"StackValidationFailed", "InvalidTemplateSection"})
+
+
 class ValidateBadRequest(_e.HTTPBadRequest):
     """A validation failure as Heat's /validate reports it (type HTTPBadRequest)."""
 
@@ -43,7 +48,8 @@ def as_validate_error(exc: _e.KilnError) -> _e.KilnError:
     """The error /validate answers with for ``exc`` (see module docstring); apply it to
     errors from loading the template too (Heat reports a bad section as HTTPBadRequest
     there, but a bad version or reference with its own type)."""
-    if isinstance(exc, _e.StackValidationFailed | _e.InvalidTemplateSection):
+    if (isinstance(exc, _e.StackValidationFailed | _e.InvalidTemplateSection)
+            and exc.error_type in _REWORDED_TYPES):
         return ValidateBadRequest(exc.message, path=exc.path)
     return exc
 
@@ -85,6 +91,15 @@ def validate_parameter_groups(groups: Any, parameter_names: Iterable[str]) -> No
             if name not in names:
                 raise _group_error(label, f"The grouped parameter {name} does not "
                                           "reference a valid parameter.")
+
+
+def check_parameter_groups(template: Any) -> None:
+    """A loaded template's parameter_groups (HOT only: CFN has none), checked against
+    its declared parameters."""
+    family = template.version.family
+    if family == "hot":
+        validate_parameter_groups(template.raw.get("parameter_groups"),
+                                  group_parameter_names(template.parameter_schemas, family))
 
 
 def group_parameter_names(schemas: Mapping[str, ParameterSchema], family: Family,
@@ -183,13 +198,17 @@ def validation_summary(*, description: str,
 
 
 def validate_template(template: Any, environment: Any, *,
-                      identity: Any = None, resolver: Any = None) -> dict[str, Any]:
+                      identity: Any = None, resolver: Any = None,
+                      before_references: Callable[[], None] | None = None,
+                      ) -> dict[str, Any]:
     """POST /validate for a loaded :class:`~kiln.template.template.Template`: Heat's
     shallow checks (parameter schemas but not values, parameter groups, conditions,
     references, dependency cycles) and then the body. Resource types and properties are
     the engine's to check. Errors are raised as /validate reports them. A ``resolver``
     that knows the resources' plugins (``plugin_class_name``, ``has_attribute``) lets
-    the checks word a cycle and check attribute names as Heat does."""
+    the checks word a cycle and check attribute names as Heat does. ``before_references``
+    runs after the parameter groups are checked and before references, cycles and
+    functions are (Heat looks at the resource types there)."""
     from kiln.template.definitions import StackIdentity
 
     try:
@@ -197,10 +216,9 @@ def validate_template(template: Any, environment: Any, *,
                               identity=identity or StackIdentity("dummy", "", ""),
                               validate_params=False, resolver=resolver)
         family = template.version.family
-        if family == "hot":
-            validate_parameter_groups(template.raw.get("parameter_groups"),
-                                      group_parameter_names(template.parameter_schemas,
-                                                            family))
+        check_parameter_groups(template)
+        if before_references is not None:
+            before_references()
         bound.validate()
         return validation_summary(
             description=template.description, schemas=template.parameter_schemas,

@@ -179,8 +179,10 @@ def test_validate_words_a_cycle_as_heat_when_given_the_plugins() -> None:
     tmpl = load_template({"heat_template_version": "2018-08-31", "resources": {
         "b": {"type": "OS::Heat::None", "properties": {"x": {"get_resource": "a"}}},
         "a": {"type": "OS::Heat::None", "properties": {"x": {"get_resource": "b"}}}}})
-    with pytest.raises(errors.HTTPBadRequest) as exc:
+    # (and the error keeps its own type there: CircularDependencyException, a 400)
+    with pytest.raises(errors.StackValidationFailed) as exc:
         validate_template(tmpl, build_environment(), resolver=Plugins())
+    assert exc.value.error_type == "CircularDependencyException"
     assert exc.value.message == ('Circular Dependency Found: {NoneResource "b": '
                                  '{NoneResource "a"}, NoneResource "a": {NoneResource "b"}}')
 
