@@ -180,6 +180,11 @@ async def prepare(engine: Engine, ctx: RequestContext, name: str,
                       opts=Options.from_args(args), username=ctx.username,
                       user_id=ctx.user_id, stack_id=stack_id, action=action)
         validate(engine, stack)
+        # the whole tree, once, from the top (nested creates skip it); validation
+        # builds on this module
+        from kiln.engine.validation import check_children
+
+        check_children(stack)
         return stack
 
     # Off the event loop: a template's functions may take a while within their bounds

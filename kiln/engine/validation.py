@@ -45,6 +45,7 @@ from kiln.resources.base import Properties, Resource
 from kiln.resources.nested import NestedStackResource
 from kiln.resources.provider import TemplateNotFetched, TemplateResource
 from kiln.template import load_template
+from kiln.template import validation as tv
 from kiln.template.definitions import ResourceDefinition
 from kiln.template.environment import Environment, build_environment
 from kiln.template.function import touches_resources
@@ -61,6 +62,7 @@ IGNORABLE_ERROR_CODES = ("99001",)
 _NOT_INSPECTED = frozenset({"OS::Heat::Stack", "AWS::CloudFormation::Stack"})
 _TEMPLATE_SUFFIXES = (".yaml", ".template")
 _NOT_ASSIGNED = re.compile(r"Property (\S+) not assigned$")
+_PROPERTY_ERROR = "Property error: "
 
 
 def check_ignorable(codes: Any) -> None:
@@ -325,6 +327,58 @@ def nested_parameters(stack: LiveStack) -> dict[str, Any]:
         out[name] = describe_nested(slot.definition.type, child.template, child.environment,
                                     nested_parameters(child))
     return out
+
+
+# -- nested stacks at create ------------------------------------------------------------
+
+def _child_error(slot: Slot, exc: KilnError) -> StackValidationFailed:
+    """An error met inside a nested stack at create, worded as Heat's create words it:
+    the resource it came through with its template (``resources.n<child.yaml>``, a
+    group's or chain's ``<nested_stack>``), the error's own type in front unless it is
+    a StackValidationFailed, a property error's heading kept first."""
+    label = slot.type_name if isinstance(slot.plugin, TemplateResource) else "nested_stack"
+    where = f"resources.{slot.name}<{label}>"
+    message = exc.message
+    if message.startswith(_PROPERTY_ERROR):
+        return StackValidationFailed(f"{_PROPERTY_ERROR}{where}.{message[len(_PROPERTY_ERROR):]}")
+    heading = "" if exc.error_type == "StackValidationFailed" else f"{exc.error_type}: "
+    joined = f"{where}.{message}" if message.startswith("resources.") else f"{where}: {message}"
+    return StackValidationFailed(heading + joined)
+
+
+def _empty_group(stack: LiveStack, slot: Slot) -> bool:
+    if "count" not in type(slot.plugin).properties_schema:
+        return False
+    props = _lenient_properties(stack, slot)
+    return props is not None and props["count"] == 0
+
+
+def check_children(stack: LiveStack) -> None:
+    """What Heat's create checks of every nested stack before it stores anything (as
+    its /validate checks a template: types, names, parameter schemas and groups,
+    references, cycles, property names, not values), all the way down. A group is
+    looked at with one member (none when its count is 0); an unknown member type is
+    reported as it is, as Heat checks the member's definition first."""
+    for slot in stack.slots.values():
+        if _empty_group(stack, slot):
+            continue
+        found = _child(stack, slot, size_one=True)
+        if found is None:
+            continue
+        try:
+            child = _child_stack(stack, slot, found[0], found[1], validate_params=False)
+            tv.check_parameter_groups(child.template)
+            child.bound.validate(placeholders=False)
+            check_resources(child)
+            check_children(child)
+        except RequestLimitExceeded:
+            raise
+        except ResourceTypeNotFound as exc:
+            if isinstance(slot.plugin, TemplateResource) or isinstance(exc, TemplateNotFetched):
+                raise _child_error(slot, exc) from None
+            raise
+        except KilnError as exc:
+            raise _child_error(slot, exc) from None
 
 
 # -- deep validation --------------------------------------------------------------------

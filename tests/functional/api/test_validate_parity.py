@@ -324,3 +324,61 @@ def test_heatclient_sees_the_create_time_property_error(hc: Any) -> None:
     assert GHOST_TEXT in str(info.value)
     assert hc.stacks.validate(template=conditional(UNUSED["undeclared-parameter"]))[
         "Parameters"] == {}
+
+
+# -- nested stacks are validated at the parent's create --------------------------------------
+
+UNKNOWN_CHILD = json.dumps(hot({"r": {"type": "OS::Nope"}}))
+NESTED_AT_CREATE: dict[str, tuple[dict[str, Any], tuple[int, str | None, str | None]]] = {
+    "provider": ({"template": hot({"n": {"type": "unk.yaml"}}),
+                  "files": {"unk.yaml": UNKNOWN_CHILD}},
+                 bad(400, "StackValidationFailed", f"resources.n<unk.yaml>: {UNKNOWN_TEXT}")),
+    "through-the-registry": ({"template": hot({"n": {"type": "My::T"}}),
+                              "files": {"unk.yaml": UNKNOWN_CHILD},
+                              "environment": {"resource_registry": {"My::T": "unk.yaml"}}},
+                             bad(400, "StackValidationFailed",
+                                 f"resources.n<unk.yaml>: {UNKNOWN_TEXT}")),
+    "two-levels": ({"template": hot({"n": {"type": "l2.yaml"}}),
+                    "files": {"unk.yaml": UNKNOWN_CHILD,
+                              "l2.yaml": json.dumps(hot({"x": {"type": "unk.yaml"}}))}},
+                   bad(400, "StackValidationFailed",
+                       f"resources.n<l2.yaml>.resources.x<unk.yaml>: {UNKNOWN_TEXT}")),
+    "unfetchable-below": ({"template": hot({"m": {"type": "mid.yaml"}}),
+                           "files": {"mid.yaml": json.dumps(hot({"g": {"type": "gone.yaml"}}))}},
+                          bad(400, "StackValidationFailed",
+                              'resources.m<mid.yaml>: Could not fetch remote template '
+                              '"gone.yaml": Invalid URL scheme ')),
+    "reference": ({"template": hot({"n": {"type": "c.yaml"}}), "files": {"c.yaml": json.dumps(
+        hot({"r": {"type": NONE, "depends_on": ["ghost"]}}))}},
+                  bad(400, "StackValidationFailed",
+                      'InvalidTemplateReference: resources.n<c.yaml>: The specified reference '
+                      '"ghost" (in r) is incorrect.')),
+    "property-name": ({"template": hot({"n": {"type": "c.yaml"}}), "files": {"c.yaml": json.dumps(
+        hot({"r": {"type": RANDOM, "properties": {"nope": 1}}}))}},
+                      bad(400, "StackValidationFailed",
+                          "Property error: resources.n<c.yaml>.resources.r.properties: "
+                          "Unknown Property nope")),
+    "group-member-type": ({"template": hot({"g": {"type": "OS::Heat::ResourceGroup",
+                                                  "properties": {"count": 2, "resource_def": {
+                                                      "type": "OS::Nope"}}}})},
+                          bad(400, "StackValidationFailed", UNKNOWN_TEXT)),
+    "group-member-template": ({"template": hot({"g": {"type": "OS::Heat::ResourceGroup",
+                                                      "properties": {"count": 2, "resource_def": {
+                                                          "type": "unk.yaml"}}}}),
+                               "files": {"unk.yaml": UNKNOWN_CHILD}},
+                              bad(400, "StackValidationFailed",
+                                  f"resources.g<nested_stack>.resources.0<unk.yaml>: "
+                                  f"{UNKNOWN_TEXT}")),
+    "empty-group": ({"template": hot({"g": {"type": "OS::Heat::ResourceGroup", "properties": {
+        "count": 0, "resource_def": {"type": "OS::Nope"}}}})}, CREATED),
+    "chain-member-type": ({"template": hot({"c": {"type": "OS::Heat::ResourceChain",
+                                                  "properties": {"resources": ["OS::Nope"]}}})},
+                          bad(400, "StackValidationFailed", UNKNOWN_TEXT)),
+}
+
+
+@pytest.mark.parametrize("case", list(NESTED_AT_CREATE))
+def test_nested_stacks_are_checked_before_the_parent_is_stored(
+        api: httpx.Client, case: str) -> None:
+    body, expected = NESTED_AT_CREATE[case]
+    assert answer(api, "create", body) == expected
