@@ -27,7 +27,7 @@ from kiln.errors import (
 )
 from kiln.resources.base import Properties
 from kiln.template.errors import StackValidationFailed as TemplateValidationFailed
-from kiln.template.function import touches_resources
+from kiln.template.function import child_nodes, touches_resources
 
 #: failures reported from a value that waits for resources: they do not depend on them
 _STATIC_FAILURES = (UserParameterMissing, InvalidTemplateReference)
@@ -104,38 +104,55 @@ def _first_error(stack: LiveStack, slot: Slot, resolved: Mapping[str, Any],
     return resolve_error(stack, slot.name, first, failed[first])
 
 
+def _static_failure(stack: LiveStack, tree: Any) -> KilnError | None:
+    """The failure of a value waiting for resources that does not depend on them: a
+    function beside the references that fails on its own (``get_file`` of nothing), or
+    a parameter or reference to nothing met while resolving the value."""
+    for node in child_nodes(tree):
+        if not node.touches:
+            try:
+                stack.runtime.resolve(node)
+            except KilnError as exc:
+                return exc
+    try:
+        stack.runtime.resolve(tree)
+    except _STATIC_FAILURES as exc:
+        return exc
+    except Exception:
+        return None
+    return None
+
+
 def check_new(stack: LiveStack, slot: Slot) -> Properties | None:
     """The resource's validated properties, or None when some wait for resources (the
     create checks those values); raises Heat's first error."""
     props = slot.definition.properties
     waits = touches_resources(props)
-    if not isinstance(props, Mapping):
+    if not isinstance(props, Mapping):  # one function gives the whole map
+        if waits:
+            failure = _static_failure(stack, props)
+            if failure is not None:
+                raise resolve_error(stack, slot.name, None, failure)
+            return None
         try:
             resolved = stack.runtime.resolve(props)
         except KilnError as exc:
-            if waits and not isinstance(exc, _STATIC_FAILURES):
-                return None
             raise resolve_error(stack, slot.name, None, exc) from None
-        return None if waits else make_properties(stack, slot, resolved)
+        return make_properties(stack, slot, resolved)
     values: dict[str, Any] = {}
     failed: dict[str, KilnError] = {}
     waiting: set[str] = set()
     for key, tree in props.items():
-        key_waits = waits and touches_resources({key: tree})
-        if key_waits:
+        if waits and touches_resources({key: tree}):
             waiting.add(key)
+            static = _static_failure(stack, tree)
+            if static is not None:
+                failed[key] = static
+            continue
         try:
-            part = stack.runtime.resolve({key: tree})  # a map: an omitted value stays out
+            values.update(stack.runtime.resolve({key: tree}))  # an omitted value stays out
         except KilnError as exc:
-            if not key_waits or isinstance(exc, _STATIC_FAILURES):
-                failed[key] = exc
-            continue
-        except Exception:  # a value that reads a resource not created yet: its own to report
-            if not key_waits:
-                raise
-            continue
-        if not key_waits:
-            values.update(part)
+            failed[key] = exc
     if failed:
         raise _first_error(stack, slot, values, failed, waiting)
     return None if waiting else make_properties(stack, slot, values)
