@@ -331,19 +331,33 @@ def nested_parameters(stack: LiveStack) -> dict[str, Any]:
 
 # -- nested stacks at create ------------------------------------------------------------
 
-def _child_error(slot: Slot, exc: KilnError) -> StackValidationFailed:
+class NestedValidationFailed(StackValidationFailed):
+    """An error from inside a nested stack: its heading (the first error's type, or
+    ``Property error: ``) stays in front however many levels wrap it."""
+
+    heat_type = "StackValidationFailed"
+
+    def __init__(self, heading: str, body: str) -> None:
+        super().__init__(heading + body)
+        self.heading, self.body = heading, body
+
+
+def _child_error(slot: Slot, exc: KilnError) -> NestedValidationFailed:
     """An error met inside a nested stack at create, worded as Heat's create words it:
     the resource it came through with its template (``resources.n<child.yaml>``, a
-    group's or chain's ``<nested_stack>``), the error's own type in front unless it is
-    a StackValidationFailed, a property error's heading kept first."""
+    group's or chain's ``<nested_stack>``), the first error's type in front unless it
+    is a StackValidationFailed (a property error keeps its heading in front)."""
     label = slot.type_name if isinstance(slot.plugin, TemplateResource) else "nested_stack"
     where = f"resources.{slot.name}<{label}>"
-    message = exc.message
-    if message.startswith(_PROPERTY_ERROR):
-        return StackValidationFailed(f"{_PROPERTY_ERROR}{where}.{message[len(_PROPERTY_ERROR):]}")
-    heading = "" if exc.error_type == "StackValidationFailed" else f"{exc.error_type}: "
+    if isinstance(exc, NestedValidationFailed):
+        heading, message = exc.heading, exc.body
+    elif exc.message.startswith(_PROPERTY_ERROR):
+        heading, message = _PROPERTY_ERROR, exc.message[len(_PROPERTY_ERROR):]
+    else:
+        heading = "" if exc.error_type == "StackValidationFailed" else f"{exc.error_type}: "
+        message = exc.message
     joined = f"{where}.{message}" if message.startswith("resources.") else f"{where}: {message}"
-    return StackValidationFailed(heading + joined)
+    return NestedValidationFailed(heading, joined)
 
 
 def _empty_group(stack: LiveStack, slot: Slot) -> bool:
@@ -371,8 +385,6 @@ def check_children(stack: LiveStack) -> None:
             child.bound.validate(placeholders=False)
             check_resources(child)
             check_children(child)
-        except RequestLimitExceeded:
-            raise
         except ResourceTypeNotFound as exc:
             if isinstance(slot.plugin, TemplateResource) or isinstance(exc, TemplateNotFetched):
                 raise _child_error(slot, exc) from None

@@ -393,6 +393,15 @@ NESTED_AT_CREATE: dict[str, tuple[dict[str, Any], tuple[int, str | None, str | N
                           bad(400, "StackValidationFailed", UNKNOWN_TEXT)),
 }
 
+CHAIN_FILES = {f"t{i}.yaml": json.dumps(hot({"x": {"type": f"t{i + 1}.yaml"}}))
+               for i in range(1, 7)}
+CHAIN_FILES["t7.yaml"] = json.dumps(hot({"x": {"type": NONE}}))
+NESTED_AT_CREATE["too-deep"] = (
+    {"template": hot({"x": {"type": "t1.yaml"}}), "files": CHAIN_FILES},
+    bad(400, "StackValidationFailed",
+        "RequestLimitExceeded: " + ".".join(f"resources.x<t{i}.yaml>" for i in range(1, 7))
+        + ": Request limit exceeded: Recursion depth exceeds 5."))
+
 
 @pytest.mark.parametrize("case", list(NESTED_AT_CREATE))
 def test_nested_stacks_are_checked_before_the_parent_is_stored(
