@@ -126,16 +126,38 @@ def check_files(paths: Sequence[str], conf: cfg.ConfigOpts = CONF) -> list[str]:
     return ignored
 
 
-def _check_values(conf: cfg.ConfigOpts) -> None:
+def _file_keys(opt: cfg.Opt, group_name: str) -> set[tuple[str, str]]:
+    """(section, key) pairs a config file may use to set ``opt`` (deprecated names too)."""
+    pairs = {(_normalize_section(group_name), opt.dest)}
+    for deprecated in opt.deprecated_opts:
+        if deprecated.name:
+            pairs.add((_normalize_section(deprecated.group or group_name),
+                       deprecated.name.replace("-", "_")))
+    return pairs
+
+
+def _setting_file(paths: Sequence[str], opt: cfg.Opt, group_name: str) -> str | None:
+    """The file whose value of ``opt`` is in effect: the last one setting it (later files
+    win), so an invalid value is reported where the operator has to correct it."""
+    wanted = _file_keys(opt, group_name)
+    for path in reversed(paths):
+        for section, keys in _parse_sections(path).items():
+            if any((_normalize_section(section), key) in wanted for key in keys):
+                return path
+    return None
+
+
+def _check_values(conf: cfg.ConfigOpts, paths: Sequence[str]) -> None:
     for group_name, group, opts in registered_sections(conf):
-        for name in opts:
+        for name, info in opts.items():
             try:
                 getattr(group, name)
             except (cfg.ConfigFileValueError, ValueError) as exc:
                 detail = str(exc).split(" is not valid: ", 1)[-1]
+                where = _setting_file(paths, info["opt"], group_name)
                 raise ConfigError(
-                    f"invalid value for option '{name}' in section [{group_name}]: {detail}"
-                ) from None
+                    f"{where or 'default'}: invalid value for option '{name}' in section "
+                    f"[{group_name}]: {detail}") from None
 
 
 def load_config(config_files: Sequence[str] = (), conf: cfg.ConfigOpts = CONF) -> cfg.ConfigOpts:
@@ -151,7 +173,7 @@ def load_config(config_files: Sequence[str] = (), conf: cfg.ConfigOpts = CONF) -
         raise ConfigError(str(exc)) from None
     except cfg.Error as exc:
         raise ConfigError(str(exc)) from None
-    _check_values(conf)
+    _check_values(conf, files)
     if ignored:
         LOG.warning("heat.conf options Kiln does not implement are ignored: %s",
                     ", ".join(sorted(set(ignored))))

@@ -34,18 +34,19 @@ def test_unknown_option_stops_every_server_command(tmp_path: Path, command: str)
 
 @pytest.mark.parametrize(("body", "message"), [
     ("[heat_api]\nbind_port = eighty\n",
-     "invalid value for option 'bind_port' in section [heat_api]"),
+     "{path}: invalid value for option 'bind_port' in section [heat_api]"),
     ("[heat_api]\nbind_port = 65536\n",
-     "invalid value for option 'bind_port' in section [heat_api]"),
-    ("debug = sometimes\n", "invalid value for option 'debug' in section [DEFAULT]"),
+     "{path}: invalid value for option 'bind_port' in section [heat_api]"),
+    ("debug = sometimes\n", "{path}: invalid value for option 'debug' in section [DEFAULT]"),
     ("[heat_apii]\nbind_port = 1\n", "unknown section [heat_apii]"),
     ("this line is broken\n", "cannot parse"),
 ])
 def test_bad_config_is_one_clear_line(tmp_path: Path, body: str, message: str) -> None:
-    result = kiln("serve", "--config-file", config(tmp_path, body), cwd=tmp_path)
+    path = config(tmp_path, body)
+    result = kiln("serve", "--config-file", path, cwd=tmp_path)
     assert result.returncode == CONFIG_ERROR
     assert result.stderr.startswith("kiln: error: ")
-    assert message in result.stderr
+    assert message.format(path=path) in result.stderr
     assert "Traceback" not in result.stderr + result.stdout
     assert len(result.stderr.splitlines()) == 1
 

@@ -150,9 +150,23 @@ def test_oslo_config_command_line_options_are_not_file_keys(tmp_path: Path) -> N
     ("[DEFAULT]\ngraceful_shutdown_timeout = -1\n", "graceful_shutdown_timeout", "DEFAULT"),
 ])
 def test_invalid_value_is_named(tmp_path: Path, text: str, option: str, section: str) -> None:
+    path = write(tmp_path, text)
     with pytest.raises(ConfigError) as err:
-        load_config([write(tmp_path, text)])
-    assert f"invalid value for option '{option}' in section [{section}]" in str(err.value)
+        load_config([path])
+    assert str(err.value).startswith(
+        f"{path}: invalid value for option '{option}' in section [{section}]: ")
+
+
+def test_invalid_value_names_the_file_that_set_it(tmp_path: Path) -> None:
+    """Of several files, the one whose value is in effect (the last setting it)."""
+    bad = tmp_path / "bad.conf"
+    bad.write_text("[heat_api]\nbind_port = http\n")
+    later = tmp_path / "later.conf"
+    later.write_text("[DEFAULT]\ndebug = true\n")
+    with pytest.raises(ConfigError) as err:
+        load_config([str(bad), str(later)])
+    assert str(err.value).startswith(
+        f"{bad}: invalid value for option 'bind_port' in section [heat_api]: ")
 
 
 def test_missing_file(tmp_path: Path) -> None:
