@@ -65,6 +65,8 @@ def extract_tags(value: Any) -> list[str]:
     for tag in tags:
         if len(tag) > 80:
             raise bad_request(f'Invalid tag, "{tag}" is longer than 80 characters')
+        if "\x00" in tag:   # stored in a text column, which cannot hold NUL on PostgreSQL
+            raise bad_request(f'Invalid tag, "{tag}" contains a NUL character')
     return tags
 
 

@@ -342,6 +342,11 @@ def _check_resources(resources: dict[Any, Any], version: TemplateVersion, keys: 
             raise StackValidationFailed(
                 "Invalid keyword(s) inside a resource definition: " + ", ".join(invalid),
                 path=(keys.resources, str(name)), show_path=False)
+        if "\x00" in str(name):
+            # a name is a database column, and PostgreSQL cannot store a NUL in text
+            raise StackValidationFailed(
+                f'Resource name "{name}" may not contain a NUL character',
+                path=(keys.resources, str(name)), show_path=False)
 
 
 def _type_missing(keys: Keys, path: Sequence[PathElement]) -> StackValidationFailed:
