@@ -58,7 +58,8 @@ class Reads(ServiceBase):
         if isinstance(sort_keys, str):
             sort_keys = [sort_keys]
         return StackQuery(
-            project_id=None if (global_tenant and ctx.is_admin) else ctx.project_id,
+            project_id=None if global_tenant and (ctx.is_admin or ctx.lists_all_projects)
+            else ctx.project_id,
             filters=dict(filters or {}), tags=tuple(tags or ()), tags_any=tuple(tags_any or ()),
             not_tags=tuple(not_tags or ()), not_tags_any=tuple(not_tags_any or ()),
             show_hidden=show_hidden, show_deleted=show_deleted, show_nested=show_nested,

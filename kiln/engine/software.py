@@ -13,9 +13,17 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from sqlalchemy.orm import Session
+
 from kiln.db import resources as db_resources
 from kiln.db import software as db_software
-from kiln.db.records import SoftwareConfigRecord, SoftwareDeploymentRecord, SoftwareDeploymentValues
+from kiln.db import stacks as db_stacks
+from kiln.db.records import (
+    ResourceRecord,
+    SoftwareConfigRecord,
+    SoftwareDeploymentRecord,
+    SoftwareDeploymentValues,
+)
 from kiln.engine.base import ServiceBase
 from kiln.engine.context import RequestContext
 from kiln.engine.format import isotime
@@ -220,8 +228,17 @@ class SoftwareOps(ServiceBase):
     async def _push_metadata(self, ctx: RequestContext, server_id: str) -> None:
         """Heat copies the server's deployments into the server resource's metadata
         (``deployments``), which is what polling agents read."""
-        rows = await self.db.run(db_resources.find_resources_by_physical_id, server_id)
-        live = [r for r in rows if r.action != "DELETE"]
+        project = None if ctx.is_admin else ctx.project_id
+
+        def servers(session: Session) -> list[ResourceRecord]:
+            # only the caller's own servers: a deployment naming another project's server
+            # id must not rewrite that server's metadata
+            return [row for row in db_resources.find_resources_by_physical_id(
+                        session, server_id)
+                    if row.action != "DELETE" and db_stacks.get_stack(
+                        session, row.stack_id, project_id=project) is not None]
+
+        live = await self.db.run(servers)
         if not live:
             return
         deployments = await self._metadata(ctx, server_id)

@@ -100,15 +100,19 @@ async def stack_read(call: Call, build: Callable[[], Awaitable[Any]]) -> Respons
     generation = await call.service.stacks_generation()
     ctx = call.ctx
     key = (call.request.url.path, call.request.url.query, call.api_root, ctx.project_id,
-           ctx.is_admin, ctx.roles)
+           ctx.is_admin, ctx.lists_all_projects, ctx.roles)
     return await cached_json(cache, generation, key, build, dumps)
 
 
 def request_context(request: Request, tenant: str) -> RequestContext:
+    """No authentication: the project is the one in the URL, and the caller is confined
+    to it (its stacks, configs and deployments; the others answer 404 as absent). The
+    one wider view is the all-projects stack listing (``global_tenant``)."""
     request_id = getattr(request.state, "request_id", None)
     if request_id:
-        return RequestContext(project_id=tenant, request_id=request_id)
-    return RequestContext(project_id=tenant)
+        return RequestContext(project_id=tenant, request_id=request_id,
+                              lists_all_projects=True)
+    return RequestContext(project_id=tenant, lists_all_projects=True)
 
 
 def endpoint(handler: Handler) -> Callable[[Request], Awaitable[Response]]:

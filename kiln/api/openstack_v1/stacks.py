@@ -8,6 +8,7 @@ from urllib.parse import urlencode
 
 from starlette.responses import RedirectResponse, Response
 
+from kiln import errors
 from kiln.api import identity as ident
 from kiln.api import params as p
 from kiln.api import views
@@ -48,7 +49,10 @@ async def _template(call: Call, data: Instantiation) -> dict[str, Any] | None:
 
 async def index(call: Call) -> Any:
     query = call.query
-    if "global_tenant" in query and p.extract_bool("global_tenant", query["global_tenant"]):
+    global_tenant = False
+    if "global_tenant" in query:
+        global_tenant = p.extract_bool("global_tenant", query["global_tenant"])
+    if global_tenant and not (call.ctx.is_admin or call.ctx.lists_all_projects):
         raise forbidden_policy("stacks:global_index")
     params = p.allowed(query, _LIST_KEYS)
     filters = p.allowed(query, _FILTER_KEYS) or None
@@ -67,6 +71,8 @@ async def index(call: Call) -> Any:
             params[key] = p.extract_tags(params[key])
     if "sort_dir" in params:
         params["sort_dir"] = p.extract_sort_dir(params["sort_dir"])
+    if global_tenant:
+        params["global_tenant"] = True
     with_count = False
     if query.get("with_count"):
         with_count = p.extract_bool("with_count", query["with_count"])
@@ -75,15 +81,19 @@ async def index(call: Call) -> Any:
 
 async def _listing(call: Call, params: dict[str, Any], filters: dict[str, Any] | None,
                    with_count: bool) -> Any:
-    if filters and "tenant" in filters:
-        # a listing is already confined to the caller's project (global_tenant is denied),
-        # so a tenant filter either keeps everything or nothing
+    everywhere = bool(params.get("global_tenant"))
+    # the project of each stack is shown when it may be another's (as Heat shows it to
+    # an admin)
+    include_project = call.ctx.is_admin or everywhere
+    if filters and "tenant" in filters and not everywhere:
+        # a listing confined to the caller's project: a tenant filter either keeps
+        # everything or nothing
         filters = dict(filters)
         wanted = filters.pop("tenant")
         if call.ctx.project_id not in (wanted if isinstance(wanted, list) else [wanted]):
             return views.stack_collection(call.request, call.api_root, call.tenant, [],
                                           count=0 if with_count else None,
-                                          include_project=call.ctx.is_admin)
+                                          include_project=include_project)
         filters = filters or None
     stacks = await call.service.list_stacks(call.ctx, filters=filters, **params)
     count = None
@@ -92,7 +102,7 @@ async def _listing(call: Call, params: dict[str, Any], filters: dict[str, Any] |
                       if k not in ("limit", "marker", "sort_dir", "sort_keys")}
         count = await call.service.count_stacks(call.ctx, filters=filters, **count_args)
     return views.stack_collection(call.request, call.api_root, call.tenant, stacks,
-                                  count=count, include_project=call.ctx.is_admin)
+                                  count=count, include_project=include_project)
 
 
 async def detail(call: Call) -> Any:
@@ -147,6 +157,11 @@ async def lookup(call: Call) -> Response:
     """Redirect a stack name (or ARN) to its canonical ``/stacks/<name>/<id>`` URL."""
     name = call.path("stack_name")
     identity = ident.from_arn(name)
+    if identity is not None and identity["tenant"] != call.ctx.project_id \
+            and not call.ctx.is_admin:
+        # another project's ARN: redirecting there would hand out its stack's URL
+        raise errors.EntityNotFound(
+            f"The Stack ({identity['stack_name']}) could not be found.")
     if identity is None:
         found = await call.service.identify_stack(call.ctx, stack_name=name)
         identity = ident.coerce(found, call.tenant, name)
