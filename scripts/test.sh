@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# The one test command (README, CI): installs what the tests need into .venv, then runs
-# ruff, mypy --strict and every suite (unit, functional, integration) with pytest-xdist.
+# The one test command (README, CI): installs what the tests need into .venv-test, then
+# runs ruff, mypy --strict and every suite (unit, functional, integration) with pytest-xdist.
+# The tests have their own environment so that a `kiln serve` running from the README's
+# first command (.venv) keeps its installation while this reinstalls Kiln.
 #
 #   bash scripts/test.sh                 # everything
 #   bash scripts/test.sh tests/unit -x   # arguments go straight to one pytest run (no ruff/mypy)
 #
-# Environment: PYTHON (interpreter for a new .venv, default python3; needs >= 3.11),
+# Environment: PYTHON (interpreter for a new .venv-test, default python3; needs >= 3.11),
 # KILN_TEST_WORKERS (xdist workers, default 2), KILN_REQUIRE_SERVICES=1 (CI: a missing
 # PostgreSQL/MariaDB fails instead of skipping).
 set -euo pipefail
@@ -13,7 +15,7 @@ cd "$(dirname "$0")/.."
 
 PYTHON=${PYTHON:-python3}
 WORKERS=${KILN_TEST_WORKERS:-2}
-VENV=.venv
+VENV=.venv-test
 
 if [ ! -x "$VENV/bin/python" ]; then
     "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' || {

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
 from pathlib import Path
 
 from kiln.conf import CONF
@@ -76,3 +78,59 @@ def test_the_example_configuration_loads(tmp_path: Path) -> None:
         assert conf.max_resources_per_stack == 2000
     finally:
         CONF.clear()
+
+
+STUB = """#!/usr/bin/env bash
+# A stand-in interpreter: records each call; `-m venv DIR` makes DIR/bin with stand-ins.
+echo "$(readlink -f "$0") $*" >> "{log}"
+if [ "${{1:-}}" = "-m" ] && [ "${{2:-}}" = "venv" ]; then
+    mkdir -p "$3/bin"
+    for tool in python kiln pytest ruff mypy; do cp "$0" "$3/bin/$tool"; done
+fi
+exit 0
+"""
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file()}
+
+
+def test_the_test_command_leaves_the_served_installation_alone(tmp_path: Path) -> None:
+    """The README's first command serves from `.venv`; its second (scripts/test.sh) must
+    install into another environment, or the running server loses the modules it has not
+    imported yet (a reinstall there made it answer 500 with ModuleNotFoundError)."""
+    checkout = tmp_path / "checkout"
+    (checkout / "scripts").mkdir(parents=True)
+    (checkout / "scripts" / "test.sh").write_bytes((ROOT / "scripts" / "test.sh").read_bytes())
+    (checkout / "pyproject.toml").write_bytes((ROOT / "pyproject.toml").read_bytes())
+    calls = tmp_path / "calls.log"
+    python = tmp_path / "python3"
+    python.write_text(STUB.format(log=calls))
+    python.chmod(0o755)
+    # the running installation of the first command: an environment with Kiln in it
+    served = checkout / ".venv"
+    subprocess.run([str(python), "-m", "venv", str(served)], check=True)
+    (served / "lib" / "kiln").mkdir(parents=True)
+    (served / "lib" / "kiln" / "__init__.py").write_text("# installed by pip install .\n")
+    calls.write_text("")
+    before = _tree(served)
+
+    result = subprocess.run(["bash", str(checkout / "scripts" / "test.sh"), "tests/unit"],
+                            env={**os.environ, "PYTHON": str(python)}, capture_output=True,
+                            text=True, timeout=60, check=False)
+
+    assert result.returncode == 0, result.stderr
+    log = calls.read_text().splitlines()
+    assert not [line for line in log if str(served) + "/" in line], log
+    assert _tree(served) == before
+    installs = [line for line in log if " -m pip install " in line]
+    assert installs and all(line.startswith(str(checkout / ".venv-test" / "bin")) for line in
+                            installs), log
+    assert any(line.startswith(str(checkout / ".venv-test" / "bin" / "pytest"))
+               for line in log), log
+
+
+def test_the_readme_says_the_tests_have_their_own_environment() -> None:
+    assert "a separate\n`.venv-test`" in opening()
+    assert ".venv-test/" in (ROOT / ".gitignore").read_text().splitlines()
