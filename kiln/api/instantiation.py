@@ -202,6 +202,9 @@ class Instantiation:
         files = self.data.get("files") or {}
         if not isinstance(files, dict):
             raise bad_request("files must be a map of file names to contents")
+        for name, content in files.items():
+            if not isinstance(content, str):
+                raise bad_request(f'files: the contents of "{name}" must be a string')
         return files
 
     def environment_files(self) -> list[str] | None:

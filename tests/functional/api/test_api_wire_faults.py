@@ -61,6 +61,18 @@ def test_a_body_that_is_not_an_object_counts_as_missing(wire: httpx.Client) -> N
         assert fault(resp, 400, "HTTPBadRequest")["message"] == BAD
 
 
+def test_a_file_whose_contents_are_not_text_is_a_400_naming_it(wire: httpx.Client) -> None:
+    """(Was a 500: the template resource's loader hashed the contents as text.)"""
+    body = {"stack_name": "s1", "files": {"child.yaml": {"heat_template_version": "2018-08-31"}},
+            "template": {"heat_template_version": "2018-08-31",
+                         "resources": {"c": {"type": "child.yaml"}}}}
+    for path in (P + "/stacks", P + "/stacks/preview"):
+        err = fault(wire.post(path, json=body), 400, "HTTPBadRequest")
+        assert err["message"] == 'files: the contents of "child.yaml" must be a string'
+    err = fault(wire.put(S, json=body), 400, "HTTPBadRequest")
+    assert err["message"] == 'files: the contents of "child.yaml" must be a string'
+
+
 def test_non_json_content_type_is_not_parsed(wire: httpx.Client) -> None:
     resp = wire.post(P + "/stacks", content=b'{"stack_name": "a"}',
                      headers={"content-type": "application/xml"})
