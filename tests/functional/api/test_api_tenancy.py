@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ from starlette.routing import Route
 
 from kiln.api.app import create_app
 from kiln.conf import CONF
+from tests.functional.api.heat_target import wait_for
 from tests.support.clients import OpenStackCLI
 from tests.support.server import KilnProcess
 
@@ -44,20 +44,6 @@ OWN_PROJECT_POSTS = {"/v1/{tenant_id}/stacks", "/v1/{tenant_id}/stacks/preview",
 ACTIONS = ("check", "suspend", "resume", "cancel_update", "cancel_without_rollback")
 
 
-def poll(read: Any, done: Any, what: str, timeout: float = 60.0) -> Any:
-    """``read()`` until ``done(value)``, bounded by ``timeout`` (short growing pauses)."""
-    deadline = time.monotonic() + timeout
-    delay = 0.05
-    while True:
-        value = read()
-        if done(value):
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what}: still {value!r} after {timeout}s")
-        time.sleep(delay)  # condition poll with backoff, bounded by the deadline
-        delay = min(delay * 2, 0.5)
-
-
 def created(http: httpx.Client, project: str, name: str, template: dict[str, Any],
             files: dict[str, str] | None = None) -> dict[str, Any]:
     """Create a stack and wait for CREATE_COMPLETE; return its show body."""
@@ -65,7 +51,7 @@ def created(http: httpx.Client, project: str, name: str, template: dict[str, Any
                      json={"stack_name": name, "template": template, "files": files or {}})
     assert resp.status_code == 201, resp.text
     sid = resp.json()["stack"]["id"]
-    stack: dict[str, Any] = poll(
+    stack: dict[str, Any] = wait_for(
         lambda: http.get(f"/v1/{project}/stacks/{name}/{sid}").json()["stack"],
         lambda s: not s["stack_status"].endswith("IN_PROGRESS"), f"stack {name}")
     assert stack["stack_status"] == "CREATE_COMPLETE", stack
@@ -100,7 +86,7 @@ def alice(http: httpx.Client) -> Objects:
     snap = http.post(base + "/snapshots", json={"name": "alice-snap"})
     assert snap.status_code == 200, snap.text
     snapshot_id = snap.json()["id"]
-    poll(lambda: http.get(f"{base}/snapshots/{snapshot_id}").json()["snapshot"]["status"],
+    wait_for(lambda: http.get(f"{base}/snapshots/{snapshot_id}").json()["snapshot"]["status"],
          lambda s: s == "COMPLETE", "snapshot")
 
     stacks = []
