@@ -82,9 +82,9 @@ async def index(call: Call) -> Any:
 async def _listing(call: Call, params: dict[str, Any], filters: dict[str, Any] | None,
                    with_count: bool) -> Any:
     everywhere = bool(params.get("global_tenant"))
-    # the project of each stack is shown when it may be another's (as Heat shows it to
-    # an admin)
-    include_project = call.ctx.is_admin or everywhere
+    # each stack's project is shown to whoever may list other projects' stacks, as Heat
+    # shows it to its no-auth caller (an admin)
+    include_project = call.ctx.is_admin or call.ctx.lists_all_projects
     if filters and "tenant" in filters and not everywhere:
         # a listing confined to the caller's project: a tenant filter either keeps
         # everything or nothing

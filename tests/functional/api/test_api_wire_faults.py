@@ -223,9 +223,10 @@ def test_bad_list_filters(wire: httpx.Client) -> None:
     fault(wire.get(P + "/stacks?sort_dir=up"), 400, "ValueError")
 
 
-def test_global_tenant_is_denied_by_heats_default_policy(wire: httpx.Client) -> None:
-    err = fault(wire.get(P + "/stacks?global_tenant=true"), 403, "Forbidden")
-    assert err["message"] == "You are not authorized to use stacks:global_index."
+def test_global_config_listing_is_denied_by_heats_default_policy(wire: httpx.Client) -> None:
+    """(The all-projects stack listing is the one Kiln's no-auth allows: test_api_tenancy.)"""
+    err = fault(wire.get(P + "/software_configs?global_tenant=true"), 403, "Forbidden")
+    assert err["message"] == "You are not authorized to use software_configs:global_index."
 
 
 def test_bad_resource_and_event_params(wire: httpx.Client) -> None:
