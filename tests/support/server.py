@@ -15,7 +15,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -129,7 +129,7 @@ def _wait_http(proc: KilnProcess, deadline: float) -> None:
                 pass
             if time.monotonic() > deadline:
                 proc.stop(signal.SIGKILL)
-                raise AssertionError(f"kiln was not ready within {READY_DEADLINE}s:\n"
+                raise AssertionError("kiln was not ready in time:\n"
                                      f"{proc.logs()}")
             time.sleep(delay)  # readiness poll with backoff, bounded by the deadline
             delay = min(delay * 2, 0.2)
@@ -151,12 +151,15 @@ def _wait_log(proc: KilnProcess, needle: str, deadline: float) -> None:
 
 def start_kiln(workdir: Path, *, command: str = "serve",
                options: Mapping[str, Mapping[str, Any]] | None = None,
-               port: int | None = None, wait: bool = True) -> KilnProcess:
+               port: int | None = None, wait: bool = True,
+               launcher: Sequence[str] | None = None,
+               ready_deadline: float = READY_DEADLINE) -> KilnProcess:
     """Start ``kiln <command>`` with a fresh config in ``workdir``; return once it is ready.
 
     ``options`` are extra config sections (``{"DEFAULT": {"max_stacks_per_tenant": 3}}``).
     The default state_path is ``workdir/state`` (SQLite there unless ``[database]
-    connection`` is given).
+    connection`` is given). ``launcher`` replaces the ``kiln`` command (a wrapper taking
+    the same arguments, e.g. bench/traced_serve.py).
     """
     workdir.mkdir(parents=True, exist_ok=True)
     serves_http = command in ("serve", "api")
@@ -170,14 +173,14 @@ def start_kiln(workdir: Path, *, command: str = "serve",
     stderr = stderr_path.open("ab")
     started = time.monotonic()
     proc = subprocess.Popen(
-        [*kiln_command(), command, "--config-file", str(config)],
+        [*(launcher or kiln_command()), command, "--config-file", str(config)],
         stdin=subprocess.DEVNULL, stdout=stderr, stderr=stderr, env=clean_env(),
         cwd=workdir)
     kiln = KilnProcess(proc=proc, workdir=workdir, config_file=config,
                        stderr_path=stderr_path, port=port if serves_http else None,
                        _stderr=stderr)
     if wait:
-        deadline = started + READY_DEADLINE
+        deadline = started + ready_deadline
         if serves_http:
             _wait_http(kiln, deadline)
         else:
