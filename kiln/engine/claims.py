@@ -116,6 +116,10 @@ class Claims:
                     await asyncio.shield(held.task)
                 continue
             if not preempt:
+                if held.task is not None and await self._final_state_written(held):
+                    with contextlib.suppress(asyncio.CancelledError, Exception):
+                        await asyncio.shield(held.task)
+                    continue
                 raise in_progress(name, held.action)
             if held.task is None:
                 await held.settled.wait()  # still setting up: let it launch, then cancel
@@ -126,6 +130,15 @@ class Claims:
                 await task
             if self.held.get(stack_id) is held:  # cancelled before its first step
                 await self.give_back(held)
+
+    async def _final_state_written(self, held: Claim) -> bool:
+        """Whether the holder's action has already stored its final state: the action's
+        coroutine may still await (events, outputs, nested tidying) after that write, and
+        a client that was shown the settled stack must not be refused for it. Read only
+        on the refusal path, so a free stack costs nothing."""
+        rec = await self.engine.db.run(db_stacks.get_stack, held.stack_id)
+        return (rec is not None and rec.action == held.action
+                and rec.status != "IN_PROGRESS")
 
     @contextlib.asynccontextmanager
     async def claim(self, stack_id: str, name: str, action: str, *,

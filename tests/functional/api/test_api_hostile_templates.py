@@ -48,12 +48,12 @@ def test_a_group_over_the_resource_limit_fails_before_building_members(
 
 @pytest.mark.parametrize(("template", "message"), [
     (_value({"str_replace": {"template": "a" * 100_000, "params": {"a": "b" * 100_000}}}),
-     'resources.v.properties.value: The result of "str_replace" would be larger than '
-     "4194304 characters or items (max_function_output_size)"),
+     'Property error: resources.v.properties.value: The result of "str_replace" would be '
+     "larger than 4194304 characters or items (max_function_output_size)"),
     (_value({"repeat": {"template": "%a%-%b%-%c%", "for_each": {
         "%a%": THOUSAND, "%b%": THOUSAND, "%c%": THOUSAND}}}),
-     'resources.v.properties.value: The result of "repeat" would be larger than 4194304 '
-     "characters or items (max_function_output_size)"),
+     'Property error: resources.v.properties.value: The result of "repeat" would be larger '
+     "than 4194304 characters or items (max_function_output_size)"),
 ], ids=["str_replace-10^10", "repeat-10^9"])
 def test_unbounded_work_is_refused_before_it_is_done(api: httpx.Client,
                                                      template: dict[str, Any],
@@ -97,6 +97,6 @@ def test_a_backtracking_yaql_expression_leaves_the_api_responsive(
     resp = answer["create"]
     assert resp.status_code == 400, resp.text
     assert resp.json()["error"]["message"] == (
-        "resources.v.properties.value: The yaql expression did not finish within 10 "
-        "seconds (yaql_timeout)")
+        "Property error: resources.v.properties.value: The yaql expression did not finish "
+        "within 10 seconds (yaql_timeout)")
     assert kiln.stop() == 0
