@@ -99,3 +99,26 @@ async def test_of_two_actions_exactly_one_wins(service: EngineService, ctx: Requ
                                                  if not isinstance(o, BaseException)))]
     shown = await service.show_stack(ctx, ident)
     assert shown["stack_status"] == f"{STACK_ACTION[winner]}_COMPLETE"
+
+
+
+async def test_an_action_shown_settled_does_not_refuse_the_next(service: EngineService,
+                                                                ctx: RequestContext) -> None:
+    """A client shown CREATE_COMPLETE sends its next action at once. The create's task
+    may still be awaiting after storing that state (here it is held open until
+    released): the next action waits for it instead of getting 409 for the create."""
+    shown = await create(service, ctx, "settled-then-next", TEMPLATE)
+    ident = {"stack_name": shown["stack_name"], "stack_id": shown["id"]}
+    assert (await service.show_stack(ctx, ident))["stack_status"] == "CREATE_COMPLETE"
+    claim = service.engine.claims.try_take(ident["stack_id"], "CREATE")
+    assert claim is not None
+    tidying = asyncio.Event()
+    claim.launch(tidying.wait)  # the create's end, still running after its final write
+    suspend = asyncio.ensure_future(service.stack_suspend(ctx, ident))
+    # a refusal would come within milliseconds; the bound only ends the wait for one
+    await asyncio.wait({suspend}, timeout=1.0)
+    assert not suspend.done() or suspend.exception() is None, suspend.exception()
+    tidying.set()
+    await suspend
+    await settle(service, ident["stack_id"])
+    assert (await service.show_stack(ctx, ident))["stack_status"] == "SUSPEND_COMPLETE"
