@@ -5,6 +5,8 @@
   process started is stopped at teardown.
 - ``openstack``: the real ``openstack`` CLI pointed at ``kiln_server`` (project ``demo``);
   ``heat``: python-heatclient's v1 Client likewise.
+- ``keystone``: a real Keystone for the session (tests/support/keystone.py);
+  ``start_keystone_factory`` for private ones with other settings.
 - ``sqlite_url``, ``postgresql_url``, ``mysql_url``: a fresh database each;
   ``db_url``: the same test once per backend.
 """
@@ -19,7 +21,14 @@ import pytest
 
 from tests.support import databases
 from tests.support.clients import OpenStackCLI, heat_client
+from tests.support.keystone import (
+    KEYSTONE_VERSION,
+    KeystoneProcess,
+    KeystoneUnavailable,
+    start_keystone,
+)
 from tests.support.server import KilnProcess, start_kiln
+from tests.support.services import unavailable
 
 StartKiln = Callable[..., KilnProcess]
 
@@ -99,3 +108,39 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     else:
         with databases.mysql_database() as url:
             yield url
+
+
+@pytest.fixture(scope="session")
+def keystone(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KeystoneProcess]:
+    """A real Keystone shared by the session's tests (one per xdist worker; they make their
+    own users and projects with ``keystone.account()``). Skips, or fails under
+    KILN_REQUIRE_SERVICES=1, when it cannot be installed or started."""
+    try:
+        proc = start_keystone(tmp_path_factory.mktemp("keystone"))
+    except KeystoneUnavailable as exc:
+        unavailable(f"Keystone {KEYSTONE_VERSION} is not available: {exc}")
+    yield proc
+    proc.stop()
+
+
+StartKeystone = Callable[..., KeystoneProcess]
+
+
+@pytest.fixture
+def start_keystone_factory(tmp_path: Path) -> Iterator[StartKeystone]:
+    """Private Keystones for tests that change its settings (``token_expiration=60``) or
+    stop it; every one started is stopped at teardown."""
+    started: list[KeystoneProcess] = []
+    counter = iter(range(1000))
+
+    def factory(**kwargs: Any) -> KeystoneProcess:
+        try:
+            proc = start_keystone(tmp_path / f"keystone{next(counter)}", **kwargs)
+        except KeystoneUnavailable as exc:
+            unavailable(f"Keystone {KEYSTONE_VERSION} is not available: {exc}")
+        started.append(proc)
+        return proc
+
+    yield factory
+    for proc in started:
+        proc.stop()
