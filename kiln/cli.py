@@ -100,6 +100,14 @@ def engine(config_files: tuple[str, ...]) -> None:
     _run(config_files, "engine")
 
 
+def _register_cfn() -> None:
+    from kiln.cli_cfn import register
+    register(main, _config_option, _run)
+
+
+_register_cfn()
+
+
 @main.group()
 def db() -> None:
     """Database administration."""

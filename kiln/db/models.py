@@ -250,6 +250,23 @@ class Service(Base):
     deleted_at: Mapped[dt.datetime | None] = mapped_column(Timestamp)
 
 
+class Ec2Keypair(Base):
+    """An EC2 keypair Kiln issued (no identity service): what a signed AWS request is
+    checked against. A keypair issued for a stack's resource (a server's agent, an
+    AWS::IAM::AccessKey, a pre-signed signal URL) names the stack and resource, and goes
+    when they go. The secret is stored encrypted (``crypt``)."""
+
+    __tablename__ = "ec2_keypair"
+    __table_args__ = (sa.Index("ix_ec2_keypair_stack_id", "stack_id"), _TABLE_ARGS)
+    access_key: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
+    secret: Mapped[str] = mapped_column(LongText, nullable=False)
+    project_id: Mapped[str] = mapped_column(sa.String(256), nullable=False)
+    user_id: Mapped[str] = mapped_column(sa.String(64), nullable=False)
+    stack_id: Mapped[str | None] = mapped_column(sa.String(36))
+    resource_name: Mapped[str | None] = mapped_column(sa.String(255))
+    created_at: Mapped[dt.datetime] = mapped_column(Timestamp, nullable=False, default=utcnow)
+
+
 class ChangeCounter(Base):
     """A counter per kind of row, bumped in the same transaction as every change to those
     rows (``db.stacks`` bumps ``stacks``). A reader that saw value N has seen every change

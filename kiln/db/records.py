@@ -330,3 +330,15 @@ class ServiceRecord:
     created_at: dt.datetime
     updated_at: dt.datetime
     deleted_at: dt.datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class KeypairRecord:
+    """An issued EC2 keypair; ``secret`` is plaintext here (encrypted in the table)."""
+
+    access_key: str
+    secret: str
+    project_id: str
+    user_id: str
+    stack_id: str | None
+    resource_name: str | None

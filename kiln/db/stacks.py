@@ -20,7 +20,15 @@ from sqlalchemy.orm import Session
 from kiln import errors
 from kiln.conf import CONF
 from kiln.db import _query, crypt
-from kiln.db.models import ChangeCounter, RawTemplate, Resource, Stack, StackTag, utcnow
+from kiln.db.models import (
+    ChangeCounter,
+    Ec2Keypair,
+    RawTemplate,
+    Resource,
+    Stack,
+    StackTag,
+    utcnow,
+)
 from kiln.db.records import (
     NewStack,
     RawTemplateRecord,
@@ -361,11 +369,13 @@ def _write_tags(s: Session, stack_id: str, tags: Sequence[str]) -> None:
 
 
 def soft_delete_stack(s: Session, stack_id: str) -> None:
-    """The stack row stays (``show_deleted``); its resources and lock do not."""
+    """The stack row stays (``show_deleted``); its resources, lock and the EC2 keypairs
+    issued for its resources do not (a signal URL of a deleted stack stops working)."""
     if s.get(Stack, stack_id) is None:
         raise errors.EntityNotFound(f"The Stack ({stack_id}) could not be found.")
     _changed(s)
     s.execute(sa.delete(Resource).where(Resource.stack_id == stack_id))
+    s.execute(sa.delete(Ec2Keypair).where(Ec2Keypair.stack_id == stack_id))
     s.execute(sa.update(Stack).where(Stack.id == stack_id)
               .values(deleted_at=utcnow(), engine_id=None, lock_time=None))
 

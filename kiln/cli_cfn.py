@@ -1,0 +1,72 @@
+"""``kiln ec2-credentials``: the CloudFormation API's commands.
+
+``ec2-credentials`` issues and revokes the EC2 keypairs that sign requests
+to it when no identity service is configured: the no-auth setup has no Keystone to ask
+for them, so the operator hands them out (servers get theirs from their stack).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol, TypeVar
+
+import click
+
+
+def _session(config_files: Sequence[str]) -> Any:
+    from sqlalchemy.orm import Session
+
+    from kiln.cli import _load
+    from kiln.conf_loader import database_url
+    from kiln.db.engine import make_engine
+    from kiln.db.migrate import ensure_schema
+    from kiln.server import prepare_database_dir
+
+    conf = _load(config_files)
+    url = database_url(conf)
+    prepare_database_dir(conf, url)
+    engine = make_engine(url)
+    ensure_schema(engine)
+    return Session(engine, expire_on_commit=False)
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class Decorator(Protocol):
+    def __call__(self, fn: F, /) -> F: ...
+
+
+def register(main: click.Group, config_option: Decorator,
+             run: Callable[[Sequence[str], Any], None]) -> None:
+    """Add this module's commands to the ``kiln`` group."""
+
+    @main.group("ec2-credentials")
+    def ec2_credentials() -> None:
+        """EC2 keypairs for the CloudFormation API (no identity service)."""
+
+    @ec2_credentials.command("create")
+    @config_option
+    @click.option("--project", required=True, help="Project the keypair acts in.")
+    @click.option("--user", default="admin", show_default=True,
+                  help="User id the keypair acts as.")
+    def create(config_files: tuple[str, ...], project: str, user: str) -> None:
+        """Issue a keypair; prints {"access", "secret", "project_id", "user_id"} as JSON."""
+        from kiln.db.keypairs import create_keypair
+        with _session(config_files) as s, s.begin():
+            made = create_keypair(s, project_id=project, user_id=user)
+        click.echo(json.dumps({"access": made.access_key, "secret": made.secret,
+                               "project_id": made.project_id, "user_id": made.user_id}))
+
+    @ec2_credentials.command("delete")
+    @config_option
+    @click.argument("access")
+    def delete(config_files: tuple[str, ...], access: str) -> None:
+        """Revoke a keypair (signed requests with it fail within seconds)."""
+        from kiln.db.keypairs import delete_keypair
+        with _session(config_files) as s, s.begin():
+            found = delete_keypair(s, access)
+        if not found:
+            raise click.ClickException(f"no EC2 keypair {access}")
+        click.echo(f"deleted {access}")
