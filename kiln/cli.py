@@ -166,5 +166,13 @@ def config_reference(target: str | None) -> None:
         f.write(new)
 
 
+def _register_client() -> None:
+    from kiln.client.commands import stack
+    main.add_command(stack)
+
+
+_register_client()
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

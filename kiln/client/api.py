@@ -1,0 +1,148 @@
+"""The Orchestration API v1 calls the stack commands make, over httpx.
+
+One class, one method per call, returning the decoded JSON. Any non-2xx answer becomes
+:class:`APIError` carrying Heat's own message (from the ``error.message`` of its error
+body), because that message is what names the problem for the user ("The Stack (s1) could
+not be found.", "Property error: resources.r.properties.length: ..."); a connection failure
+becomes :class:`APIError` too, naming the endpoint. Nothing here prints.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+JSON = dict[str, Any]
+
+#: Seconds a single HTTP call may take (a create or update returns when accepted).
+REQUEST_TIMEOUT = 60.0
+
+
+class APIError(Exception):
+    """A request the endpoint refused or could not answer."""
+
+    def __init__(self, message: str, status: int | None = None,
+                 error_type: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+        self.error_type = error_type
+
+
+class NotFound(APIError):
+    """404: the stack (or the resource asked for) does not exist."""
+
+
+def _error_from(response: httpx.Response) -> APIError:
+    message = response.text.strip() or response.reason_phrase
+    error_type: str | None = None
+    try:
+        body = response.json()
+    except ValueError:
+        body = None
+    if isinstance(body, dict):
+        error = body.get("error")
+        if isinstance(error, dict):
+            message = str(error.get("message") or body.get("explanation") or message)
+            error_type = error.get("type")
+        elif body.get("explanation"):
+            message = str(body["explanation"])
+    cls = NotFound if response.status_code == 404 else APIError
+    return cls(message, response.status_code, error_type)
+
+
+class HeatAPI:
+    """The calls on one project's endpoint (``<base>/v1/<project>``).
+
+    ``auth_headers`` is called before every request, so a keystoneauth session can renew
+    an expiring token during a long ``--wait``.
+    """
+
+    def __init__(self, endpoint: str, auth_headers: Callable[[], Mapping[str, str]],
+                 *, verify: bool | str = True,
+                 transport: httpx.BaseTransport | None = None) -> None:
+        self.endpoint = endpoint.rstrip("/")
+        self._auth_headers = auth_headers
+        self._http = httpx.Client(timeout=REQUEST_TIMEOUT, verify=verify,
+                                  transport=transport, follow_redirects=True)
+
+    def close(self) -> None:
+        self._http.close()
+
+    def request(self, method: str, path: str, *, json: Any = None,
+                params: Mapping[str, Any] | None = None) -> Any:
+        headers = {"Accept": "application/json", **self._auth_headers()}
+        try:
+            response = self._http.request(method, self.endpoint + path, json=json,
+                                          params=params, headers=headers)
+        except httpx.HTTPError as exc:
+            raise APIError(f"cannot reach {self.endpoint}: {exc}") from exc
+        if response.status_code >= 400:
+            raise _error_from(response)
+        if not response.content:
+            return None
+        try:
+            return response.json()
+        except ValueError as exc:
+            raise APIError(f"{method} {path}: the endpoint answered {response.status_code} "
+                           "with a body that is not JSON") from exc
+
+    # -- stacks -------------------------------------------------------------------------
+
+    def list_stacks(self, params: Mapping[str, Any] | None = None) -> list[JSON]:
+        stacks: list[JSON] = self.request("GET", "/stacks", params=params)["stacks"]
+        return stacks
+
+    def get_stack(self, name_or_id: str) -> JSON:
+        """The stack's full record; a name is resolved by the server's redirect."""
+        stack: JSON = self.request("GET", f"/stacks/{quote(name_or_id, safe='')}")["stack"]
+        return stack
+
+    def create_stack(self, body: Mapping[str, Any]) -> JSON:
+        created: JSON = self.request("POST", "/stacks", json=body)["stack"]
+        return created
+
+    def update_stack(self, ref: str, body: Mapping[str, Any], *, patch: bool) -> None:
+        self.request("PATCH" if patch else "PUT", f"/stacks/{ref}", json=body)
+
+    def preview_update(self, ref: str, body: Mapping[str, Any], *, patch: bool) -> JSON:
+        changes: JSON = self.request("PATCH" if patch else "PUT", f"/stacks/{ref}/preview",
+                                     json=body)["resource_changes"]
+        return changes
+
+    def delete_stack(self, ref: str) -> None:
+        self.request("DELETE", f"/stacks/{ref}")
+
+    def template(self, ref: str) -> JSON:
+        template: JSON = self.request("GET", f"/stacks/{ref}/template")
+        return template
+
+    def outputs(self, ref: str) -> list[JSON]:
+        outputs: list[JSON] = self.request("GET", f"/stacks/{ref}/outputs")["outputs"]
+        return outputs
+
+    def output(self, ref: str, key: str) -> JSON:
+        output: JSON = self.request(
+            "GET", f"/stacks/{ref}/outputs/{quote(key, safe='')}")["output"]
+        return output
+
+    def resources(self, ref: str) -> list[JSON]:
+        resources: list[JSON] = self.request("GET", f"/stacks/{ref}/resources")["resources"]
+        return resources
+
+    def events(self, ref: str, params: Mapping[str, Any] | None = None) -> list[JSON]:
+        events: list[JSON] = self.request("GET", f"/stacks/{ref}/events",
+                                          params=params)["events"]
+        return events
+
+    def validate(self, body: Mapping[str, Any]) -> JSON:
+        result: JSON = self.request("POST", "/validate", json=body)
+        return result
+
+
+def stack_ref(stack: Mapping[str, Any]) -> str:
+    """``<name>/<id>``: the path segment that names one stack without a redirect."""
+    return f"{quote(str(stack['stack_name']), safe='')}/{stack['id']}"

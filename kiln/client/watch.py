@@ -1,0 +1,178 @@
+"""Follow one stack action through the stack's events until it settles.
+
+It works against any Heat-compatible endpoint with nothing but the events API: each poll
+asks for the events after the last one seen (``marker``, ``sort_dir=asc``), so nothing is
+read twice however long the action runs. The action has settled when a stack-level event
+(the one whose physical id is the stack's) after the starting marker reports it finished
+and the stack itself is no longer ``*_IN_PROGRESS`` — the stack's status alone cannot
+tell, because right after an update is accepted it may still show the previous update's
+``UPDATE_COMPLETE``. A failed create or update of a stack with rollback enabled is
+followed on to its rollback's end. A deleted stack that is no longer found has settled
+as ``DELETE_COMPLETE``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from kiln.client.api import JSON, HeatAPI, NotFound
+
+#: Seconds a failed action with rollback enabled may stay FAILED before its rollback shows;
+#: after that it is taken as final (an endpoint that does not roll back that action).
+ROLLBACK_GRACE = 20.0
+
+
+@dataclass
+class ResourceProgress:
+    """The latest state of one top-level resource during the action."""
+
+    name: str
+    status: str
+    reason: str = ""
+    started: float | None = None
+    finished: float | None = None
+
+    @property
+    def state(self) -> str:
+        """``in_progress``, ``failed`` or ``done``."""
+        if self.status.endswith("_IN_PROGRESS"):
+            return "in_progress"
+        if self.status.endswith("_FAILED"):
+            return "failed"
+        return "done"
+
+
+@dataclass
+class ActionWatch:
+    """The progress of ``action`` on one stack, advanced by :meth:`poll`."""
+
+    api: HeatAPI
+    ref: str
+    stack_name: str
+    stack_id: str
+    action: str
+    marker: str | None = None
+    #: resources the action is expected to touch (a create's template, an update's plan)
+    expected: set[str] = field(default_factory=set)
+    types: Mapping[str, str] = field(default_factory=dict)
+    rollback: bool = False
+    started: float = field(default_factory=time.monotonic)
+    resources: dict[str, ResourceProgress] = field(default_factory=dict)
+    events: list[JSON] = field(default_factory=list)
+    stack_status: str = ""
+    stack_reason: str = ""
+    final: JSON | None = None
+    _terminal_event: str | None = None
+    _failed_at: float | None = None
+
+    @classmethod
+    def last_event_id(cls, api: HeatAPI, ref: str) -> str | None:
+        """The newest event's id: the marker to start from before acting on a stack."""
+        try:
+            events = api.events(ref, {"sort_dir": "desc", "limit": 1})
+        except NotFound:
+            return None
+        return str(events[0]["id"]) if events else None
+
+    @property
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started
+
+    def counts(self) -> dict[str, int]:
+        counts = {"done": 0, "in_progress": 0, "failed": 0}
+        for progress in self.resources.values():
+            counts[progress.state] += 1
+        counts["waiting"] = len(self.expected - set(self.resources))
+        return counts
+
+    def _is_stack_event(self, event: Mapping[str, Any]) -> bool:
+        return (event.get("physical_resource_id") == self.stack_id
+                and event.get("resource_name") == self.stack_name)
+
+    def _apply(self, event: JSON) -> None:
+        status = str(event.get("resource_status") or "")
+        reason = str(event.get("resource_status_reason") or "")
+        now = time.monotonic()
+        if self._is_stack_event(event):
+            self.stack_status, self.stack_reason = status, reason
+            if not status.endswith("_IN_PROGRESS"):
+                self._terminal_event = status
+            return
+        name = str(event.get("resource_name") or event.get("logical_resource_id") or "?")
+        progress = self.resources.get(name)
+        if progress is None:
+            progress = self.resources[name] = ResourceProgress(name, status)
+        progress.status, progress.reason = status, reason
+        if status.endswith("_IN_PROGRESS"):
+            progress.started, progress.finished = now, None
+        else:
+            progress.finished = now
+
+    def _waits_for_rollback(self) -> bool:
+        """After a failure with rollback on, until the rollback shows (for a while)."""
+        terminal = self._terminal_event or ""
+        if not (self.rollback and self.action in ("CREATE", "UPDATE")
+                and terminal == f"{self.action}_FAILED"):
+            return False
+        if self._failed_at is None:
+            self._failed_at = time.monotonic()
+        return time.monotonic() - self._failed_at < ROLLBACK_GRACE
+
+    def poll(self) -> list[JSON]:
+        """Read the new events and the stack; return the new events."""
+        params: dict[str, Any] = {"sort_dir": "asc"}
+        if self.marker:
+            params["marker"] = self.marker
+        try:
+            new = self.api.events(self.ref, params)
+            stack = self.api.get_stack(self.ref)
+        except NotFound:
+            if self.action == "DELETE":
+                # gone: whatever was still being deleted when we last looked is deleted
+                for progress in self.resources.values():
+                    if progress.state == "in_progress":
+                        progress.status = "DELETE_COMPLETE"
+                        progress.finished = time.monotonic()
+                self.stack_status = "DELETE_COMPLETE"
+                self.final = {"stack_status": "DELETE_COMPLETE",
+                              "stack_status_reason": self.stack_reason or "Stack deleted"}
+                return []
+            raise
+        for event in new:
+            self._apply(event)
+        if new:
+            self.marker = str(new[-1]["id"])
+            self.events.extend(new)
+        status = str(stack.get("stack_status") or "")
+        if status.endswith("_IN_PROGRESS") and status.startswith("ROLLBACK"):
+            self._terminal_event = None  # a rollback began after the failure we saw
+        finished = (self._terminal_event is not None and not status.endswith("_IN_PROGRESS")
+                    and not (self._waits_for_rollback() and not status.startswith("ROLLBACK")))
+        if finished or (self.action == "DELETE" and status == "DELETE_COMPLETE"):
+            self.final = stack
+        return new
+
+    @property
+    def settled(self) -> bool:
+        return self.final is not None
+
+    @property
+    def succeeded(self) -> bool:
+        status = str((self.final or {}).get("stack_status") or "")
+        return status == f"{self.action}_COMPLETE"
+
+
+def wait(watch: ActionWatch, on_poll: Any = None, *, max_delay: float = 1.0) -> None:
+    """Poll with short, growing pauses (reset whenever something happens) until settled."""
+    delay = 0.1
+    while True:
+        new = watch.poll()
+        if on_poll is not None:
+            on_poll(new)
+        if watch.settled:
+            return
+        time.sleep(delay)  # poll interval of a progress display, not a synchronisation
+        delay = 0.1 if new else min(delay * 1.5, max_delay)
