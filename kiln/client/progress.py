@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 from rich.console import Console, Group, RenderableType
 from rich.live import Live
+from rich.progress_bar import ProgressBar
 from rich.spinner import Spinner
 from rich.table import Table
 from rich.text import Text
@@ -65,13 +66,22 @@ class LiveView:
         heading = Table.grid(padding=(0, 1))
         heading.add_row(self.spinner, Text(f"{verb} stack {watch.stack_name}", style="bold"),
                         Text(_duration(watch.elapsed), style="cyan"))
-        parts: list[RenderableType] = [heading, Text("  ") + counts_line(watch)]
+        counts = Table.grid(padding=(0, 1))
+        total = len(watch.expected | set(watch.resources))
+        if total:
+            finished = sum(1 for p in watch.resources.values() if p.state != "in_progress")
+            counts.add_row(" ", ProgressBar(total=total, completed=min(finished, total),
+                                            width=24),
+                           Text(f"{min(finished, total)}/{total}"), counts_line(watch))
+        else:
+            counts.add_row(" ", counts_line(watch))
+        parts: list[RenderableType] = [heading, counts]
         running = [p for p in watch.resources.values() if p.state == "in_progress"]
         if running:
             table = Table.grid(padding=(0, 2))
             for progress in running[:_SHOWN]:
                 started = progress.started or watch.started
-                table.add_row("  ⏵", progress.name, watch.types.get(progress.name, ""),
+                table.add_row("  ▸", progress.name, watch.types.get(progress.name, ""),
                               Text(progress.status, style="yellow"),
                               _duration(watch.elapsed - (started - watch.started)))
             parts.append(table)
