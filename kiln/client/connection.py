@@ -33,6 +33,13 @@ class ConnectionError_(click.UsageError):
     """Not enough (or contradictory) settings to reach an endpoint."""
 
 
+class AuthFailed(click.ClickException):
+    """Keystone refused the credentials (or could not be reached): exit status 1."""
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"kiln: error: authentication failed: {self.message}", err=True)
+
+
 @dataclass(frozen=True)
 class ConnectionOptions:
     """The ``--os-*`` settings (after their ``OS_*`` variables were applied)."""
@@ -183,12 +190,12 @@ def connect(opts: ConnectionOptions) -> HeatAPI:
             project_id = sess.get_project_id()
         endpoint = _with_project(endpoint, project_id)
     except ks_exc.ClientException as exc:
-        raise click.ClickException(f"authentication failed: {exc}") from exc
+        raise AuthFailed(str(exc)) from exc
 
     def auth_headers() -> Mapping[str, str]:
         try:
             return dict(sess.get_auth_headers() or {})
         except ks_exc.ClientException as exc:
-            raise click.ClickException(f"authentication failed: {exc}") from exc
+            raise AuthFailed(str(exc)) from exc
 
     return HeatAPI(endpoint, auth_headers, verify=verify)

@@ -117,20 +117,27 @@ def follow(watch: ActionWatch, console: Console | None = None) -> None:
 
 
 def summary(watch: ActionWatch, console: Console) -> None:
+    """How it ended; when it did not succeed, each failure seen on the way, with its reason
+    (also those a rollback has since cleaned up)."""
     final = watch.final or {}
     status = str(final.get("stack_status") or watch.stack_status)
     reason = str(final.get("stack_status_reason") or watch.stack_reason)
     counts = watch.counts()
+    failed_names = {name for name, _, _ in watch.failures if name != watch.stack_name}
+    failed = max(counts["failed"], len(failed_names))
     ok = watch.succeeded
     mark = Text("✓ " if ok else "✗ ", style="green" if ok else "red")
     line = mark + Text(f"Stack {watch.stack_name} ", style="bold") + Text(
         status, style="green" if ok else "red bold") + Text(
-        f" in {_duration(watch.elapsed)}: {counts['done']} resources done, "
-        f"{counts['failed']} failed")
+        f" in {_duration(watch.elapsed)}: {counts['done']} resources done, {failed} failed")
     console.print(line, soft_wrap=True)
-    if not ok and reason:
-        console.print(Text(f"  {reason}", style="red"), soft_wrap=True)
-    for progress in watch.resources.values():
-        if progress.state == "failed":
-            console.print(Text(f"  ✗ {progress.name} {progress.status}: {progress.reason}",
-                               style="red"), soft_wrap=True)
+    if ok:
+        return
+    stack_failures = [r for name, s, r in watch.failures if name == watch.stack_name and r]
+    for text in dict.fromkeys([*stack_failures, reason]):
+        if text:
+            console.print(Text(f"  {text}", style="red"), soft_wrap=True)
+    for name, failed_status, failed_reason in watch.failures:
+        if name != watch.stack_name:
+            console.print(Text(f"  ✗ {name} {failed_status}: {failed_reason}", style="red"),
+                          soft_wrap=True)

@@ -64,6 +64,9 @@ class ActionWatch:
     events: list[JSON] = field(default_factory=list)
     stack_status: str = ""
     stack_reason: str = ""
+    #: every failure seen during the action, kept when a rollback later deletes the
+    #: resource: (resource or stack name, status, reason)
+    failures: list[tuple[str, str, str]] = field(default_factory=list)
     final: JSON | None = None
     _terminal_event: str | None = None
     _failed_at: float | None = None
@@ -96,6 +99,10 @@ class ActionWatch:
         status = str(event.get("resource_status") or "")
         reason = str(event.get("resource_status_reason") or "")
         now = time.monotonic()
+        if status.endswith("_FAILED"):
+            is_stack = self._is_stack_event(event)
+            self.failures.append((self.stack_name if is_stack else str(
+                event.get("resource_name") or ""), status, reason))
         if self._is_stack_event(event):
             self.stack_status, self.stack_reason = status, reason
             if not status.endswith("_IN_PROGRESS"):

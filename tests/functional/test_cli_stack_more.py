@@ -1,0 +1,189 @@
+"""More of `kiln stack` as its user meets it: the README's commands run verbatim, files a
+template refers to, a rolled-back create, the plan of `update --dry-run`, and logging in
+through a real Keystone with the openstack CLI's OS_* variables."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import subprocess
+import textwrap
+import uuid
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.functional.test_cli_stack import (
+    TIMEOUT,
+    api_get,
+    endpoint,
+    field_table,
+    kiln_stack,
+    ok,
+)
+from tests.support.fixtures import StartKeystone
+from tests.support.keystone import KeystoneProcess
+from tests.support.server import KilnProcess, clean_env, kiln_command
+
+__all__ = ["endpoint"]  # the fixture, shared with test_cli_stack
+
+README = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+README_ENDPOINT = "http://127.0.0.1:8004/v1/demo"
+
+
+def _section(title: str) -> str:
+    return README.split(f"## {title}", 1)[1].split("\n## ", 1)[0]
+
+
+def _quick_start_template() -> tuple[str, str]:
+    match = re.search(r"cat > (\S+) <<'YAML'\n(.*?)\nYAML\n", _section("Quick start"), re.S)
+    assert match, "the quick start writes its template with a heredoc"
+    return match[1], match[2] + "\n"
+
+
+def test_readme_kiln_stack_commands(kiln_server: KilnProcess, tmp_path: Path) -> None:
+    section = _section("The `kiln stack` command")
+    block = re.search(r"```sh\n(.*?)```", section, re.S)
+    assert block
+    filename, body = _quick_start_template()
+    (tmp_path / filename).write_text(body)
+    lines = block[1].strip().splitlines()
+    assert lines[0] == f"export OS_ENDPOINT={README_ENDPOINT}"
+    endpoint_url = kiln_server.endpoint("demo")
+    results = {}
+    for line in lines[1:]:
+        words = shlex.split(line)
+        assert words[:2] == ["kiln", "stack"]
+        results[words[2]] = ok(kiln_stack(endpoint_url, tmp_path, *words[2:]))
+
+    assert field_table(results["create"].stdout)["stack_status"] == "CREATE_COMPLETE"
+    assert re.search(r"\| s1 +\| demo +\| CREATE_COMPLETE", results["list"].stdout)
+    assert field_table(results["show"].stdout)["stack_name"] == "s1"
+    value = field_table(results["outputs"].stdout)["output_value"]
+    assert len(value) == 16 and value.isalnum()
+    assert "CREATE_COMPLETE" in results["events"].stdout
+    # the plan the README shows is the one printed
+    shown = re.search(r"```\n(\s*Plan for stack.*?)```", section, re.S)
+    assert shown
+    assert results["preview"].stdout == textwrap.dedent(shown[1])
+    assert field_table(results["update"].stdout)["stack_status"] == "UPDATE_COMPLETE"
+    assert "Stack s1 DELETE_COMPLETE" in results["delete"].stderr
+
+
+def test_files_a_template_refers_to(endpoint: str, tmp_path: Path) -> None:
+    """get_file, a template used as a type (in a subdirectory, with its own get_file) and an
+    environment's provider template are all read locally and reach the server."""
+    name = f"cli-files-{uuid.uuid4().hex[:8]}"
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "greeting.txt").write_text("hello from a file")
+    (tmp_path / "sub" / "inner.txt").write_text("nested file")
+    (tmp_path / "sub" / "child.yaml").write_text(
+        "heat_template_version: 2018-08-31\n"
+        "resources:\n  v: {type: OS::Heat::Value, properties: {value: {get_file: inner.txt}}}\n"
+        "outputs:\n  text: {value: {get_attr: [v, value]}}\n")
+    (tmp_path / "provider.yaml").write_text(
+        "heat_template_version: 2018-08-31\nparameters:\n  word: {type: string}\n"
+        "outputs:\n  said: {value: {get_param: word}}\n")
+    (tmp_path / "env.yaml").write_text(
+        "resource_registry:\n  My::Word: provider.yaml\nparameter_defaults:\n  word: hi\n")
+    (tmp_path / "main.yaml").write_text(
+        "heat_template_version: 2018-08-31\n"
+        "parameters:\n  word: {type: string}\n"
+        "resources:\n"
+        "  greeting: {type: OS::Heat::Value, properties: {value: {get_file: greeting.txt}}}\n"
+        "  child: {type: sub/child.yaml}\n"
+        "  worded: {type: My::Word, properties: {word: {get_param: word}}}\n"
+        "outputs:\n"
+        "  greeting: {value: {get_attr: [greeting, value]}}\n"
+        "  child: {value: {get_attr: [child, text]}}\n"
+        "  word: {value: {get_attr: [worded, said]}}\n"
+        "  param: {value: {get_param: word}}\n")
+    try:
+        ok(kiln_stack(endpoint, tmp_path, "create", "-t", "main.yaml", "-e", "env.yaml",
+                      "--wait", name))
+        outputs = json.loads(ok(kiln_stack(endpoint, tmp_path, "outputs", name,
+                                           "-f", "json")).stdout)
+        values = {o["output_key"]: o["output_value"] for o in outputs}
+        assert values == {"greeting": "hello from a file", "child": "nested file",
+                          "word": "hi", "param": "hi"}
+    finally:
+        kiln_stack(endpoint, tmp_path, "delete", "--yes", "--wait", name)
+
+
+def test_rolled_back_create_exits_non_zero(endpoint: str, tmp_path: Path) -> None:
+    name = f"cli-rb-{uuid.uuid4().hex[:8]}"
+    (tmp_path / "failing.yaml").write_text(
+        "heat_template_version: 2018-08-31\nresources:\n"
+        "  fine: {type: OS::Heat::None}\n"
+        "  broken: {type: OS::Heat::TestResource, depends_on: fine, "
+        "properties: {fail: true}}\n")
+    try:
+        result = kiln_stack(endpoint, tmp_path, "create", "-t", "failing.yaml",
+                            "--enable-rollback", "--wait", name, "-f", "json")
+        assert result.returncode == 1, result.stderr
+        assert json.loads(result.stdout)["stack_status"] == "ROLLBACK_COMPLETE"
+        assert f"Stack {name} ROLLBACK_COMPLETE" in result.stderr
+        assert re.search(r"broken CREATE_FAILED: .*Test Resource failed", result.stderr)
+    finally:
+        kiln_stack(endpoint, tmp_path, "delete", "--yes", "--wait", name)
+
+
+def test_update_dry_run_changes_nothing(endpoint: str, tmp_path: Path) -> None:
+    name = f"cli-dry-{uuid.uuid4().hex[:8]}"
+    (tmp_path / "v1.yaml").write_text(
+        "heat_template_version: 2018-08-31\nresources:\n"
+        "  v: {type: OS::Heat::Value, properties: {value: {a: 1, b: [1, 2]}}}\n")
+    (tmp_path / "v2.yaml").write_text(
+        "heat_template_version: 2018-08-31\nresources:\n"
+        "  v: {type: OS::Heat::Value, properties: {value: {a: 2, b: [1, 2], c: x}}}\n")
+    try:
+        ok(kiln_stack(endpoint, tmp_path, "create", "-t", "v1.yaml", "--wait", name))
+        plan = ok(kiln_stack(endpoint, tmp_path, "update", name, "-t", "v2.yaml",
+                             "--dry-run")).stdout
+        lines = [line.strip() for line in plan.splitlines()]
+        # a change deep inside a map is one line per leaf that changed
+        assert lines[1:] == ["~ v  (OS::Heat::Value)  will be updated in place",
+                             "~ value.a: 1 → 2", '+ value.c: "x"']
+        stack = api_get(endpoint, f"/stacks/{name}")["stack"]
+        assert stack["stack_status"] == "CREATE_COMPLETE"
+    finally:
+        kiln_stack(endpoint, tmp_path, "delete", "--yes", "--wait", name)
+
+
+@pytest.fixture
+def keystone_with_kiln(start_keystone_factory: StartKeystone,
+                       kiln_server: KilnProcess) -> KeystoneProcess:
+    """A private Keystone whose catalog lists the module's kiln serve as orchestration."""
+    keystone = start_keystone_factory()
+    keystone.register_service("orchestration", "kiln",
+                              f"{kiln_server.url}/v1/%(tenant_id)s")
+    return keystone
+
+
+def test_keystone_login_finds_the_endpoint(keystone_with_kiln: KeystoneProcess,
+                                           kiln_server: KilnProcess, tmp_path: Path) -> None:
+    account = keystone_with_kiln.account()
+    (tmp_path / "t.yaml").write_text(
+        "heat_template_version: 2018-08-31\nresources:\n  n: {type: OS::Heat::None}\n")
+    env = {**clean_env(), **account.openrc()}
+
+    def run(*args: str, environ: dict[str, str] = env) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([*kiln_command(), "stack", *args], capture_output=True,
+                              text=True, cwd=tmp_path, env=environ, timeout=TIMEOUT,
+                              check=False)
+
+    created = run("create", "-t", "t.yaml", "--wait", "ks1")
+    assert created.returncode == 0, created.stderr
+    # the catalog's URL with the token's project id in it: the stack is in that project
+    listed = httpx.get(f"{kiln_server.url}/v1/{account.project_id}/stacks", timeout=30)
+    assert [s["stack_name"] for s in listed.json()["stacks"]] == ["ks1"]
+    shown = json.loads(run("show", "ks1", "-f", "json").stdout)
+    assert shown["stack_status"] == "CREATE_COMPLETE"
+
+    wrong = run("list", environ={**env, "OS_PASSWORD": "not-the-password"})
+    assert wrong.returncode == 1
+    assert wrong.stderr.startswith("kiln: error: authentication failed")
+    assert "Traceback" not in wrong.stderr
+    assert run("delete", "--yes", "--wait", "ks1").returncode == 0
