@@ -118,12 +118,21 @@ engine_opts = [
                  help="An engine silent for this long is dead; its work is taken over."),
 ]
 
+api_opts = [
+    cfg.FloatOpt("event_stream_recheck_interval", default=2.0, min=0.1,
+                 help="Seconds between the re-reads an open event stream (GET .../events"
+                      "?stream=true) makes while its stack is IN_PROGRESS, to see events "
+                      "another process on the same database committed; this process's "
+                      "own events are streamed as they are committed, without re-reads."),
+]
+
 CONF.register_opts(default_opts)
 CONF.register_opts(database_opts, group="database")
 CONF.register_opts(heat_api_opts, group="heat_api")
 CONF.register_opts(heat_api_cfn_opts, group="heat_api_cfn")
 CONF.register_opts(yaql_opts, group="yaql")
 CONF.register_opts(engine_opts, group="kiln_engine")
+CONF.register_opts(api_opts, group="kiln_api")
 
 
 def load(args: Sequence[str] = (), config_files: Sequence[str] = ()) -> cfg.ConfigOpts:

@@ -208,7 +208,8 @@ async def _serve_http(conf: cfg.ConfigOpts, role: Role, service: Any, sock: sock
                       stop: asyncio.Event, started_at: float | None) -> None:
     from kiln.api.app import create_app
     from kiln.logging import RequestIdMiddleware
-    http = _make_http_server(RequestIdMiddleware(create_app(service, conf)), conf)
+    api = create_app(service, conf)
+    http = _make_http_server(RequestIdMiddleware(api), conf)
     serving = asyncio.create_task(http.serve(sockets=[sock]))
     host, port = sock.getsockname()[:2]
     LOG.info("kiln %s listening on http://%s:%d", COMMAND[role], host, port,
@@ -221,6 +222,7 @@ async def _serve_http(conf: cfg.ConfigOpts, role: Role, service: Any, sock: sock
         stopping.cancel()
         serving.result()  # re-raise an unexpected failure of the HTTP server
         raise StartupError("the HTTP server stopped unexpectedly")
+    api.state.event_streams.close()  # open event streams end now rather than at the timeout
     http.should_exit = True  # closes the listener, waits for in-flight requests
     await serving
 

@@ -26,6 +26,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from kiln import errors
 from kiln.api.faults import HTTPError, fault_response
 from kiln.api.openstack_v1.common import json_response
+from kiln.api.openstack_v1.event_stream import StreamRegistry
 from kiln.api.openstack_v1.routes import v1_routes
 from kiln.api.response_cache import ResponseCache
 
@@ -142,5 +143,6 @@ def create_app(service: Any, conf: cfg.ConfigOpts) -> Starlette:
     app.state.service = service
     app.state.conf = conf
     app.state.stack_responses = ResponseCache()
+    app.state.event_streams = StreamRegistry()
     app.add_middleware(RequestIdMiddleware)
     return app

@@ -16,6 +16,7 @@ from typing import Any, cast
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
+from kiln import notify
 from kiln.db import _query, crypt
 from kiln.db.models import Event, utcnow
 from kiln.db.records import EventQuery, EventRecord, NewEvent
@@ -36,6 +37,8 @@ def _record(row: Mapping[Any, Any]) -> EventRecord:
 
 _INSERT = sa.insert(cast(sa.Table, Event.__table__))
 _PENDING = "kiln_pending_events"
+#: stack ids whose events this session's transaction inserted (published after commit)
+_INSERTED = "kiln_inserted_event_stacks"
 
 
 @dataclass(slots=True)
@@ -93,6 +96,7 @@ def flush_events(s: Session) -> None:
         return
     if pending.rows:
         s.connection().execute(_INSERT, pending.rows)
+        s.info.setdefault(_INSERTED, set()).update(r["stack_id"] for r in pending.rows)
     for stack_id, (keep, batch) in pending.purge.items():
         purge_events(s, stack_id, keep, batch)
 
@@ -102,9 +106,19 @@ def _before_commit(s: Session) -> None:
     flush_events(s)
 
 
+@sa.event.listens_for(Session, "after_commit")
+def _after_commit(s: Session) -> None:
+    """Wake live readers of these stacks' events (``kiln.notify``): the rows are
+    committed, so whoever reads now sees them."""
+    inserted = s.info.pop(_INSERTED, None)
+    if inserted:
+        notify.EVENTS.publish(inserted)
+
+
 @sa.event.listens_for(Session, "after_rollback")
 def _after_rollback(s: Session) -> None:
     s.info.pop(_PENDING, None)
+    s.info.pop(_INSERTED, None)
 
 
 def purge_events(s: Session, stack_id: str, keep: int, batch_size: int) -> int:

@@ -8,6 +8,7 @@ from kiln.api import params as p
 from kiln.api import views
 from kiln.api.faults import bad_request, not_found
 from kiln.api.openstack_v1.common import Call
+from kiln.api.openstack_v1.event_stream import stream_events
 
 _RESOURCE_FILTERS: dict[str, p.ParamKind] = {
     k: "mixed" for k in ("type", "status", "name", "action", "id", "physical_resource_id")}
@@ -107,6 +108,8 @@ async def list_events(call: Call) -> Any:
     else:
         assert filters is not None
         filters["resource_name"] = str(resource_name)
+    if "stream" in query and p.extract_bool("stream", query["stream"]):
+        return await stream_events(call, filters, params.get("nested_depth") or 0)
     events = await _events(call, filters=filters, detail=False, **params)
     if not events and resource_name is not None:
         raise not_found(f"No events found for resource {resource_name}")
