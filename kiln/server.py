@@ -222,7 +222,9 @@ async def _serve_http(conf: cfg.ConfigOpts, role: Role, service: Any, sock: sock
         stopping.cancel()
         serving.result()  # re-raise an unexpected failure of the HTTP server
         raise StartupError("the HTTP server stopped unexpectedly")
-    api.state.event_streams.close()  # open event streams end now rather than at the timeout
+    streams = getattr(api.state, "event_streams", None)
+    if streams is not None:
+        streams.close()  # open event streams end now rather than at the timeout
     http.should_exit = True  # closes the listener, waits for in-flight requests
     await serving
 
