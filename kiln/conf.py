@@ -119,6 +119,10 @@ engine_opts = [
 ]
 
 api_opts = [
+    cfg.BoolOpt("dashboard", default=True,
+                help="Serve the web dashboard at / to browsers (requests that accept "
+                     "text/html); API clients get Heat's version document there either "
+                     "way. false: no dashboard page or assets are served."),
     cfg.FloatOpt("event_stream_recheck_interval", default=2.0, min=0.1,
                  help="Seconds between the re-reads an open event stream (GET .../events"
                       "?stream=true) makes while its stack is IN_PROGRESS, to see events "

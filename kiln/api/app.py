@@ -23,7 +23,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from kiln import errors
+from kiln import dashboard, errors
 from kiln.api.faults import HTTPError, fault_response
 from kiln.api.openstack_v1.common import json_response
 from kiln.api.openstack_v1.event_stream import StreamRegistry
@@ -129,7 +129,9 @@ async def _http_exception(request: Request, exc: Exception) -> Response:
 def create_app(service: Any, conf: cfg.ConfigOpts) -> Starlette:
     """Build the API app around ``service`` (an EngineService) and ``conf`` (kiln.conf.CONF)."""
     routes = [
-        Route("/", versions, methods=["GET"]),
+        Route("/", dashboard.root(versions, conf), methods=["GET"]),
+        Route(dashboard.PREFIX + "{path:path}", dashboard.asset_endpoint(conf),
+              methods=["GET"]),
         Route("/versions", versions, methods=["GET"]),
         Route("/openapi.yaml", openapi, methods=["GET"]),
         *v1_routes(),

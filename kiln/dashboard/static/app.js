@@ -1,0 +1,79 @@
+// The dashboard's entry point: a hash router over the pages, one project at a time.
+//   #/p/<project>/stacks[?filters]            stack list
+//   #/p/<project>/launch                      launch a stack
+//   #/p/<project>/stacks/<name>/<id>[?tab=]   one stack
+//   #/p/<project>/stacks/<name>/<id>/update   update it (with a preview)
+import { Api } from './api.js';
+import { auth } from './auth.js';
+import { h, clear } from './dom.js';
+import { stackList } from './list.js';
+import { stackPage } from './stack.js';
+import { stackForm } from './form.js';
+
+const view = document.getElementById('view');
+const projectInput = document.getElementById('project');
+let leaving = [];
+
+function currentProject() {
+  const m = /^#\/p\/([^/?]+)/.exec(location.hash);
+  if (m) return decodeURIComponent(m[1]);
+  return localStorage.getItem('kiln.project') || 'demo';
+}
+
+function go(rest) {
+  location.hash = `#/p/${encodeURIComponent(currentProject())}/${rest}`;
+}
+
+async function route() {
+  for (const fn of leaving) fn();
+  leaving = [];
+  const project = currentProject();
+  localStorage.setItem('kiln.project', project);
+  projectInput.value = project;
+  projectInput.disabled = !auth.canSwitchProject();
+  document.getElementById('auth').textContent = auth.label();
+  const api = new Api(project);
+  const [pathPart, queryPart] = location.hash.replace(/^#/, '').split('?');
+  const params = new URLSearchParams(queryPart || '');
+  const parts = pathPart.split('/').filter(Boolean).map(decodeURIComponent);
+  clear(document.getElementById('nav'),
+    h('a', {href: `#/p/${encodeURIComponent(project)}/stacks`}, 'Stacks'),
+    h('a', {href: `#/p/${encodeURIComponent(project)}/launch`}, 'Launch'));
+  const ctx = {go, onLeave: fn => leaving.push(fn)};
+  if (parts[0] !== 'p' || parts.length < 3) { go('stacks'); return; }
+  const [, , page, name, id, sub] = parts;
+  if (page === 'launch') return stackForm(view, api, {go});
+  if (page === 'stacks' && !name) return stackList(view, api, params, ctx);
+  if (page === 'stacks' && id && sub === 'update') {
+    clear(view, h('p', {class: 'muted'}, 'Loading…'));
+    try {
+      const stack = (await api.get(`/stacks/${encodeURIComponent(name)}/${id}`)).stack;
+      return stackForm(view, api, {stack, go});
+    } catch (err) {
+      return clear(view, h('p', {class: 'form-error'}, err.message));
+    }
+  }
+  if (page === 'stacks' && id) return stackPage(view, api, name, id, params.get('tab'), ctx);
+  clear(view, h('p', {}, 'Nothing here. ', h('a', {href: '#/'}, 'Stacks')));
+}
+
+projectInput.addEventListener('change', () => {
+  const value = projectInput.value.trim();
+  if (value) location.hash = `#/p/${encodeURIComponent(value)}/stacks`;
+});
+
+let lastPage = null;
+window.addEventListener('hashchange', () => {
+  // switching tabs of the same stack keeps the page (and its stream)
+  const [path, query] = location.hash.split('?');
+  const tab = new URLSearchParams(query || '').get('tab');
+  if (lastPage && lastPage.path === path && tab) { lastPage.page.select(tab); return; }
+  render();
+});
+
+async function render() {
+  const page = await route();
+  lastPage = page && page.select ? {path: location.hash.split('?')[0], page} : null;
+}
+
+render();

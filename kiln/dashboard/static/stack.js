@@ -1,0 +1,320 @@
+// One stack: header with its state and actions, and tabs for the topology, the event
+// timeline, resources, events, outputs, parameters, template, environment and
+// snapshots. Everything shown follows the stack's event stream while the page is open.
+import { Api } from './api.js';
+import { h, clear, badge, time, pretty, toast, statusClass } from './dom.js';
+import { Topology } from './graph.js';
+import { Timeline } from './timeline.js';
+import { followEvents } from './stream.js';
+
+const TABS = ['topology', 'timeline', 'resources', 'events', 'outputs', 'parameters',
+              'template', 'environment', 'snapshots'];
+const HOOK = /paused until Hook ([\w-]+) is cleared/;
+const MAX_EVENT_ROWS = 500;
+
+export function stackPage(view, api, name, id, tab, {go, onLeave}) {
+  const path = `/stacks/${encodeURIComponent(name)}/${id}`;
+  let stack = null;
+  const head = h('div', {class: 'stack-head'});
+  const tabs = h('nav', {class: 'tabs'});
+  const panes = {};
+  for (const t of TABS) panes[t] = h('section', {class: 'pane', dataset: {tab: t}, hidden: true});
+  const side = h('aside', {class: 'side', hidden: true});
+  const live = h('span', {class: 'live muted', id: 'live'}, 'connecting…');
+  const legend = h('div', {class: 'legend', id: 'legend'});
+
+  // -- topology -----------------------------------------------------------------------
+  const canvas = h('canvas', {class: 'topology', id: 'topology',
+                              'aria-label': 'Topology of the stack\'s resources'});
+  const topo = new Topology(canvas, {onSelect: n => showResource(n), onExpand: n => expand(n)});
+  panes.topology.append(h('div', {class: 'row'},
+    h('button', {type: 'button', onclick: () => topo.fit()}, 'Fit'),
+    h('span', {class: 'muted'},
+      'Drag to pan, wheel to zoom, click a resource for details, double-click a ',
+      'nested stack (▸) to open it in place.'), legend), canvas);
+
+  // -- timeline -------------------------------------------------------------------------
+  const timelineBox = h('div', {class: 'timeline', id: 'timeline'});
+  panes.timeline.append(timelineBox);
+  const timeline = new Timeline(timelineBox);
+
+  // -- events ---------------------------------------------------------------------------
+  const eventRows = h('tbody');
+  panes.events.append(h('table', {class: 'list events'},
+    h('thead', {}, h('tr', {}, ['Time', 'Stack', 'Resource', 'Status', 'Reason']
+      .map(t => h('th', {}, t)))), eventRows));
+
+  function onEvent(ev) {
+    timeline.add(ev, name);
+    eventRows.prepend(h('tr', {}, h('td', {}, time(ev.event_time)),
+      h('td', {}, ev.stack_name || name), h('td', {}, ev.resource_name),
+      h('td', {}, badge(ev.resource_status)),
+      h('td', {class: 'muted'}, ev.resource_status_reason || '')));
+    while (eventRows.children.length > MAX_EVENT_ROWS) eventRows.lastChild.remove();
+    if (ev.physical_resource_id === id && ev.stack_id === id) {
+      if (stack) stack.stack_status = ev.resource_status;
+      renderHead();
+      refreshStack();
+      return;
+    }
+    if (!topo.update(ev.stack_id, ev.resource_name, ev.resource_status,
+                     ev.resource_status_reason)) {
+      if (ev.stack_id === id) reloadResources();
+    }
+    renderLegend();
+  }
+
+  // -- loading ---------------------------------------------------------------------------
+  let resourcesTimer = 0, stackTimer = 0;
+  function reloadResources() {
+    clearTimeout(resourcesTimer);
+    resourcesTimer = setTimeout(loadResources, 150);
+  }
+  function refreshStack() {
+    clearTimeout(stackTimer);
+    stackTimer = setTimeout(loadStack, 150);
+  }
+
+  async function loadStack() {
+    try {
+      stack = (await api.get(path)).stack;
+      renderHead();
+      renderOutputs(); renderParameters();
+    } catch (err) {
+      if (err.status === 404) { clear(head, h('h1', {}, name), badge('DELETE_COMPLETE')); return; }
+      toast(err.message, 'error');
+    }
+  }
+
+  let resourceList = [];
+  async function loadResources() {
+    try {
+      resourceList = (await api.get(`${path}/resources`)).resources || [];
+    } catch (err) {
+      if (err.status !== 404) toast(err.message, 'error');
+      resourceList = [];
+    }
+    topo.setResources(id, resourceList);
+    if (!loadResources.fitted && resourceList.length) { loadResources.fitted = true; topo.fit(); }
+    renderLegend();
+    renderResources();
+    // re-open what was expanded
+    for (const n of topo.nodes.values()) {
+      if (n.expanded && n.parent === null && n.nested) expand(n);
+    }
+  }
+
+  async function expand(node) {
+    try {
+      const nestedPath = Api.linkPath(node.nested);
+      const nestedId = nestedPath.split('/').pop();
+      const data = await api.get(`${nestedPath}/resources`);
+      topo.setResources(nestedId, data.resources || [], node.key);
+      renderLegend();
+    } catch (err) {
+      toast(`Cannot open ${node.name}: ${err.message}`, 'error');
+    }
+  }
+
+  function renderLegend() {
+    const counts = topo.counts();
+    clear(legend, Object.entries(counts).sort().map(([s, n]) =>
+      h('span', {class: `badge ${statusClass(s)}`, dataset: {status: s}}, `${s} ${n}`)));
+  }
+
+  // -- header and actions -------------------------------------------------------------------
+  function renderHead() {
+    if (!stack) return;
+    const act = (label, fn, attrs = {}) => h('button', {type: 'button', ...attrs,
+      onclick: async () => {
+        try { await fn(); } catch (err) { toast(err.message, 'error'); }
+      }}, label);
+    const action = (key, label) => act(label, async () => {
+      await api.post(`${path}/actions`, {[key]: null});
+      toast(`${label}: ${name}`);
+    }, {name: key});
+    const busy = String(stack.stack_status).endsWith('_IN_PROGRESS');
+    clear(head,
+      h('div', {class: 'title-row'},
+        h('h1', {}, h('a', {href: `#/p/${encodeURIComponent(api.project)}/stacks`}, 'Stacks'),
+          ' / ', name),
+        h('span', {id: 'stack-status'}, badge(stack.stack_status)), live),
+      h('p', {class: 'muted'}, stack.stack_status_reason || ''),
+      h('p', {class: 'muted'}, stack.description || '',
+        ` · created ${time(stack.creation_time)}`,
+        stack.updated_time ? ` · updated ${time(stack.updated_time)}` : ''),
+      h('div', {class: 'row actions'},
+        h('a', {class: 'button', href: `#/p/${encodeURIComponent(api.project)}/stacks/` +
+                `${encodeURIComponent(name)}/${id}/update`}, 'Update'),
+        action('suspend', 'Suspend'), action('resume', 'Resume'), action('check', 'Check'),
+        busy ? action('cancel_update', 'Cancel update') : null,
+        act('Snapshot', async () => {
+          const snap = prompt('Snapshot name', `${name}-${new Date().toISOString().slice(0, 19)}`);
+          if (snap === null) return;
+          await api.post(`${path}/snapshots`, {name: snap});
+          toast(`Snapshot of ${name} started`);
+          loadSnapshots();
+        }, {name: 'snapshot'}),
+        act('Delete', async () => {
+          if (!confirm(`Delete stack ${name}? This deletes its resources.`)) return;
+          await api.del(path);
+          toast(`Deleting ${name}`);
+        }, {name: 'delete', class: 'danger'})));
+  }
+
+  // -- resources --------------------------------------------------------------------------
+  const resourceFilter = h('input', {type: 'search', placeholder: 'filter by name or type',
+                                     oninput: () => renderResources()});
+  const resourceRows = h('tbody');
+  const resourceInfo = h('span', {class: 'muted'});
+  panes.resources.append(h('div', {class: 'row'}, resourceFilter, resourceInfo),
+    h('table', {class: 'list resources'}, h('thead', {}, h('tr', {},
+      ['Name', 'Type', 'Status', 'Physical id', 'Updated'].map(t => h('th', {}, t)))),
+      resourceRows));
+
+  function renderResources() {
+    const q = resourceFilter.value.toLowerCase();
+    const shown = resourceList.filter(r => !q || r.resource_name.toLowerCase().includes(q)
+                                        || r.resource_type.toLowerCase().includes(q));
+    clear(resourceRows, shown.slice(0, 300).map(r => h('tr', {
+        class: 'clickable', onclick: () => showResource({key: `${id}/${r.resource_name}`,
+          stackId: id, name: r.resource_name, resource: r,
+          nested: (r.links || []).find(l => l.rel === 'nested')?.href})},
+      h('td', {}, r.resource_name), h('td', {}, r.resource_type),
+      h('td', {title: r.resource_status_reason}, badge(r.resource_status)),
+      h('td', {class: 'mono'}, r.physical_resource_id || ''),
+      h('td', {}, time(r.updated_time)))));
+    resourceInfo.textContent = shown.length > 300 ?
+      `showing 300 of ${shown.length}; filter to narrow` : `${shown.length} resources`;
+  }
+
+  async function showResource(node) {
+    if (!node) { side.hidden = true; return; }
+    side.hidden = false;
+    clear(side, h('h2', {}, node.name), h('p', {class: 'muted'}, 'Loading…'));
+    const stackPath = node.stackId === id ? path :
+      Api.linkPath((node.resource.links || []).find(l => l.rel === 'stack').href);
+    const rpath = `${stackPath}/resources/${encodeURIComponent(node.name)}`;
+    try {
+      const [shown, meta] = await Promise.all([api.get(rpath),
+                                               api.get(`${rpath}/metadata`)]);
+      const r = shown.resource;
+      const hook = HOOK.exec(r.resource_status_reason || '');
+      const signalBody = h('textarea', {rows: 3, name: 'signal', spellcheck: 'false',
+                                        placeholder: '{"status": "SUCCESS"}'});
+      const reason = h('input', {name: 'unhealthy_reason', placeholder: 'reason', size: 20});
+      const run = (label, fn) => h('button', {type: 'button', name: label, onclick: async () => {
+        try { await fn(); toast(`${label}: ${node.name}`); } catch (e) { toast(e.message, 'error'); }
+      }}, label);
+      clear(side,
+        h('div', {class: 'title-row'}, h('h2', {}, r.resource_name),
+          h('button', {type: 'button', class: 'link', onclick: () => { side.hidden = true; }}, '✕')),
+        h('p', {}, badge(r.resource_status), ' ', r.resource_type),
+        h('p', {class: 'muted'}, r.resource_status_reason || ''),
+        h('dl', {},
+          h('dt', {}, 'Physical id'), h('dd', {class: 'mono'}, r.physical_resource_id || '—'),
+          h('dt', {}, 'Depends on / required by'),
+          h('dd', {}, (r.required_by || []).join(', ') || '—'),
+          h('dt', {}, 'Updated'), h('dd', {}, time(r.updated_time))),
+        node.nested && !topo.nodes.get(node.key)?.expanded ?
+          h('button', {type: 'button', name: 'expand',
+                       onclick: () => expand(topo.nodes.get(node.key) || node)},
+            'Open nested stack in place') : null,
+        h('h3', {}, 'Attributes'), h('pre', {}, pretty(r.attributes || {})),
+        h('h3', {}, 'Metadata'), h('pre', {}, pretty(meta.metadata || {})),
+        h('h3', {}, 'Actions'),
+        hook ? h('div', {class: 'row'}, run('Clear hook', () => api.post(`${rpath}/signal`,
+                                                     {unset_hook: hook[1]})),
+                 h('span', {class: 'muted'}, hook[1])) : null,
+        h('label', {}, 'Signal body (JSON)'), signalBody,
+        h('div', {class: 'row'}, run('Signal', () => api.post(`${rpath}/signal`,
+          signalBody.value.trim() ? JSON.parse(signalBody.value) : undefined))),
+        h('div', {class: 'row'}, reason, run('Mark unhealthy', () => api.patch(rpath,
+          {mark_unhealthy: true, resource_status_reason: reason.value}))));
+    } catch (err) {
+      clear(side, h('h2', {}, node.name), h('p', {class: 'form-error'}, err.message));
+    }
+  }
+
+  // -- outputs, parameters, template, environment -------------------------------------------
+  function renderOutputs() {
+    const outputs = stack.outputs || [];
+    clear(panes.outputs, outputs.length ? h('table', {class: 'list'},
+      h('thead', {}, h('tr', {}, ['Output', 'Value', 'Description'].map(t => h('th', {}, t)))),
+      h('tbody', {}, outputs.map(o => h('tr', {dataset: {output: o.output_key}},
+        h('td', {}, o.output_key),
+        h('td', {}, o.output_error ? h('span', {class: 'form-error'}, o.output_error)
+                                   : h('pre', {}, pretty(o.output_value))),
+        h('td', {class: 'muted'}, o.description || '')))))
+      : h('p', {class: 'muted'}, 'No outputs.'));
+  }
+
+  function renderParameters() {
+    const params = stack.parameters || {};
+    clear(panes.parameters, h('table', {class: 'list'},
+      h('tbody', {}, Object.keys(params).sort().map(k => h('tr', {},
+        h('td', {}, k), h('td', {class: 'mono'}, pretty(params[k])))))));
+  }
+
+  async function loadText(tabName, suffix) {
+    try {
+      const data = await api.get(`${path}/${suffix}`);
+      clear(panes[tabName], h('pre', {class: 'code'}, pretty(data)));
+    } catch (err) {
+      clear(panes[tabName], h('p', {class: 'form-error'}, err.message));
+    }
+  }
+
+  // -- snapshots --------------------------------------------------------------------------
+  async function loadSnapshots() {
+    try {
+      const snaps = (await api.get(`${path}/snapshots`)).snapshots || [];
+      clear(panes.snapshots, snaps.length ? h('table', {class: 'list'},
+        h('thead', {}, h('tr', {}, ['Name', 'Status', 'Created', ''].map(t => h('th', {}, t)))),
+        h('tbody', {}, snaps.map(s => h('tr', {},
+          h('td', {}, s.name || s.id), h('td', {}, badge(s.status)),
+          h('td', {}, time(s.creation_time)),
+          h('td', {}, h('button', {type: 'button', onclick: async () => {
+            if (!confirm(`Restore ${name} to snapshot ${s.name || s.id}?`)) return;
+            try {
+              await api.post(`${path}/snapshots/${s.id}/restore`);
+              toast(`Restoring ${name}`);
+            } catch (e) { toast(e.message, 'error'); }
+          }}, 'Restore'), ' ', h('button', {type: 'button', onclick: async () => {
+            try { await api.del(`${path}/snapshots/${s.id}`); loadSnapshots(); }
+            catch (e) { toast(e.message, 'error'); }
+          }}, 'Delete'))))))
+        : h('p', {class: 'muted'}, 'No snapshots.'));
+    } catch (err) {
+      clear(panes.snapshots, h('p', {class: 'form-error'}, err.message));
+    }
+  }
+
+  // -- tabs ---------------------------------------------------------------------------------
+  function select(t) {
+    for (const [key, pane] of Object.entries(panes)) pane.hidden = key !== t;
+    for (const a of tabs.children) a.classList.toggle('on', a.dataset.tab === t);
+    if (t === 'template') loadText('template', 'template');
+    if (t === 'environment') loadText('environment', 'environment');
+    if (t === 'snapshots') loadSnapshots();
+    if (t === 'topology') topo.resize();
+    if (t === 'timeline') timeline.draw();
+  }
+  for (const t of TABS) {
+    tabs.append(h('a', {href: `#/p/${encodeURIComponent(api.project)}/stacks/` +
+                         `${encodeURIComponent(name)}/${id}?tab=${t}`, dataset: {tab: t}},
+                  t[0].toUpperCase() + t.slice(1)));
+  }
+
+  clear(view, head, tabs, h('div', {class: 'stack-body'},
+    h('div', {class: 'panes'}, Object.values(panes)), side));
+  select(TABS.includes(tab) ? tab : 'topology');
+  loadStack();
+  loadResources();
+  const stop = followEvents(api.url(`${path}/events`, {stream: 'true', nested_depth: 5}),
+    onEvent, {onState: s => { live.textContent = s === 'live' ? '● live' : s; },
+              onEnd: () => { live.textContent = 'deleted'; loadStack(); }});
+  onLeave(() => { stop(); clearTimeout(resourcesTimer); clearTimeout(stackTimer); });
+  window.kilnDashboard = {topology: topo, timeline, stackId: id, Topology};
+  return {select};
+}
