@@ -40,6 +40,10 @@ default_opts = [
     cfg.IntOpt("stack_action_timeout", default=3600,
                help="Default timeout in seconds for a stack action."),
     cfg.IntOpt("max_snapshots_per_stack", default=32, help="Maximum snapshots per stack."),
+    cfg.IntOpt("client_retry_limit", default=2, min=0,
+               help="Times to retry an OpenStack API call that failed with an expected "
+                    "intermittent error (a 409 conflict, a 5xx, a rate limit, a dropped "
+                    "connection); 0 disables retries."),
     cfg.IntOpt("action_retry_limit", default=5,
                help="Times to retry a resource action that failed with a retryable error."),
     cfg.IntOpt("max_server_name_length", default=53),
@@ -52,6 +56,10 @@ default_opts = [
                 help="Directories scanned for resource plugin modules."),
     cfg.StrOpt("region_name_for_services", default="RegionOne",
                help="Region reported by AWS::Region and Fn::GetAZs."),
+    cfg.StrOpt("region_name_for_shared_services",
+               help="Region of the services listed in shared_services_types."),
+    cfg.ListOpt("shared_services_types", default=["image", "volumev3"],
+                help="Service types reached in region_name_for_shared_services when set."),
     cfg.StrOpt("heat_metadata_server_url", help="URL agents use for metadata."),
     cfg.StrOpt("heat_waitcondition_server_url", help="URL for wait condition signals."),
     cfg.ListOpt("template_url_allowed_schemes", default=["http", "https"],
@@ -130,6 +138,65 @@ api_opts = [
                       "own events are streamed as they are committed, without re-reads."),
 ]
 
+#: Heat's per-client sections ``[clients_<name>]`` (each falls back to ``[clients]``)
+CLIENT_NAMES = ("aodh", "barbican", "cinder", "designate", "glance", "heat", "keystone",
+                "magnum", "manila", "mistral", "neutron", "nova", "octavia", "swift",
+                "trove", "zaqar")
+
+_ENDPOINT_TYPES = ["publicURL", "internalURL", "adminURL", "public", "internal", "admin"]
+
+default_clients_opts = [
+    cfg.StrOpt("endpoint_type", default="public", choices=_ENDPOINT_TYPES,
+               help="Catalog interface used to reach OpenStack services."),
+    cfg.StrOpt("ca_file", help="CA bundle for TLS connections to OpenStack services."),
+    cfg.StrOpt("cert_file", help="Client certificate (PEM) for OpenStack services."),
+    cfg.StrOpt("key_file", help="Private key (PEM) of cert_file."),
+    cfg.BoolOpt("insecure", default=False,
+                help="Do not verify OpenStack services' TLS certificates."),
+]
+
+#: no defaults: an unset option falls back to ``[clients]`` (Heat's rule)
+per_client_opts = [
+    cfg.StrOpt("endpoint_type", choices=_ENDPOINT_TYPES,
+               help="Catalog interface for this service (default: [clients])."),
+    cfg.StrOpt("ca_file", help="CA bundle for this service (default: [clients])."),
+    cfg.StrOpt("cert_file", help="Client certificate for this service."),
+    cfg.StrOpt("key_file", help="Private key of cert_file for this service."),
+    cfg.BoolOpt("insecure", help="Skip TLS verification for this service."),
+]
+
+keystone_client_opts = [
+    cfg.StrOpt("auth_uri", help="Keystone URL (unversioned or /v3) the cloud plugins "
+                                "authenticate against when [kiln_clients] gives none."),
+]
+
+kiln_clients_opts = [
+    cfg.StrOpt("cloud", help="Name of a cloud in clouds.yaml whose credentials the cloud "
+                             "resource plugins use (a single-user Kiln, no Keystone "
+                             "in front of the API)."),
+    cfg.StrOpt("clouds_file", help="clouds.yaml to read 'cloud' from (default: "
+                                   "openstacksdk's search path)."),
+    cfg.StrOpt("auth_url", help="Keystone URL, with username/password/project_name, "
+                                "instead of a clouds.yaml cloud."),
+    cfg.StrOpt("username"),
+    cfg.StrOpt("password", secret=True),
+    cfg.StrOpt("project_name"),
+    cfg.StrOpt("user_domain_name", default="Default"),
+    cfg.StrOpt("project_domain_name", default="Default"),
+    cfg.DictOpt("endpoint_override", default={},
+                help="service type:URL pairs used instead of the catalog's URL "
+                     "(e.g. compute:http://nova.example:8774/v2.1)."),
+    cfg.IntOpt("max_workers", default=64, min=1,
+               help="Threads making OpenStack API calls at once (openstacksdk is "
+                    "synchronous; the engine awaits these calls)."),
+    cfg.FloatOpt("retry_initial_delay", default=0.5, min=0,
+                 help="First pause before retrying a transient API error; doubles "
+                      "after each try."),
+    cfg.IntOpt("catalog_cache_seconds", default=300, min=0,
+               help="How long the service catalog read for resource type listings "
+                    "is kept."),
+]
+
 CONF.register_opts(default_opts)
 CONF.register_opts(database_opts, group="database")
 CONF.register_opts(heat_api_opts, group="heat_api")
@@ -137,6 +204,11 @@ CONF.register_opts(heat_api_cfn_opts, group="heat_api_cfn")
 CONF.register_opts(yaql_opts, group="yaql")
 CONF.register_opts(engine_opts, group="kiln_engine")
 CONF.register_opts(api_opts, group="kiln_api")
+CONF.register_opts(default_clients_opts, group="clients")
+for _client in CLIENT_NAMES:
+    CONF.register_opts(per_client_opts, group=f"clients_{_client}")
+CONF.register_opts(keystone_client_opts, group="clients_keystone")
+CONF.register_opts(kiln_clients_opts, group="kiln_clients")
 
 
 def load(args: Sequence[str] = (), config_files: Sequence[str] = ()) -> cfg.ConfigOpts:

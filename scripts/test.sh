@@ -71,6 +71,34 @@ keystone_log=$(mktemp)
 "$VENV/bin/python" -m tests.support.keystone > "$keystone_log" 2>&1 &
 keystone_install=$!
 
+# The cloud suite (tests/cloud: real Keystone, Neutron, Nova, Glance, Cinder) needs a
+# cloud that takes minutes to install the first time and 25-80 s to start, and mostly
+# waits on it: it runs in the background, beside the other steps, on one pytest process
+# sharing one cloud, and reports at the end.
+cloud_log=$(mktemp)
+cloud_suite() {
+    # a failed start is reported by the suite itself (skip, or fail under
+    # KILN_REQUIRE_SERVICES=1), with the reason
+    "$VENV/bin/python" -m tests.support.cloud start || true
+    "$VENV/bin/pytest" -p no:cacheprovider -p no:xdist --durations=10 -q tests/cloud
+    local rc=$?
+    "$VENV/bin/python" -m tests.support.cloud stop >/dev/null 2>&1 || true
+    if [ $rc -eq 5 ]; then
+        echo "scripts/test.sh: no tests were collected in tests/cloud; that is a failure" >&2
+        return 1
+    fi
+    return $rc
+}
+cloud_suite > "$cloud_log" 2>&1 &
+cloud_pid=$!
+cloud_result() {
+    local rc=0
+    wait "$cloud_pid" || rc=$?
+    cat "$cloud_log"
+    rm -f "$cloud_log"
+    return $rc
+}
+
 step "ruff" "$VENV/bin/ruff" check kiln tests bench
 step "mypy --strict" "$VENV/bin/mypy"
 wait "$keystone_install" || true   # a failure is reported by the tests that need it
@@ -78,6 +106,7 @@ cat "$keystone_log"; rm -f "$keystone_log"
 for s in unit functional integration; do
     step "pytest tests/$s" suite "$s"
 done
+step "pytest tests/cloud (ran in the background)" cloud_result
 
 if [ $status -ne 0 ]; then
     echo "scripts/test.sh: FAILED: ${failed[*]}" >&2

@@ -123,6 +123,10 @@ class Resource:
     support_status: ClassVar[SupportStatus] = SupportStatus()
     #: shown by ``resource_types?with_description=true``
     description: ClassVar[str] = ""
+    #: the OpenStack service the type needs (Heat's ``default_client_name``: nova,
+    #: neutron, ...); empty for types that need no cloud. A type whose service is not in
+    #: the catalog is left out of the listing and refused, as in Heat
+    client_name: ClassVar[str] = ""
     # -- options the engine reads (declared here so a misspelt one is a type error) ----
     #: on replacement, create the new physical resource before deleting the old one
     #: (Heat's order); a plugin whose old and new cannot coexist sets this False

@@ -1,0 +1,78 @@
+"""What an OpenStack API error means to Kiln: retry it, treat it as gone, or fail.
+
+openstacksdk raises ``HttpException`` subclasses carrying the HTTP status, and
+keystoneauth/requests raise connection errors. This module sorts them:
+
+- :func:`is_transient`: worth another try after a pause (a 409 conflict while the
+  object is busy, 429/413 rate limits, any 5xx, a refused or reset connection, a
+  timeout), as Heat's client plugins retry ``client_retry_limit`` times;
+- :func:`is_not_found`: the object does not exist (a delete then counts as done);
+- :func:`heat_error_name`: the name Heat's status reasons put in front of the message
+  (its Python clients' exception names: ``BadRequest``, ``Conflict``, ``NotFound``,
+  ``Forbidden``, ``OverLimit``, ...).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+_HEAT_NAMES = {400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound",
+               405: "MethodNotAllowed", 409: "Conflict", 413: "OverLimit",
+               415: "UnsupportedMediaType", 429: "OverLimit", 500: "InternalServerError",
+               501: "HTTPNotImplemented", 502: "BadGateway", 503: "ServiceUnavailable",
+               504: "GatewayTimeout"}
+
+_TRANSIENT_STATUS = frozenset({409, 413, 429, 500, 502, 503, 504})
+
+
+def status_of(exc: BaseException) -> int | None:
+    code = getattr(exc, "status_code", None)
+    if code is None:
+        response = getattr(exc, "response", None)
+        code = getattr(response, "status_code", None)
+    return int(code) if isinstance(code, int) else None
+
+
+def _is_connection_error(exc: BaseException) -> bool:
+    try:
+        from keystoneauth1 import exceptions as ksa
+    except ImportError:  # pragma: no cover - keystoneauth1 comes with openstacksdk
+        return isinstance(exc, ConnectionError | TimeoutError)
+    return isinstance(exc, ksa.ConnectFailure | ksa.ConnectionError | ksa.RetriableConnectionFailure
+                      | ksa.ServiceUnavailable | ConnectionError | TimeoutError)
+
+
+def is_transient(exc: BaseException) -> bool:
+    code = status_of(exc)
+    if code is not None:
+        return code in _TRANSIENT_STATUS
+    return _is_connection_error(exc)
+
+
+def is_not_found(exc: BaseException) -> bool:
+    from openstack import exceptions as sdk
+
+    return isinstance(exc, sdk.NotFoundException) or status_of(exc) == 404
+
+
+def is_over_limit(exc: BaseException) -> bool:
+    return status_of(exc) in (403, 413) and "quota" in message_of(exc).lower()
+
+
+def heat_error_name(exc: BaseException) -> str:
+    code = status_of(exc)
+    if code is not None:
+        return _HEAT_NAMES.get(code, "ClientException")
+    if _is_connection_error(exc):
+        return "ConnectFailure"
+    return type(exc).__name__
+
+
+def message_of(exc: BaseException) -> str:
+    """The service's own explanation (openstacksdk's ``details``) when it gave one."""
+    details: Any = getattr(exc, "details", None)
+    if isinstance(details, str) and details.strip():
+        return details.strip()
+    message = getattr(exc, "message", None)
+    text = str(message) if message else str(exc)
+    return text.strip() or type(exc).__name__

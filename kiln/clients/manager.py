@@ -1,0 +1,172 @@
+"""The one way Kiln calls OpenStack: :class:`CloudClients`.
+
+openstacksdk is synchronous, the engine is asyncio. Each call runs on a bounded thread
+pool shared by the process (``[kiln_clients] max_workers``), so 200 servers being
+polled cost the event loop nothing; no thread ever sleeps waiting for a cloud object:
+plugins poll with the engine's two-step contract instead. A transient failure (see
+:mod:`kiln.clients.errors`) is retried ``client_retry_limit`` times with a doubling pause
+awaited on the event loop. Connections are made lazily, one per set of credentials, and
+kept for the process's life (keystoneauth renews their tokens).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+
+from kiln.clients.errors import is_not_found, is_transient
+from kiln.clients.settings import CLIENT_SERVICE_TYPES, CloudSettings
+
+LOG = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+_EXECUTOR: ThreadPoolExecutor | None = None
+_EXECUTOR_LOCK = threading.Lock()
+
+
+class CloudNotConfigured(RuntimeError):
+    """No credentials for a cloud were configured (see kiln.clients.settings)."""
+
+
+def _executor(workers: int) -> ThreadPoolExecutor:
+    global _EXECUTOR
+    with _EXECUTOR_LOCK:
+        if _EXECUTOR is None:
+            _EXECUTOR = ThreadPoolExecutor(max_workers=workers,
+                                           thread_name_prefix="kiln-cloud")
+        return _EXECUTOR
+
+
+def _connect(settings: CloudSettings) -> Any:
+    """An openstacksdk Connection for *settings* (network I/O happens later, lazily)."""
+    import openstack.config
+    import openstack.connection
+
+    if not settings.configured:
+        raise CloudNotConfigured("no OpenStack cloud is configured ([kiln_clients])")
+    loader = openstack.config.OpenStackConfig(
+        config_files=[settings.clouds_file] if settings.clouds_file else None,
+        load_envvars=False)
+    region = loader.get_one(**settings.connection_kwargs())
+    return openstack.connection.Connection(config=region, strict_proxies=False)
+
+
+class CloudClients:
+    """Calls into one cloud with one set of credentials, retried, off the event loop."""
+
+    def __init__(self, settings: CloudSettings,
+                 connect: Callable[[CloudSettings], Any] = _connect) -> None:
+        self.settings = settings
+        self._connect = connect
+        self._conn: Any = None
+        self._lock = threading.Lock()
+        self._catalog: frozenset[str] | None = None
+        self._catalog_at = 0.0
+
+    @property
+    def configured(self) -> bool:
+        return self.settings.configured
+
+    def connection(self) -> Any:
+        """The openstacksdk Connection (made on first use; call from a worker thread)."""
+        with self._lock:
+            if self._conn is None:
+                self._conn = self._connect(self.settings)
+            return self._conn
+
+    async def call(self, fn: Callable[[Any], T], *, what: str = "") -> T:
+        """``fn(connection)`` on the worker pool; transient errors are retried with
+        backoff, anything else (and the last transient one) propagates."""
+        loop = asyncio.get_running_loop()
+        pool = _executor(self.settings.max_workers)
+        attempt = 0
+        delay = self.settings.retry_initial_delay
+        while True:
+            try:
+                return await loop.run_in_executor(pool, lambda: fn(self.connection()))
+            except CloudNotConfigured:
+                raise
+            except Exception as exc:
+                if attempt >= self.settings.retry_limit or not is_transient(exc):
+                    raise
+                attempt += 1
+                LOG.info("retrying %s after transient error (%s), try %d of %d",
+                         what or "cloud call", exc, attempt, self.settings.retry_limit)
+                await asyncio.sleep(delay * (1 + random.random() / 4))
+                delay *= 2
+
+    async def delete(self, fn: Callable[[Any], Any], *, what: str = "") -> bool:
+        """Run a delete call; an object already gone counts as deleted (False)."""
+        try:
+            await self.call(fn, what=what)
+        except Exception as exc:
+            if is_not_found(exc):
+                return False
+            raise
+        return True
+
+    async def find(self, fn: Callable[[Any], T], *, what: str = "") -> T | None:
+        """Run a get call; a missing object gives None."""
+        try:
+            return await self.call(fn, what=what)
+        except Exception as exc:
+            if is_not_found(exc):
+                return None
+            raise
+
+    # -- the catalog -------------------------------------------------------------------
+    def _read_catalog(self, conn: Any) -> frozenset[str]:
+        access = conn.session.auth.get_access(conn.session)
+        return frozenset(entry.get("type", "") for entry in
+                         (access.service_catalog.catalog or []))
+
+    async def service_types(self) -> frozenset[str]:
+        """The service types in the catalog (cached ``catalog_cache_seconds``); empty
+        when no cloud is configured or its Keystone cannot be reached."""
+        if not self.configured:
+            return frozenset()
+        now = time.monotonic()
+        if self._catalog is not None and now - self._catalog_at < \
+                self.settings.catalog_cache_seconds:
+            return self._catalog
+        try:
+            types = await self.call(self._read_catalog, what="service catalog")
+        except Exception as exc:
+            LOG.warning("cannot read the service catalog: %s", exc)
+            return self._catalog or frozenset()
+        overrides = {t for c, s in self.settings.services.items() if s.endpoint_override
+                     for t in CLIENT_SERVICE_TYPES.get(c, ())}
+        self._catalog = types | overrides
+        self._catalog_at = now
+        return self._catalog
+
+    async def has_client(self, client: str) -> bool:
+        """Whether the catalog offers any service type of Heat's client *client*."""
+        types = await self.service_types()
+        return any(t in types for t in CLIENT_SERVICE_TYPES.get(client, ()))
+
+
+_SHARED: dict[tuple[Any, ...], CloudClients] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_clients(settings: CloudSettings) -> CloudClients:
+    """One CloudClients per distinct settings, for the process's life."""
+    key = settings.key()
+    with _SHARED_LOCK:
+        clients = _SHARED.get(key)
+        if clients is None:
+            clients = _SHARED[key] = CloudClients(settings)
+        return clients
+
+
+def clients_from_conf(conf: Any) -> CloudClients:
+    """The single-user Kiln's clients: credentials and settings from *conf*."""
+    return shared_clients(CloudSettings.from_conf(conf))

@@ -1,0 +1,43 @@
+"""Raw REST calls through an openstacksdk connection's service proxies.
+
+The cloud plugins send the same JSON bodies Heat's Python clients send and keep the
+service's own JSON answers (which become the ``show`` attribute, as in Heat), so they
+talk to each service through its openstacksdk proxy (keystoneauth session, catalog
+lookup, version discovery, microversion header) rather than through openstacksdk's
+resource objects, whose attribute names differ from the wire format.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+#: service type -> attribute of openstack.connection.Connection
+PROXIES = {"compute": "compute", "network": "network", "image": "image",
+           "block-storage": "block_storage", "volumev3": "block_storage",
+           "identity": "identity", "object-store": "object_store",
+           "orchestration": "orchestration", "placement": "placement"}
+
+
+def request(conn: Any, service_type: str, method: str, path: str, *,
+            body: Any = None, microversion: str | None = None,
+            headers: dict[str, str] | None = None) -> Any:
+    """``method path`` on *service_type*; the decoded JSON answer (None if empty).
+    An error status raises openstacksdk's HttpException subclass for it."""
+    from openstack import exceptions
+
+    proxy = getattr(conn, PROXIES[service_type])
+    kwargs: dict[str, Any] = {}
+    if body is not None:
+        kwargs["json"] = body
+    if microversion is not None:
+        kwargs["microversion"] = microversion
+    if headers:
+        kwargs["headers"] = headers
+    response = proxy.request(path, method, raise_exc=False, **kwargs)
+    exceptions.raise_from_response(response)
+    if not response.content:
+        return None
+    try:
+        return response.json()
+    except ValueError:
+        return response.text
