@@ -1,0 +1,207 @@
+"""The shape every Neutron plugin shares.
+
+A Neutron object is created with one POST and deleted with one DELETE, so most plugins
+only say which properties go into the body and under which API names
+(:attr:`NeutronResource.api_names`); ``value_specs`` is merged into the body as Heat
+merges it; ``tags`` are set with Neutron's tag API after the create. Objects with a
+``status`` are polled until built (ACTIVE or DOWN; ERROR fails), as Heat polls them.
+A delete is done when the object answers 404; one already gone counts as deleted.
+References by name or ID (``network: private``) are resolved to IDs before the call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+from urllib.parse import quote
+
+from kiln.resources.base import Properties, ResourceFailure, Token
+from kiln.resources.openstack._base import OpenStackResource
+from kiln.resources.schema import Property
+from kiln.template.constraints import CustomConstraint
+from kiln.template.definitions import ResourceDefinition
+
+#: collection paths of the Neutron objects found by name or ID
+COLLECTIONS = {"network": "networks", "subnet": "subnets", "port": "ports",
+               "router": "routers", "security_group": "security-groups",
+               "subnetpool": "subnetpools", "qos_policy": "qos/policies",
+               "address_scope": "address-scopes", "floatingip": "floatingips",
+               "segment": "segments"}
+
+
+def value_specs_property() -> Property:
+    return Property("map", "Extra attributes sent to Neutron as they are.", default={},
+                    update_allowed=True)
+
+
+def tags_property() -> Property:
+    return Property("list", "Tags attached to the object.", update_allowed=True,
+                    schema=Property("string"))
+
+
+def ref_property(kind: str, description: str, *, required: bool = False,
+                 update_allowed: bool = False) -> Property:
+    return Property("string", description, required=required, update_allowed=update_allowed,
+                    constraints=[CustomConstraint(name=f"neutron.{kind}")])
+
+
+async def find_id(owner: OpenStackResource, kind: str, value: str) -> str:
+    """The ID of the Neutron *kind* object named or identified by *value* (Heat's
+    find_resourceid_by_name_or_id, with its messages)."""
+    collection = COLLECTIONS[kind]
+    found = await owner.api("GET", f"/{collection}/{value}", service="network",
+                            ok_missing=True)
+    if found:
+        return str(next(iter(found.values()))["id"])
+    listing = await owner.api("GET", f"/{collection}?name={quote(value)}", service="network")
+    matches = next(iter(listing.values())) if listing else []
+    if not matches:
+        raise ResourceFailure(f"Unable to find {kind} with name or id '{value}'",
+                              exc_type="NotFound")
+    if len(matches) > 1:
+        raise ResourceFailure(f"Multiple {kind} matches found for name '{value}', "
+                              "use an ID to be more specific.",
+                              exc_type="NeutronClientNoUniqueMatch")
+    return str(matches[0]["id"])
+
+
+class NeutronResource(OpenStackResource):
+    """Base of OS::Neutron::* plugins (one Neutron object each)."""
+
+    client_name = "neutron"
+    service_type = "network"
+    #: the object's name in bodies (``network``) and its collection path (``networks``)
+    entity: ClassVar[str] = ""
+    collection: ClassVar[str] = ""
+    #: property -> (API field, kind of object to resolve by name, or None)
+    api_names: ClassVar[Mapping[str, tuple[str, str | None]]] = {}
+    #: properties that never go into the body as they are
+    not_sent: ClassVar[frozenset[str]] = frozenset({"value_specs", "tags"})
+    #: whether the object has a status to wait on
+    has_status: ClassVar[bool] = False
+    #: whether an unnamed object gets the physical resource name (Heat's behaviour for
+    #: objects with a ``name`` property)
+    names_itself: ClassVar[bool] = True
+
+    @property
+    def path(self) -> str:
+        return f"/{self.collection}/{self.resource_id}"
+
+    async def find_id(self, kind: str, value: str) -> str:
+        return await find_id(self, kind, value)
+
+    async def body_from(self, values: Mapping[str, Any], *,
+                        create: bool) -> dict[str, Any]:
+        """The API body for property *values* (None values dropped, names mapped,
+        references resolved, value_specs merged)."""
+        body: dict[str, Any] = {}
+        for key, value in values.items():
+            if key in self.not_sent or value is None:
+                continue
+            field, kind = self.api_names.get(key, (key, None))
+            if kind is not None and isinstance(value, str):
+                value = await self.find_id(kind, value)
+            body[field] = value
+        if create and self.names_itself and "name" in self.properties_schema \
+                and not body.get("name"):
+            body["name"] = self.physical_resource_name()
+        specs = values.get("value_specs")
+        if specs:
+            body.update(specs)
+        return body
+
+    async def create_body(self) -> dict[str, Any]:
+        return await self.body_from(dict(self.properties), create=True)
+
+    # -- create ------------------------------------------------------------------------
+    async def handle_create(self) -> Token:
+        body = await self.create_body()
+        answer = await self.api("POST", f"/{self.collection}", {self.entity: body})
+        obj = answer[self.entity]
+        self.resource_id = str(obj["id"])
+        self.remember(obj)
+        tags = self.properties.get("tags") if "tags" in self.properties_schema else None
+        if tags:
+            await self.set_tags(tags)
+        await self.after_create(obj)
+        return None
+
+    async def after_create(self, obj: Mapping[str, Any]) -> None:
+        """Extra calls once the object exists (a router's agents, ...)."""
+
+    async def set_tags(self, tags: list[str]) -> None:
+        await self.api("PUT", f"{self.path}/tags", {"tags": list(tags)})
+
+    async def refresh(self) -> dict[str, Any] | None:
+        """Read the object again and remember it; None when it is gone."""
+        answer = await self.api("GET", self.path, ok_missing=True)
+        if answer is None:
+            return None
+        obj: dict[str, Any] = answer[self.entity]
+        self.remember(obj)
+        return obj
+
+    async def check_create_complete(self, token: Token) -> bool:
+        if not self.has_status:
+            return True
+        obj = await self.refresh()
+        if obj is None:
+            raise ResourceFailure(f"The {self.entity} {self.resource_id} disappeared",
+                                  exc_type="NotFound")
+        return self.is_built(obj)
+
+    # -- update ------------------------------------------------------------------------
+    async def handle_update(self, new_definition: ResourceDefinition,
+                            new_properties: Properties, prop_diff: Mapping[str, Any]) -> Token:
+        diff = dict(prop_diff)
+        tags = diff.pop("tags", None) if "tags" in diff else None
+        if "value_specs" in diff:
+            old_specs = self.properties.get("value_specs") or {}
+            specs = {k: v for k, v in (diff.get("value_specs") or {}).items()
+                     if old_specs.get(k) != v}
+            diff["value_specs"] = specs
+        if "name" in diff and diff["name"] is None and self.names_itself:
+            diff["name"] = self.physical_resource_name()
+        await self.update_extra(diff, new_properties)
+        body = await self.body_from(diff, create=False)
+        if body:
+            answer = await self.api("PUT", self.path, {self.entity: body})
+            self.remember(answer[self.entity])
+        if "tags" in prop_diff:
+            await self.set_tags(tags or [])
+        return None
+
+    async def update_extra(self, diff: dict[str, Any], new_properties: Properties) -> None:
+        """Apply (and pop from *diff*) changes that are not a plain body field."""
+
+    async def check_update_complete(self, token: Token) -> bool:
+        obj = await self.refresh()
+        if obj is None or not self.has_status:
+            return True
+        return self.is_built(obj)
+
+    # -- delete ------------------------------------------------------------------------
+    async def handle_delete(self) -> Token:
+        if self.resource_id is None:
+            return None
+        await self.api("DELETE", self.path, ok_missing=True)
+        return {"deleting": self.resource_id}
+
+    async def check_delete_complete(self, token: Token) -> bool:
+        if not token:
+            return True
+        gone = await self.api("GET", f"/{self.collection}/{token['deleting']}",
+                              ok_missing=True)
+        return gone is None
+
+    # -- check -------------------------------------------------------------------------
+    async def handle_check(self) -> Token:
+        if self.resource_id is None:
+            return None
+        obj = await self.refresh()
+        if obj is None:
+            raise ResourceFailure(f"The {self.entity} ({self.resource_id}) could not be "
+                                  "found.", exc_type="NotFound")
+        if self.has_status:
+            self.is_built(obj)
+        return None

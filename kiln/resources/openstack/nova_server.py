@@ -1,0 +1,724 @@
+"""OS::Nova::Server: a Nova server, its ports, floating IPs, volumes and user data.
+
+Create: the flavor, image, networks and volumes named in the template are looked up,
+ports Heat would make itself (a network entry with ``subnet`` or
+``port_extra_properties``) are made and remembered in ``data["internal_ports"]``,
+floating IPs are pointed at their ports, and the server is POSTed; it is then polled
+(the engine's two-step contract) until ACTIVE, or fails with Nova's fault when it goes
+to ERROR. Update: name, metadata, tags and admin_pass in place; a flavor change resizes
+(then confirms) unless ``flavor_update_policy: REPLACE``; an image change rebuilds
+unless ``image_update_policy: REPLACE``; user_data follows
+``user_data_update_policy``; other changes replace the server. Delete: the server,
+then the internal ports.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from kiln.resources.base import (
+    Attribute,
+    Properties,
+    Property,
+    ResourceFailure,
+    SupportStatus,
+    Token,
+    UpdateReplace,
+)
+from kiln.resources.heat.deployed_server import DeployedServer
+from kiln.resources.openstack import _userdata
+from kiln.resources.openstack._base import OpenStackResource, ResourceInError
+from kiln.resources.openstack._lookup import (
+    find_flavor,
+    find_image,
+    find_keypair,
+    find_volume,
+    find_volume_type,
+)
+from kiln.resources.openstack._neutron import find_id
+from kiln.resources.openstack.neutron_port import VNIC_TYPES
+from kiln.template.constraints import AllowedValues, CustomConstraint, Length, Range
+from kiln.template.definitions import ResourceDefinition
+
+_HIDDEN = SupportStatus(status="HIDDEN")
+#: compute API microversion of every call (server tags need 2.52+, trusted certs 2.63)
+MICROVERSION = "2.79"
+
+
+def _c(name: str) -> list[CustomConstraint]:
+    return [CustomConstraint(name=name)]
+
+
+def _allowed(*values: Any) -> list[AllowedValues]:
+    return [AllowedValues(allowed=values)]
+
+
+_PORT_EXTRA = {
+    "value_specs": Property("map", "Extra attributes of the port.", default={},
+                            update_allowed=True),
+    "admin_state_up": Property("boolean", "Whether the port is up.", default=True,
+                               update_allowed=True),
+    "mac_address": Property("string", "MAC address of the port.", constraints=_c("mac_addr")),
+    "allowed_address_pairs": Property(
+        "list", "Other addresses the port may send from.", update_allowed=True,
+        schema=Property("map", schema={
+            "mac_address": Property("string", "MAC address.", constraints=_c("mac_addr")),
+            "ip_address": Property("string", "Address or CIDR.", required=True,
+                                   constraints=_c("ip_or_cidr"))})),
+    "binding:vnic_type": Property("string", "The vNIC type.", default="normal",
+                                  update_allowed=True, constraints=_allowed(*VNIC_TYPES)),
+    "port_security_enabled": Property("boolean", "Whether port security is on.",
+                                      update_allowed=True),
+    "qos_policy": Property("string", "QoS policy of the port.", update_allowed=True,
+                           constraints=_c("neutron.qos_policy")),
+    "propagate_uplink_status": Property("boolean", "Propagate the uplink status.",
+                                        update_allowed=True),
+    "no_fixed_ips": Property("boolean", "Give the port no address.", default=False,
+                             update_allowed=True),
+}
+
+_NETWORK = {
+    "uuid": Property("string", "Deprecated: use network.", support_status=_HIDDEN,
+                     constraints=_c("neutron.network")),
+    "network": Property("string", "Network (name or ID) of the NIC.",
+                        constraints=_c("neutron.network")),
+    "allocate_network": Property("string", "'auto' or 'none' instead of a network.",
+                                 update_allowed=True, constraints=_allowed("none", "auto")),
+    "fixed_ip": Property("string", "Fixed address of the NIC.", constraints=_c("ip_addr")),
+    "port": Property("string", "Existing port (name or ID) for the NIC.",
+                     constraints=_c("neutron.port")),
+    "port_extra_properties": Property("map", "Properties of the port made for the NIC.",
+                                      update_allowed=True, schema=_PORT_EXTRA),
+    "subnet": Property("string", "Subnet of the port made for the NIC."),
+    "floating_ip": Property("string", "ID of a floating IP to point at the NIC."),
+    "tag": Property("string", "Device tag of the NIC."),
+}
+
+_BDM = {
+    "device_name": Property("string", "Device name (vda, ...).", required=True),
+    "volume_id": Property("string", "Volume to attach.", constraints=_c("cinder.volume")),
+    "snapshot_id": Property("string", "Snapshot to make the volume from.",
+                            constraints=_c("cinder.snapshot")),
+    "volume_size": Property("integer", "Size (GB) of the volume."),
+    "delete_on_termination": Property("boolean", "Delete the volume with the server."),
+}
+
+_BDM_V2 = {
+    "device_name": Property("string", "Device name (vda, ...)."),
+    "volume_id": Property("string", "Volume to attach.", constraints=_c("cinder.volume")),
+    "image_id": Property("string", "Deprecated: use image.", support_status=_HIDDEN,
+                         constraints=_c("glance.image")),
+    "image": Property("string", "Image to make the volume from.",
+                      constraints=_c("glance.image")),
+    "snapshot_id": Property("string", "Snapshot to make the volume from.",
+                            constraints=_c("cinder.snapshot")),
+    "swap_size": Property("integer", "Size (MB) of a swap device."),
+    "ephemeral_size": Property("integer", "Size (GB) of an ephemeral device.",
+                               constraints=[Range(min=1)]),
+    "ephemeral_format": Property("string", "File system of the ephemeral device.",
+                                 constraints=_allowed("ext2", "ext3", "ext4", "xfs", "ntfs")),
+    "device_type": Property("string", "Device type.", constraints=_allowed("cdrom", "disk")),
+    "disk_bus": Property("string", "Bus of the device.",
+                         constraints=_allowed("ide", "lame_bus", "sata", "scsi", "usb",
+                                              "virtio")),
+    "boot_index": Property("integer", "Boot order of the device."),
+    "volume_size": Property("integer", "Size (GB) of the volume."),
+    "delete_on_termination": Property("boolean", "Delete the volume with the server."),
+    "volume_type": Property("string", "Type of the volume made.",
+                            constraints=_c("cinder.vtype")),
+}
+
+
+class Server(OpenStackResource):
+    """A Nova server."""
+
+    type_name = "OS::Nova::Server"
+    client_name = "nova"
+    service_type = "compute"
+    microversion = MICROVERSION
+    secret_data = frozenset({"password"})
+    properties_schema = {
+        "name": Property("string", "Server name (default: the physical name).",
+                         update_allowed=True),
+        "image": Property("string", "Image (name or ID) to boot from.", update_allowed=True,
+                          constraints=_c("glance.image")),
+        "block_device_mapping": Property("list", "Volumes to attach (legacy format).",
+                                         schema=Property("map", schema=_BDM)),
+        "block_device_mapping_v2": Property("list", "Block devices of the server.",
+                                            schema=Property("map", schema=_BDM_V2)),
+        "flavor": Property("string", "Flavor (name or ID).", required=True,
+                           update_allowed=True, constraints=_c("nova.flavor")),
+        "flavor_update_policy": Property("string", "RESIZE the server on a flavor change, "
+                                                   "or REPLACE it.",
+                                         default="RESIZE", update_allowed=True,
+                                         constraints=_allowed("RESIZE", "REPLACE")),
+        "image_update_policy": Property("string", "REBUILD the server on an image change, "
+                                                  "or REPLACE it.",
+                                        default="REBUILD", update_allowed=True,
+                                        constraints=_allowed("REBUILD", "REPLACE",
+                                                             "REBUILD_PRESERVE_EPHEMERAL")),
+        "key_name": Property("string", "Keypair to inject.", constraints=_c("nova.keypair")),
+        "admin_user": Property("string", "Removed: has no effect.", support_status=_HIDDEN),
+        "availability_zone": Property("string", "Availability zone to boot in."),
+        "security_groups": Property("list", "Security groups (names or IDs).", default=[]),
+        "networks": Property("list", "The server's NICs.", update_allowed=True,
+                             schema=Property("map", schema=_NETWORK)),
+        "scheduler_hints": Property("map", "Hints for the scheduler."),
+        "metadata": Property("map", "Key/value metadata of the server.", default={},
+                             update_allowed=True),
+        "user_data_format": Property("string", "How user_data is packaged.",
+                                     default="HEAT_CFNTOOLS",
+                                     constraints=_allowed("HEAT_CFNTOOLS", "RAW",
+                                                          "SOFTWARE_CONFIG")),
+        "software_config_transport": Property(
+            "string", "How the agents get software deployments.", default="POLL_SERVER_CFN",
+            update_allowed=True,
+            constraints=_allowed("POLL_SERVER_CFN", "POLL_SERVER_HEAT", "POLL_TEMP_URL",
+                                 "ZAQAR_MESSAGE")),
+        "user_data_update_policy": Property("string", "What a user_data change does.",
+                                            default="REPLACE", update_allowed=True,
+                                            constraints=_allowed("REPLACE", "IGNORE",
+                                                                 "REBUILD")),
+        "user_data": Property("string", "User data for cloud-init.", default="",
+                              update_allowed=True),
+        "reservation_id": Property("string", "Reservation ID for a set of servers."),
+        "config_drive": Property("boolean", "Whether to attach a config drive."),
+        "diskConfig": Property("string", "Disk partitioning.",
+                               constraints=_allowed("AUTO", "MANUAL")),
+        "personality": Property("map", "Files to inject (path: content).", default={},
+                                support_status=SupportStatus(status="DEPRECATED")),
+        "admin_pass": Property("string", "Administrator password.", update_allowed=True),
+        "tags": Property("list", "Server tags.", update_allowed=True,
+                         schema=Property("string")),
+        "deployment_swift_data": Property(
+            "map", "Swift container/object for POLL_TEMP_URL.", default={},
+            update_allowed=True,
+            schema={"container": Property("string", "Container.", constraints=[Length(min=1)]),
+                    "object": Property("string", "Object.", constraints=[Length(min=1)])}),
+    }
+    attributes_schema = {
+        "name": Attribute("Name of the server.", "string"),
+        "addresses": Attribute("Addresses per network, with ports.", "map"),
+        "networks": Attribute("Addresses per network name and ID.", "map"),
+        "first_address": Attribute("Deprecated: first IPv4 address.", "string"),
+        "instance_name": Attribute("The hypervisor's name of the server.", "string"),
+        "accessIPv4": Attribute("The IPv4 access address.", "string"),
+        "accessIPv6": Attribute("The IPv6 access address.", "string"),
+        "console_urls": Attribute("Console URLs by type.", "map"),
+        "tags": Attribute("The server's tags.", "list"),
+        "os_collect_config": Attribute("os-collect-config settings of the server.", "map"),
+    }
+
+    # -- create --------------------------------------------------------------------------
+    def server_name(self) -> str:
+        name = self.properties.get("name")
+        if name:
+            return str(name)
+        stored = self.data.get("server_name")
+        if not stored:
+            stored = self.physical_resource_name()
+            self.data["server_name"] = stored
+        return stored
+
+    async def _user_data(self, props: Mapping[str, Any]) -> str:
+        fmt = props.get("user_data_format")
+        text = props.get("user_data") or ""
+        if fmt == "RAW":
+            return str(text)
+        conf = self.runtime.conf
+        if fmt == "SOFTWARE_CONFIG":
+            helper = DeployedServer(self.name, self.definition, self.runtime, self.state)
+            await helper._publish(props.get("software_config_transport") or
+                                  "POLL_SERVER_CFN")
+            return _userdata.software_config(text,
+                                             self.metadata.get("os-collect-config") or {})
+        base = getattr(conf, "heat_metadata_server_url", None) or ""
+        region = getattr(conf, "region_name_for_services", None) or "RegionOne"
+        return _userdata.cfntools(text, self.metadata, base, region)
+
+    async def _networks(self, props: Mapping[str, Any]) -> Any:
+        nets = props.get("networks")
+        if not nets:
+            return "auto"
+        if len(nets) == 1 and nets[0].get("allocate_network"):
+            return nets[0]["allocate_network"]
+        groups = props.get("security_groups") or []
+        internal = json.loads(self.data.get("internal_ports") or "[]")
+        out: list[dict[str, Any]] = []
+        for index, net in enumerate(nets):
+            nic: dict[str, Any] = {}
+            network = net.get("network") or net.get("uuid")
+            if network:
+                nic["uuid"] = await find_id(self, "network", network)
+            port = net.get("port")
+            if port:
+                nic["port"] = await find_id(self, "port", port)
+            elif net.get("subnet") or net.get("port_extra_properties"):
+                nic["port"] = await self._internal_port(net, index, nic.get("uuid"), groups)
+                internal.append({"id": nic["port"]})
+                self.data["internal_ports"] = json.dumps(internal)
+            if not nic.get("port") and net.get("fixed_ip"):
+                nic["fixed_ip"] = net["fixed_ip"]
+            if nic.get("port"):
+                nic.pop("uuid", None)
+            if net.get("floating_ip") and nic.get("port"):
+                body: dict[str, Any] = {"port_id": nic["port"]}
+                if net.get("fixed_ip"):
+                    body["fixed_ip_address"] = net["fixed_ip"]
+                await self.api("PUT", f"/floatingips/{net['floating_ip']}",
+                               {"floatingip": body}, service="network")
+            if net.get("tag"):
+                nic["tag"] = net["tag"]
+            out.append(nic)
+        return out
+
+    async def _internal_port(self, net: Mapping[str, Any], index: int,
+                             network_id: str | None, groups: list[str]) -> str:
+        body: dict[str, Any] = {"name": f"{self.name}-port-{index}"}
+        if network_id:
+            body["network_id"] = network_id
+        fixed: dict[str, Any] = {}
+        if net.get("fixed_ip"):
+            fixed["ip_address"] = net["fixed_ip"]
+        if net.get("subnet"):
+            fixed["subnet_id"] = await find_id(self, "subnet", net["subnet"])
+            if not network_id:
+                subnet = await self.api("GET", f"/subnets/{fixed['subnet_id']}",
+                                        service="network")
+                body["network_id"] = subnet["subnet"]["network_id"]
+        if fixed:
+            body["fixed_ips"] = [fixed]
+        extra = dict(net.get("port_extra_properties") or {})
+        if extra.pop("no_fixed_ips", False):
+            body["fixed_ips"] = []
+        if groups:
+            body["security_groups"] = [await find_id(self, "security_group", g)
+                                       for g in groups]
+        specs = extra.pop("value_specs", None) or {}
+        if extra.get("qos_policy"):
+            extra["qos_policy_id"] = await find_id(self, "qos_policy", extra.pop("qos_policy"))
+        body.update({k: v for k, v in extra.items() if v is not None})
+        body.update(specs)
+        answer = await self.api("POST", "/ports", {"port": body}, service="network")
+        return str(answer["port"]["id"])
+
+    async def _block_devices(self, props: Mapping[str, Any]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        legacy = props.get("block_device_mapping")
+        if legacy:
+            items = []
+            for bdm in legacy:
+                item: dict[str, Any] = {"device_name": bdm["device_name"]}
+                if bdm.get("volume_id"):
+                    item["volume_id"] = await find_volume(self, bdm["volume_id"])
+                if bdm.get("snapshot_id"):
+                    item["snapshot_id"] = bdm["snapshot_id"]
+                if bdm.get("volume_size") is not None:
+                    item["volume_size"] = bdm["volume_size"]
+                item["delete_on_termination"] = bool(bdm.get("delete_on_termination"))
+                items.append(item)
+            out["block_device_mapping"] = items
+        v2 = props.get("block_device_mapping_v2")
+        if v2:
+            out["block_device_mapping_v2"] = [await self._bdm_v2(b) for b in v2]
+        return out
+
+    async def _bdm_v2(self, bdm: Mapping[str, Any]) -> dict[str, Any]:
+        item: dict[str, Any] = {}
+        image = bdm.get("image") or bdm.get("image_id")
+        if bdm.get("volume_id"):
+            item.update(source_type="volume", destination_type="volume",
+                        uuid=await find_volume(self, bdm["volume_id"]))
+        elif bdm.get("snapshot_id"):
+            item.update(source_type="snapshot", destination_type="volume",
+                        uuid=bdm["snapshot_id"])
+        elif image:
+            item.update(source_type="image", destination_type="volume",
+                        uuid=await find_image(self, image))
+        elif bdm.get("swap_size"):
+            item.update(source_type="blank", destination_type="local",
+                        guest_format="swap", volume_size=bdm["swap_size"])
+        elif bdm.get("ephemeral_size"):
+            item.update(source_type="blank", destination_type="local",
+                        volume_size=bdm["ephemeral_size"])
+            if bdm.get("ephemeral_format"):
+                item["guest_format"] = bdm["ephemeral_format"]
+        for key in ("device_name", "device_type", "disk_bus", "boot_index", "volume_size"):
+            if bdm.get(key) is not None and key not in item:
+                item[key] = bdm[key]
+        if bdm.get("volume_type"):
+            item["volume_type"] = await find_volume_type(self, bdm["volume_type"])
+        item["delete_on_termination"] = bool(bdm.get("delete_on_termination"))
+        return item
+
+    async def handle_create(self) -> Token:
+        props = self.properties
+        server: dict[str, Any] = {
+            "name": self.server_name(),
+            "flavorRef": await find_flavor(self, props["flavor"]),
+            "networks": await self._networks(props),
+        }
+        if props.get("image"):
+            server["imageRef"] = await find_image(self, props["image"])
+        user_data = await self._user_data(props)
+        if user_data:
+            server["user_data"] = base64.b64encode(user_data.encode()).decode()
+        metadata = props.get("metadata") or {}
+        if metadata:
+            server["metadata"] = {str(k): v if isinstance(v, str) else json.dumps(v)
+                                  for k, v in metadata.items()}
+        if props.get("key_name"):
+            server["key_name"] = await find_keypair(self, props["key_name"])
+        if props.get("availability_zone"):
+            server["availability_zone"] = props["availability_zone"]
+        if props.get("security_groups") and not self.data.get("internal_ports") and \
+                not any((n or {}).get("port") for n in props.get("networks") or []):
+            server["security_groups"] = [{"name": g} for g in props["security_groups"]]
+        if props.get("config_drive") is not None:
+            server["config_drive"] = props["config_drive"]
+        if props.get("diskConfig"):
+            server["OS-DCF:diskConfig"] = props["diskConfig"]
+        if props.get("admin_pass"):
+            server["adminPass"] = props["admin_pass"]
+        if props.get("tags"):
+            server["tags"] = list(props["tags"])
+        if props.get("personality"):
+            server["personality"] = [
+                {"path": path, "contents": base64.b64encode(str(text).encode()).decode()}
+                for path, text in props["personality"].items()]
+        server.update(await self._block_devices(props))
+        if not props.get("image") and "block_device_mapping" not in server and \
+                "block_device_mapping_v2" not in server:
+            raise ResourceFailure("Neither image nor bootable volume is specified for "
+                                  f"instance {self.name}", exc_type="StackValidationFailed")
+        body: dict[str, Any] = {"server": server}
+        if props.get("scheduler_hints"):
+            body["os:scheduler_hints"] = dict(props["scheduler_hints"])
+        answer = await self.api("POST", "/servers", body)
+        self.resource_id = str(answer["server"]["id"])
+        if answer["server"].get("adminPass"):
+            self.data["password"] = answer["server"]["adminPass"]
+        return None
+
+    async def _read(self) -> dict[str, Any] | None:
+        answer = await self.api("GET", f"/servers/{self.resource_id}", ok_missing=True)
+        if answer is None:
+            return None
+        server: dict[str, Any] = answer["server"]
+        return server
+
+    async def _settle(self, server: Mapping[str, Any]) -> None:
+        """Remember the server and its ports (for the attributes), and point floating
+        IPs at ports Nova made."""
+        ports = await self.api("GET", f"/ports?device_id={self.resource_id}",
+                               service="network")
+        port_list = ports.get("ports", []) if ports else []
+        for index, net in enumerate(self.properties.get("networks") or []):
+            if not net.get("floating_ip") or net.get("port") or net.get("subnet") or \
+                    net.get("port_extra_properties"):
+                continue
+            network = net.get("network") or net.get("uuid")
+            net_id = await find_id(self, "network", network) if network else None
+            match = [p for p in port_list if p["network_id"] == net_id]
+            if match:
+                await self.api("PUT", f"/floatingips/{net['floating_ip']}",
+                               {"floatingip": {"port_id": match[0]["id"]}},
+                               service="network")
+            del index
+        self.remember(server)
+        self.data["ports"] = json.dumps([{k: p.get(k) for k in
+                                          ("id", "network_id", "mac_address", "fixed_ips")}
+                                         for p in port_list])
+        nets = await self.api("GET", "/networks", service="network")
+        names = {n["id"]: n["name"] for n in (nets or {}).get("networks", [])}
+        self.data["network_names"] = json.dumps(
+            {p["network_id"]: names.get(p["network_id"]) for p in port_list})
+
+    @staticmethod
+    def _fault(server: Mapping[str, Any]) -> ResourceFailure:
+        fault = server.get("fault") or {}
+        reason = (f"Message: {fault.get('message')}, Code: {fault.get('code')}"
+                  if fault else "Unknown")
+        return ResourceInError(str(server.get("status")), reason)
+
+    async def check_create_complete(self, token: Token) -> bool:
+        server = await self._read()
+        if server is None:
+            raise ResourceFailure(f"The server ({self.resource_id}) disappeared while it "
+                                  "was being created.", exc_type="NotFound")
+        status = server.get("status")
+        if status == "ACTIVE":
+            await self._settle(server)
+            return True
+        if status in ("ERROR", "DELETED", "SOFT_DELETED"):
+            raise self._fault(server)
+        return False
+
+    # -- update --------------------------------------------------------------------------
+    def needs_replace(self, prop_diff: Mapping[str, Any]) -> bool:
+        return super().needs_replace(prop_diff) or self._replace_by_policy(
+            self.properties, prop_diff)
+
+    def _replace_by_policy(self, new: Mapping[str, Any], diff: Mapping[str, Any]) -> bool:
+        props = {**dict(self.properties), **dict(diff)}
+        if "flavor" in diff and props.get("flavor_update_policy") == "REPLACE":
+            return True
+        if "image" in diff and props.get("image_update_policy") == "REPLACE":
+            return True
+        return "user_data" in diff and props.get("user_data_update_policy") == "REPLACE"
+
+    async def handle_update(self, new_definition: ResourceDefinition,
+                            new_properties: Properties, prop_diff: Mapping[str, Any]) -> Token:
+        if self._replace_by_policy(new_properties, prop_diff):
+            raise UpdateReplace()
+        path = f"/servers/{self.resource_id}"
+        if "name" in prop_diff:
+            name = prop_diff["name"] or self.data.get("server_name") or \
+                self.physical_resource_name()
+            await self.api("PUT", path, {"server": {"name": name}})
+        if "metadata" in prop_diff:
+            meta = {str(k): v if isinstance(v, str) else json.dumps(v)
+                    for k, v in (prop_diff["metadata"] or {}).items()}
+            await self.api("PUT", f"{path}/metadata", {"metadata": meta})
+        if "tags" in prop_diff:
+            await self.api("PUT", f"{path}/tags", {"tags": list(prop_diff["tags"] or [])})
+        if prop_diff.get("admin_pass"):
+            await self.api("POST", f"{path}/action",
+                           {"changePassword": {"adminPass": prop_diff["admin_pass"]}})
+        if "networks" in prop_diff:
+            await self._update_networks(new_properties)
+        steps: list[dict[str, Any]] = []
+        if "flavor" in prop_diff:
+            flavor = await find_flavor(self, prop_diff["flavor"])
+            steps.append({"do": "resize", "flavor": flavor})
+        rebuild = "image" in prop_diff or (
+            "user_data" in prop_diff and
+            new_properties.get("user_data_update_policy") == "REBUILD")
+        if rebuild:
+            image = new_properties.get("image")
+            steps.append({"do": "rebuild",
+                          "image": await find_image(self, image) if image else None,
+                          "preserve": new_properties.get("image_update_policy") ==
+                          "REBUILD_PRESERVE_EPHEMERAL"})
+        token: dict[str, Any] = {"steps": steps, "at": 0, "started": False}
+        return token
+
+    async def _update_networks(self, new: Mapping[str, Any]) -> None:
+        """Detach the NICs no longer listed and attach the new ones."""
+        old_nets = [dict(n) for n in self.properties.get("networks") or []]
+        new_nets = [dict(n) for n in new.get("networks") or []]
+        path = f"/servers/{self.resource_id}/os-interface"
+        current = await self.api("GET", path)
+        attached = (current or {}).get("interfaceAttachments", [])
+        for net in old_nets:
+            if net in new_nets:
+                continue
+            port = net.get("port")
+            port_id = await find_id(self, "port", port) if port else None
+            network = net.get("network") or net.get("uuid")
+            net_id = await find_id(self, "network", network) if network and not port_id \
+                else None
+            for iface in attached:
+                if iface["port_id"] == port_id or (net_id and iface["net_id"] == net_id):
+                    await self.api("DELETE", f"{path}/{iface['port_id']}", ok_missing=True)
+        for net in new_nets:
+            if net in old_nets:
+                continue
+            body: dict[str, Any] = {}
+            if net.get("port"):
+                body["port_id"] = await find_id(self, "port", net["port"])
+            elif net.get("network") or net.get("uuid"):
+                body["net_id"] = await find_id(self, "network",
+                                               net.get("network") or net["uuid"])
+                if net.get("fixed_ip"):
+                    body["fixed_ips"] = [{"ip_address": net["fixed_ip"]}]
+            if body:
+                await self.api("POST", path, {"interfaceAttachment": body})
+
+    async def check_update_complete(self, token: Token) -> bool:
+        steps = (token or {}).get("steps") or []
+        path = f"/servers/{self.resource_id}"
+        while token and token["at"] < len(steps):
+            step = steps[token["at"]]
+            server = await self._read()
+            if server is None:
+                raise ResourceFailure(f"The server ({self.resource_id}) disappeared.",
+                                      exc_type="NotFound")
+            status = server.get("status")
+            if status == "ERROR":
+                raise self._fault(server)
+            if not token["started"]:
+                if step["do"] == "resize":
+                    await self.api("POST", f"{path}/action",
+                                   {"resize": {"flavorRef": step["flavor"]}})
+                else:
+                    body: dict[str, Any] = {"imageRef": step["image"] or
+                                            server.get("image", {}).get("id", "")}
+                    if step.get("preserve"):
+                        body["preserve_ephemeral"] = True
+                    await self.api("POST", f"{path}/action", {"rebuild": body})
+                token["started"] = True
+                token["seen_busy"] = False
+                return False
+            busy = server.get("OS-EXT-STS:task_state") is not None or status not in (
+                "ACTIVE", "SHUTOFF", "VERIFY_RESIZE")
+            if step["do"] == "resize" and status == "VERIFY_RESIZE":
+                if not token.get("confirmed"):
+                    await self.api("POST", f"{path}/action", {"confirmResize": None})
+                    token["confirmed"] = True
+                token["seen_busy"] = True
+                return False
+            if busy:
+                token["seen_busy"] = True
+                return False
+            if not token.get("seen_busy") and not self._step_done(step, server):
+                return False
+            token["at"] += 1
+            token["started"] = False
+            token["confirmed"] = False
+        server = await self._read()
+        if server is not None:
+            await self._settle(server)
+        return True
+
+    @staticmethod
+    def _step_done(step: Mapping[str, Any], server: Mapping[str, Any]) -> bool:
+        """Whether the server already shows the step's result (a resume after a
+        restart, or a change so quick no busy state was seen)."""
+        if step["do"] == "resize":
+            flavor = server.get("flavor") or {}
+            return step["flavor"] in (flavor.get("id"), flavor.get("original_name"))
+        return (server.get("image") or {}).get("id") == step.get("image")
+
+    # -- delete --------------------------------------------------------------------------
+    async def handle_delete(self) -> Token:
+        if self.resource_id is None:
+            await self._delete_internal_ports()
+            return None
+        await self.api("DELETE", f"/servers/{self.resource_id}", ok_missing=True)
+        return {"server": self.resource_id}
+
+    async def check_delete_complete(self, token: Token) -> bool:
+        if token:
+            server = await self._read()
+            if server is not None and server.get("status") not in ("DELETED",
+                                                                   "SOFT_DELETED"):
+                if server.get("status") == "ERROR" and \
+                        server.get("OS-EXT-STS:task_state") is None:
+                    # a server in ERROR may need a second delete request
+                    await self.api("DELETE", f"/servers/{self.resource_id}",
+                                   ok_missing=True)
+                return False
+        await self._delete_internal_ports()
+        return True
+
+    async def _delete_internal_ports(self) -> None:
+        for port in json.loads(self.data.get("internal_ports") or "[]"):
+            await self.api("DELETE", f"/ports/{port['id']}", service="network",
+                           ok_missing=True)
+        self.data.pop("internal_ports", None)
+
+    # -- suspend, resume, check ---------------------------------------------------------
+    async def _action(self, action: str) -> None:
+        await self.api("POST", f"/servers/{self.resource_id}/action", {action: None})
+
+    async def _wait_status(self, wanted: str) -> bool:
+        server = await self._read()
+        if server is None:
+            raise ResourceFailure(f"The server ({self.resource_id}) could not be found.",
+                                  exc_type="NotFound")
+        if server.get("status") == "ERROR":
+            raise self._fault(server)
+        if server.get("status") == wanted and server.get("OS-EXT-STS:task_state") is None:
+            self.remember(server)
+            return True
+        return False
+
+    async def handle_suspend(self) -> Token:
+        if self.resource_id is None:
+            raise ResourceFailure(f"Cannot suspend {self.name}, resource_id not set",
+                                  exc_type="Error")
+        await self._action("suspend")
+        return None
+
+    async def check_suspend_complete(self, token: Token) -> bool:
+        return await self._wait_status("SUSPENDED")
+
+    async def handle_resume(self) -> Token:
+        if self.resource_id is None:
+            raise ResourceFailure(f"Cannot resume {self.name}, resource_id not set",
+                                  exc_type="Error")
+        await self._action("resume")
+        return None
+
+    async def check_resume_complete(self, token: Token) -> bool:
+        return await self._wait_status("ACTIVE")
+
+    async def handle_check(self) -> Token:
+        server = await self._read()
+        if server is None:
+            raise ResourceFailure(f"The server ({self.resource_id}) could not be found.",
+                                  exc_type="NotFound")
+        if server.get("status") != "ACTIVE":
+            raise ResourceFailure(f"'status': expected '['ACTIVE']', got "
+                                  f"'{server.get('status')}'", exc_type="Error")
+        await self._settle(server)
+        return None
+
+    # -- attributes ----------------------------------------------------------------------
+    def _addresses(self) -> dict[str, Any]:
+        server = self.shown()
+        ports = json.loads(self.data.get("ports") or "[]")
+        by_mac = {p.get("mac_address"): p for p in ports}
+        out: dict[str, Any] = {}
+        for net, items in (server.get("addresses") or {}).items():
+            extended = []
+            for item in items:
+                entry = dict(item)
+                port = by_mac.get(item.get("OS-EXT-IPS-MAC:mac_addr"))
+                if port:
+                    entry["port"] = port["id"]
+                    entry["subnets"] = [{"id": ip.get("subnet_id")}
+                                        for ip in port.get("fixed_ips") or []
+                                        if ip.get("ip_address") == item.get("addr")]
+                extended.append(entry)
+            out[net] = extended
+        return out
+
+    def _networks_attr(self) -> dict[str, Any]:
+        server = self.shown()
+        names = json.loads(self.data.get("network_names") or "{}")
+        out: dict[str, list[str]] = {}
+        for net, items in (server.get("addresses") or {}).items():
+            out[net] = [i["addr"] for i in items]
+        for net_id, name in names.items():
+            if name in out:
+                out[net_id] = out[name]
+        return out
+
+    def resolve_attribute(self, name: str) -> Any:
+        if self.resource_id is None:
+            return None
+        server = self.shown()
+        if name == "name":
+            return server.get("name") or self.server_name()
+        if name == "addresses":
+            return self._addresses()
+        if name == "networks":
+            return self._networks_attr()
+        if name == "first_address":
+            for items in (server.get("addresses") or {}).values():
+                for item in items:
+                    if item.get("version") == 4:
+                        return item["addr"]
+            return ""
+        if name == "instance_name":
+            return server.get("OS-EXT-SRV-ATTR:instance_name")
+        if name == "os_collect_config":
+            return self.metadata.get("os-collect-config", {})
+        if name == "console_urls":
+            return {}
+        return server.get(name)
