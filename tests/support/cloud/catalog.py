@@ -34,8 +34,11 @@ def register(layout: CloudLayout) -> None:
     catalog's services with public/internal/admin endpoints (updated if a URL moved)."""
     conn = connect(layout)
     idn = conn.identity
-    project = _find(lambda n, **k: idn.find_project(n, domain_id="default", **k), "service") or idn.create_project(
-        name="service", domain_id="default", description="service users")
+    project = _find(lambda n, **k: idn.find_project(n, domain_id="default", **k),
+                    "service")
+    if project is None:
+        project = idn.create_project(name="service", domain_id="default",
+                                     description="service users")
     roles = {name: _find(idn.find_role, name) or idn.create_role(name=name)
              for name in ("admin", "service", "member", "reader")}
     for user_name in sorted({user for user, _, _ in layout.catalog_urls().values()}):

@@ -10,8 +10,8 @@ from openstack import exceptions
 
 from kiln.clients.manager import CloudClients
 from kiln.clients.settings import CloudSettings
-from kiln.conf_loader import load_config
 from kiln.conf import CONF
+from kiln.conf_loader import load_config
 
 
 def _conf(tmp_path: Any, text: str) -> Any:
