@@ -43,8 +43,7 @@ async def run(stacks: int) -> None:
 
     from kiln.api.app import create_app
     from kiln.conf import CONF
-    from kiln.engine.context import RequestContext
-    from kiln.engine.service import EngineService
+    from kiln.engine.service import EngineService, RequestContext
 
     CONF([], project="kiln", default_config_files=[])
     with tempfile.TemporaryDirectory() as tmp:

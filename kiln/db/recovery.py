@@ -1,7 +1,7 @@
 """The recovery sweep's database work: finding orphaned stacks, taking them over, and
 failing a stack that cannot even be loaded.
 
-These are the only statements :mod:`kiln.engine.recovery` needs beyond the lock and
+These are the only statements :mod:`kiln.engine.actions.recover` needs beyond the lock and
 resource functions; they live here so that the engine reaches the database only through
 ``kiln.db`` (docs/contracts.md). Each is one unit of work on the session it is given.
 """

@@ -22,7 +22,7 @@ from kiln.api import identity as ident
 from kiln.api.body import read_json, require_json
 from kiln.api.faults import HTTPError
 from kiln.api.response_cache import ResponseCache, cached_json
-from kiln.engine.context import RequestContext
+from kiln.engine.service import RequestContext
 
 
 def _default(obj: Any) -> Any:

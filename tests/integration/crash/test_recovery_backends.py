@@ -14,8 +14,7 @@ import sqlalchemy as sa
 from kiln.conf import CONF
 from kiln.db import locks as db_locks
 from kiln.db.models import Service
-from kiln.engine.context import RequestContext
-from kiln.engine.service import EngineService
+from kiln.engine.service import EngineService, RequestContext
 from tests.unit.engine.support import create, resources
 from tests.unit.engine.test_recovery import GHOST, TEMPLATE, crash, done_token, mid
 

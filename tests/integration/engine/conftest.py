@@ -9,8 +9,7 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 
 from kiln.conf import CONF
-from kiln.engine.context import RequestContext
-from kiln.engine.service import EngineService
+from kiln.engine.service import EngineService, RequestContext
 
 #: group -> option -> value: fast polling keeps TestResource timers and hook re-reads short;
 #: a short graceful stop keeps teardown quick if a test failed mid-action.

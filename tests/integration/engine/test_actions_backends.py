@@ -14,9 +14,8 @@ import asyncio
 import json
 from typing import Any
 
-from kiln.engine.context import RequestContext
-from kiln.engine.hooks import breakpoints_of
-from kiln.engine.service import EngineService
+from kiln.engine.runtime.hooks import breakpoints_of
+from kiln.engine.service import EngineService, RequestContext
 
 from .actions import (
     LONG,

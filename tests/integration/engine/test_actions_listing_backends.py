@@ -15,9 +15,8 @@ from typing import Any
 
 import pytest
 
-from kiln.engine.context import RequestContext
-from kiln.engine.hooks import breakpoints_of
-from kiln.engine.service import EngineService
+from kiln.engine.runtime.hooks import breakpoints_of
+from kiln.engine.service import EngineService, RequestContext
 from kiln.errors import ActionInProgress, EntityNotFound
 
 from .actions import PROMPT, act, create, hooked, hot, outputs, tres, update

@@ -20,8 +20,7 @@ from typing import Any, NamedTuple
 from kiln.conf import CONF
 from kiln.db import events as db_events
 from kiln.db.records import EventQuery
-from kiln.engine.context import RequestContext
-from kiln.engine.service import EngineService
+from kiln.engine.service import EngineService, RequestContext
 
 from .actions import LONG, PROMPT, create, hot, outputs, state, update
 

@@ -18,8 +18,7 @@ import pytest
 from kiln.api.app import create_app
 from kiln.api.response_cache import ResponseCache, cached_json
 from kiln.conf import CONF
-from kiln.engine.context import RequestContext
-from kiln.engine.service import EngineService
+from kiln.engine.service import EngineService, RequestContext
 
 TEMPLATE = {"heat_template_version": "2018-08-31",
             "resources": {"x": {"type": "OS::Heat::None"}},

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kiln.engine.context import RequestContext
-from kiln.engine.service import EngineService
+from kiln.engine.service import EngineService, RequestContext
 
 
 def hot(resources: dict[str, Any], outputs: dict[str, Any] | None = None,

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kiln.engine.context import RequestContext
-from kiln.engine.service import EngineService
+from kiln.engine.service import EngineService, RequestContext
 from kiln.resources.heat.none import NoneResource
 from kiln.resources.registry import global_registry
 

@@ -13,8 +13,7 @@ from typing import Any
 
 import pytest
 
-from kiln.engine.context import RequestContext
-from kiln.engine.service import EngineService
+from kiln.engine.service import EngineService, RequestContext
 from kiln.errors import KilnError
 from tests.unit.engine.support import create, hot
 

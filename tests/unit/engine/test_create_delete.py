@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from kiln.engine.context import RequestContext
-from kiln.engine.service import EngineService
+from kiln.engine.service import EngineService, RequestContext
 from kiln.errors import EntityNotFound, RequestLimitExceeded, StackExists, StackValidationFailed
 
 from .support import create, events, hot, resources

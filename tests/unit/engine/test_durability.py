@@ -10,8 +10,7 @@ from typing import Any
 import pytest
 
 from kiln.db import resources as db_resources
-from kiln.engine.context import RequestContext
-from kiln.engine.service import EngineService
+from kiln.engine.service import EngineService, RequestContext
 from kiln.resources.base import Resource
 from kiln.resources.registry import global_registry
 

@@ -10,8 +10,7 @@ from typing import Any
 
 import pytest
 
-from kiln.engine.context import RequestContext
-from kiln.engine.service import EngineService
+from kiln.engine.service import EngineService, RequestContext
 from kiln.resources.registry import global_registry
 from tests.support.all_types import FILES, SAMPLES, Sample, builtin_types
 from tests.unit.engine.conftest import Override

@@ -10,10 +10,9 @@ from typing import Any
 
 import pytest
 
-from kiln.engine import core
-from kiln.engine.context import RequestContext
-from kiln.engine.core import TemplateCache
-from kiln.engine.service import EngineService
+from kiln.engine.runtime import engine as engine_module
+from kiln.engine.service import EngineService, RequestContext
+from kiln.engine.store.template_cache import TemplateCache
 
 from .support import create, hot
 
@@ -95,7 +94,7 @@ async def test_load_fetches_the_body_when_the_template_left_the_cache_meanwhile(
               "properties": {"value": {"get_attr": ["a", "value"]}}}}))
     engine = service.engine
     cache = engine.template_cache
-    monkeypatch.setattr(core.TemplateCache, "cached",
+    monkeypatch.setattr(TemplateCache, "cached",
                         lambda self, raw_id: None)   # always gone by the time we look
     live = await engine.load(stack["id"])
     assert sorted(live.slots) == ["a", "b"]
@@ -115,7 +114,7 @@ async def test_a_big_stack_is_freed_as_soon_as_its_action_ends(
     import gc
     import weakref
 
-    monkeypatch.setattr(core, "COLLECT_AFTER", 1)
+    monkeypatch.setattr(engine_module, "COLLECT_AFTER", 1)
     template = hot({"a": {"type": "OS::Heat::TestResource",
                           "properties": {"action_wait_secs": {"create": 5 if preempt else 0}}},
                     "b": {"type": "OS::Heat::None", "depends_on": ["a"]}})

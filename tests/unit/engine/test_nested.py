@@ -10,8 +10,7 @@ from typing import Any
 
 import pytest
 
-from kiln.engine.context import RequestContext
-from kiln.engine.service import EngineService
+from kiln.engine.service import EngineService, RequestContext
 from kiln.errors import StackValidationFailed
 
 from .support import create, hot

@@ -3,8 +3,7 @@ parameters; a change must still show in the very next read."""
 
 from __future__ import annotations
 
-from kiln.engine.context import RequestContext
-from kiln.engine.service import EngineService
+from kiln.engine.service import EngineService, RequestContext
 
 from .support import create, hot
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kiln.engine.context import RequestContext
-from kiln.engine.service import EngineService
+from kiln.engine.service import EngineService, RequestContext
 from kiln.errors import EntityNotFound
 
 from .support import create, hot

@@ -19,8 +19,7 @@ from kiln.db import locks as db_locks
 from kiln.db import resources as db_resources
 from kiln.db.facade import open_database
 from kiln.db.models import Service, Stack
-from kiln.engine.context import RequestContext
-from kiln.engine.service import EngineService
+from kiln.engine.service import EngineService, RequestContext
 
 from .support import create, hot, resources
 

@@ -21,8 +21,7 @@ from kiln.db import locks as db_locks
 from kiln.db import snapshots as db_snapshots
 from kiln.db import stacks as db_stacks
 from kiln.db.models import Resource, Stack
-from kiln.engine.context import RequestContext
-from kiln.engine.service import EngineService
+from kiln.engine.service import EngineService, RequestContext
 from kiln.resources.heat.test_resource import TestResource
 
 from .support import create, hot, resources

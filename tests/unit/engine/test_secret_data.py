@@ -6,8 +6,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 
 from kiln.db import crypt
-from kiln.engine.context import RequestContext
-from kiln.engine.service import EngineService
+from kiln.engine.service import EngineService, RequestContext
 from tests.unit.engine.support import create, hot
 
 

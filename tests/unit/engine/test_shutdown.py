@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from kiln.engine.context import RequestContext
-from kiln.engine.service import EngineService
+from kiln.engine.service import EngineService, RequestContext
 
 from .support import hot
 

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from kiln.engine.single_flight import SingleFlight
+from kiln.engine.service.single_flight import SingleFlight
 
 
 async def test_callers_during_a_read_get_the_next_read_and_share_it() -> None:

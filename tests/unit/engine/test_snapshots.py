@@ -11,9 +11,8 @@ import pytest
 
 from kiln.db import snapshots as db_snapshots
 from kiln.db import stacks as db_stacks
-from kiln.engine.context import RequestContext
-from kiln.engine.hooks import breakpoints_of
-from kiln.engine.service import EngineService
+from kiln.engine.runtime.hooks import breakpoints_of
+from kiln.engine.service import EngineService, RequestContext
 from kiln.errors import (
     ActionInProgress,
     EntityNotFound,

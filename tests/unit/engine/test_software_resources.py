@@ -3,8 +3,7 @@ hand-wired runtime: the stores they read must be the engine's own."""
 
 from __future__ import annotations
 
-from kiln.engine.context import RequestContext
-from kiln.engine.service import EngineService
+from kiln.engine.service import EngineService, RequestContext
 from tests.unit.engine.support import create, hot
 
 

@@ -19,8 +19,7 @@ import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
 from kiln.db import models
-from kiln.engine.context import RequestContext
-from kiln.engine.service import EngineService
+from kiln.engine.service import EngineService, RequestContext
 from kiln.errors import KilnError
 from tests.unit.engine.support import create, hot, resources
 

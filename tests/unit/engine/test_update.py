@@ -8,8 +8,7 @@ from typing import Any
 
 import pytest
 
-from kiln.engine.context import RequestContext
-from kiln.engine.service import EngineService
+from kiln.engine.service import EngineService, RequestContext
 from kiln.errors import ActionInProgress, NotSupported
 from kiln.resources.heat.test_resource import TestResource
 from kiln.resources.registry import global_registry

@@ -7,8 +7,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from kiln.engine.context import RequestContext
-from kiln.engine.service import EngineService
+from kiln.engine.service import EngineService, RequestContext
 from kiln.resources.stores import ServiceConfigStore, ServiceDeploymentStore
 from tests.unit.resources.fakes import FakeRuntime, make, roundtrip, run
 

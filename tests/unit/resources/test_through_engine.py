@@ -11,8 +11,7 @@ from typing import Any
 import pytest
 
 from kiln.conf import CONF
-from kiln.engine.context import RequestContext
-from kiln.engine.service import EngineService
+from kiln.engine.service import EngineService, RequestContext
 
 
 @pytest.fixture

@@ -1,0 +1,88 @@
+"""Suspend, resume, check and mark-unhealthy: whole-stack actions without a template change.
+
+Suspend walks dependants first (as delete does), resume and check walk requirements
+first. Resource states that Heat refuses (suspending a deleted resource, resuming one
+that was never suspended) fail the resource with Heat's "State (...) invalid" reason.
+"""
+
+from __future__ import annotations
+
+from kiln.engine.model.live_stack import LiveStack, Slot
+from kiln.engine.model.states import (
+    CHECK,
+    COMPLETE,
+    DELETE,
+    FAILED,
+    INIT,
+    RESUME,
+    SUSPEND,
+    stack_completed,
+)
+from kiln.engine.runtime.engine import Engine
+from kiln.engine.runtime.runner import ActionFailed, is_nested, run_action
+from kiln.engine.runtime.scheduler import Deadline, traverse
+from kiln.resources.base import ResourceFailure
+
+
+def _invalid(slot: Slot, action: str) -> ResourceFailure:
+    state = slot.state
+    return ResourceFailure(f"State ('{state.action}', '{state.status}') invalid for "
+                           f"{action.lower()}")
+
+
+async def act(engine: Engine, stack: LiveStack, slot: Slot, action: str,
+              deadline: Deadline) -> None:
+    plugin = slot.plugin
+    state = slot.state
+    handle_name, check_name = f"handle_{action.lower()}", f"check_{action.lower()}_complete"
+
+    # refused before anything is recorded, as Heat does
+    if action == SUSPEND and (state.action == DELETE or (
+            state.action != SUSPEND and state.status != COMPLETE)):
+        raise ActionFailed(_invalid(slot, action).status_reason(slot.name), action)
+    if action == RESUME and (state.action, state.status) not in (
+            (SUSPEND, COMPLETE), (RESUME, FAILED), (RESUME, COMPLETE)):
+        raise ActionFailed(_invalid(slot, action).status_reason(slot.name), action)
+    await run_action(engine.recorder, engine.poller, stack, slot, action,
+                     getattr(plugin, handle_name), getattr(plugin, check_name),
+                     abort_reason=deadline.reason)
+
+
+async def check_one(engine: Engine, stack: LiveStack, slot: Slot, deadline: Deadline) -> None:
+    plugin = slot.plugin
+    initial = slot.state.action == INIT and slot.state.status == COMPLETE
+    if not plugin.supports(CHECK):
+        if initial:
+            return  # better INIT_COMPLETE than implying it was checked and exists
+        await engine.recorder.resource(stack, slot, CHECK, COMPLETE,
+                                       f"CHECK not supported for {slot.definition.type}")
+        return
+    if initial:
+        await engine.recorder.resource(stack, slot, CHECK, FAILED,
+                                       f"Can not check {slot.name}, resource not created yet.")
+        raise ResourceFailure(f"Resource {slot.name} not created yet.", exc_type="Exception")
+    await run_action(engine.recorder, engine.poller, stack, slot, CHECK, plugin.handle_check,
+                     plugin.check_check_complete, abort_reason=deadline.reason)
+
+
+async def run_simple(engine: Engine, stack: LiveStack, action: str) -> None:
+    """The stack row is already ``<action>_IN_PROGRESS`` and locked."""
+    graph = engine.graph(stack)
+    if action == SUSPEND:
+        graph = graph.reversed()
+    deadline = Deadline(engine.timeout_seconds(stack))
+
+    async def visit(name: str) -> None:
+        slot = stack.slots[name]
+        if action == CHECK:
+            await check_one(engine, stack, slot, deadline)
+        else:
+            await act(engine, stack, slot, action, deadline)
+
+    outcome = await traverse(graph, visit, action=action, limit=engine.limit,
+                             unlimited=lambda n: is_nested(stack.slots[n]),
+                             deadline=deadline, fail_fast=(action != CHECK))
+    if outcome.ok:
+        await engine.recorder.stack(stack, action, COMPLETE, stack_completed(action))
+    else:
+        await engine.recorder.stack(stack, action, FAILED, outcome.reason)

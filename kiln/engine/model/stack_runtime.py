@@ -1,0 +1,137 @@
+"""What the plugins of one live stack may reach: the engine's side of
+:class:`kiln.resources.runtime.ResourceRuntime`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import time
+import uuid
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from kiln.engine.model.context import RequestContext
+from kiln.resources.base import (
+    Resource,
+    SoftwareConfigStore,
+    SoftwareDeploymentStore,
+)
+from kiln.resources.stores import ServiceConfigStore, ServiceDeploymentStore
+
+if TYPE_CHECKING:
+    from kiln.engine.model.live_stack import LiveStack
+
+
+class StackRuntime:
+    """What the plugins of one stack may reach (kiln.resources.base.ResourceRuntime)."""
+
+    def __init__(self, stack: LiveStack) -> None:
+        self._stack = stack
+
+    @property
+    def stack_id(self) -> str:
+        return self._stack.info.id
+
+    @property
+    def stack_name(self) -> str:
+        return self._stack.info.name
+
+    @property
+    def project_id(self) -> str:
+        return self._stack.info.project_id
+
+    @property
+    def conf(self) -> Any:
+        return self._stack.conf
+
+    @property
+    def nested(self) -> Any:
+        return self._stack.nested
+
+    @property
+    def software_configs(self) -> SoftwareConfigStore:
+        """The engine's software_config table, acting as the stack's owner."""
+        return ServiceConfigStore(self._service(), self._owner())
+
+    @property
+    def software_deployments(self) -> SoftwareDeploymentStore:
+        """The engine's software_deployment table, acting as the stack's owner; the
+        deployments belong to the stack's user project as Heat's do."""
+        return ServiceDeploymentStore(
+            self._service(), self._owner(),
+            stack_user_project_id=self._stack.info.stack_user_project_id)
+
+    def _service(self) -> Any:
+        nested = self._stack.nested
+        if nested is None:
+            raise RuntimeError("this stack was loaded without an engine service")
+        return nested.service
+
+    def _owner(self) -> RequestContext:
+        """Who the stack's plugins act as: the project (and user) that owns the stack."""
+        info = self._stack.info
+        return RequestContext(project_id=info.project_id, user_id=info.user_id or "",
+                              username=info.username or "", roles=(), is_admin=False)
+
+    @property
+    def stack(self) -> LiveStack:
+        return self._stack
+
+    def resolve(self, node: Any) -> Any:
+        bound = self._stack.bound
+        if bound is None:
+            return node
+        return bound.resolve(node)
+
+    def now(self) -> float:
+        return time.time()
+
+    def resource(self, name: str) -> Resource | None:
+        slot = self._stack.slots.get(name)
+        return slot.plugin if slot is not None else None
+
+    def resource_by_refid(self, refid: str) -> Resource | None:
+        for slot in self._stack.slots.values():
+            if slot.plugin.reference_id() == refid:
+                return slot.plugin
+        return None
+
+    def physical_resource_name(self, resource_name: str) -> str:
+        return self._stack.physical_resource_name(resource_name)
+
+    def signal_token(self, resource_name: str) -> str | None:
+        return None
+
+    async def stack_user(self, resource_name: str, *, password: str | None = None,
+                         keypair: bool = False) -> Mapping[str, Any]:
+        """Placeholder stack-domain user (no identity service): stable per resource,
+        derived from the stack id, the resource name and the encryption key."""
+        info = self._stack.info
+        conf = self._stack.conf
+        seed = f"{info.id}/{resource_name}"
+        user: dict[str, Any] = {
+            "user_id": uuid.uuid5(uuid.NAMESPACE_URL, "kiln-user:" + seed).hex,
+            "project_id": info.stack_user_project_id or info.project_id,
+            "auth_url": "",
+            "region_name": getattr(conf, "region_name_for_services", "RegionOne"),
+        }
+        if keypair:
+            key = str(getattr(conf, "auth_encryption_key", "")).encode()
+            user["access_key_id"] = uuid.uuid5(uuid.NAMESPACE_URL, "kiln-ak:" + seed).hex
+            user["secret_access_key"] = hmac.new(key, seed.encode(), hashlib.sha256).hexdigest()
+            base = getattr(conf, "heat_metadata_server_url", None) or ""
+            user["metadata_url"] = f"{base.rstrip('/')}/v1/" if base else ""
+        return user
+
+    def signal_url(self, resource_name: str, kind: str) -> str:
+        base = getattr(self._stack.conf, "heat_metadata_server_url", None) or ""
+        ident = self._stack.info
+        if kind == "heat":
+            return (f"{base.rstrip('/')}/v1/{ident.project_id}/stacks/{ident.name}/"
+                    f"{ident.id}/resources/{resource_name}/signal")
+        arn = (f"arn:openstack:heat::{ident.project_id}:stacks/{ident.name}/{ident.id}/"
+               f"resources/{resource_name}")
+        path = "waitcondition" if kind == "cfn_waitcondition" else "signal"
+        cfn = getattr(self._stack.conf, "heat_waitcondition_server_url", None) or base
+        return f"{cfn.rstrip('/')}/v1/{path}/{arn}"

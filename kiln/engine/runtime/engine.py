@@ -1,0 +1,270 @@
+"""The engine's shared machinery: database, recorder, limits, running actions, locks.
+
+One :class:`Engine` per process. Each running stack action is an asyncio task registered
+under its stack id, started through the stack's claim (:mod:`kiln.engine.runtime.claims`): a
+second action on the same stack is refused with Heat's ActionInProgress (409) while
+``delete`` pre-empts a running action the way Heat lets it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gc
+import logging
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from kiln.db import events as db_events
+from kiln.db import resources as db_resources
+from kiln.db import stacks as db_stacks
+from kiln.db import templates as db_templates
+from kiln.engine.model.live_stack import LiveStack
+from kiln.engine.runtime.claims import Claim, Claims
+from kiln.engine.runtime.runner import Poller
+from kiln.engine.runtime.scheduler import Limit
+from kiln.engine.store.loader import stored_live_stack
+from kiln.engine.store.recorder import Recorder
+from kiln.engine.store.template_cache import TemplateCache
+from kiln.errors import EntityNotFound
+from kiln.graph import Graph
+from kiln.graph.graph import resource_label
+
+LOG = logging.getLogger(__name__)
+
+
+class Engine:
+    def __init__(self, db: Any, conf: Any, engine_id: str | None = None) -> None:
+        self.db = db
+        self.conf = conf
+        self.engine_id = engine_id or str(uuid.uuid4())
+        self.recorder = Recorder(db, self.engine_id)
+        opts = conf.kiln_engine
+        self.poller = Poller(opts.poll_initial_delay, opts.poll_max_delay)
+        self.limit = Limit(max(1, opts.max_concurrency))
+        self.tasks: dict[str, asyncio.Task[None]] = {}
+        self.cancels: dict[str, asyncio.Event] = {}
+        #: set by cancel_update: whether the cancelled update must roll back
+        self.cancel_rollback: dict[str, bool] = {}
+        self.nested: Any = None  # kiln.engine.actions.nested.NestedOps, set by the service
+        self.template_cache = TemplateCache()
+        #: the LiveStack each running action works on (signals must reach its plugins)
+        self.live: dict[str, LiveStack] = {}
+        self.claims = Claims(self)
+
+    # -- loading ------------------------------------------------------------------------
+    async def load(self, stack_id: str, *, show_deleted: bool = False) -> LiveStack:
+        cache = self.template_cache
+
+        def read(s: Any) -> tuple[Any, Any, Any]:
+            rec = db_stacks.get_stack(s, stack_id, show_deleted=show_deleted)
+            if rec is None:
+                raise EntityNotFound(f"The Stack ({stack_id}) could not be found.")
+            if rec.raw_template_id in cache:  # the body would only be parsed-over
+                raw = db_templates.get_raw_template_without_body(s, rec.raw_template_id)
+            else:
+                raw = db_stacks.get_raw_template(s, rec.raw_template_id)
+            return rec, raw, db_resources.list_resources(s, stack_id)
+
+        rec, raw, rows = await self.db.run(read)
+        template = cache.cached(raw.id)
+        if template is None:
+            if not raw.template:  # evicted since the read: fetch the body after all
+                raw = await self.db.run(db_stacks.get_raw_template, raw.id)
+            template = cache.get(raw)
+        return stored_live_stack(rec, raw, rows, conf=self.conf, nested=self.nested,
+                                 parent_facade=await self.parent_facade(rec),
+                                 template=template)
+
+    async def parent_facade(self, rec: Any) -> dict[str, Any]:
+        if self.nested is None or rec.owner_id is None:
+            return {}
+        facade: dict[str, Any] = await self.nested.facade_for(rec)
+        return facade
+
+    @staticmethod
+    def graph(stack: LiveStack) -> Graph[str]:
+        slots = stack.slots
+        # a slot's requirements are passed as they are (the graph then shares the
+        # definition's frozenset) unless some name is not a slot of this stack
+        deps = {n: s.requires if all(r in slots for r in s.requires)
+                else [r for r in s.requires if r in slots] for n, s in slots.items()}
+        graph = Graph.from_edges(slots, deps)
+        graph.check_acyclic(lambda n: resource_label(type(slots[n].plugin).__name__, n))
+        return graph
+
+    # -- running actions ----------------------------------------------------------------
+    def running(self, stack_id: str) -> bool:
+        """Whether this process runs an action on the stack (launched: a claim still
+        setting up does not count, see :attr:`claims`)."""
+        task = self.tasks.get(stack_id)
+        return task is not None and not task.done()
+
+    def claim(self, stack_id: str, name: str, action: str, *, preempt: bool = False,
+              take_from_dead: bool = False) -> contextlib.AbstractAsyncContextManager[Claim]:
+        """The one way to start an action on an existing stack: see
+        :meth:`kiln.engine.runtime.claims.Claims.claim`."""
+        return self.claims.claim(stack_id, name, action, preempt=preempt,
+                                 take_from_dead=take_from_dead)
+
+    def launch(self, stack_id: str, work: Callable[[], Awaitable[None]],
+               stack: LiveStack | None = None) -> asyncio.Task[None]:
+        """Run ``work`` as the action of the stack's claim (:meth:`Claim.launch` calls
+        this); the claim and the row lock are given back when it ends.
+
+        Once ``work`` is done nothing here refers to its stacks any more (the callable is
+        dropped, ``live`` forgets the stack), and after a big stack's action the cycle
+        collector frees them at once (see :func:`_collect`), before the event purge."""
+        cancel = asyncio.Event()
+        self.cancels[stack_id] = cancel
+        if stack is not None:
+            self.live[stack_id] = stack
+        pending = [work]
+        collected = False
+
+        async def body() -> None:
+            nonlocal collected
+            try:
+                await pending.pop()()
+                self.claims.finishing(stack_id, task)
+                if self.tasks.get(stack_id) is task:
+                    done = self.live.pop(stack_id, None)
+                    collected = done is not None and len(done.slots) >= COLLECT_AFTER
+                    del done
+                    if collected:
+                        gc.collect()
+                await self.purge_events(stack_id)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # a bug must not leave the stack locked forever
+                LOG.exception("stack action on %s crashed", stack_id)
+                with contextlib.suppress(Exception):
+                    await self.db.write(db_stacks.update_stack, stack_id, {
+                        "status": "FAILED",
+                        "status_reason": f"Engine error: {type(exc).__name__}: {exc}"})
+            finally:
+                pending.clear()
+                self.claims.finishing(stack_id, task)
+                if self.tasks.get(stack_id) is task:
+                    del self.tasks[stack_id]
+                    self.cancels.pop(stack_id, None)
+                    self.live.pop(stack_id, None)
+                claim = self.claims.get(stack_id)
+                if claim is not None and claim.task is task:
+                    await self.claims.give_back(claim)
+
+        def after(_: asyncio.Task[None]) -> None:
+            if not collected:  # cancelled or failed before the collection above
+                _collect()
+
+        task = asyncio.ensure_future(body())
+        self.tasks[stack_id] = task
+        if stack is not None and len(stack.slots) >= COLLECT_AFTER:
+            task.add_done_callback(after)
+        return task
+
+    async def purge_events(self, stack_id: str) -> None:
+        """Keep at most ``max_events_per_stack`` events, purging the oldest in batches
+        of ``event_purge_batch_size`` (Heat's options)."""
+        keep = int(self.conf.max_events_per_stack)
+        if keep > 0:
+            await self.db.write(db_events.purge_events, stack_id, keep,
+                                int(self.conf.event_purge_batch_size))
+
+    async def wait(self, stack_id: str, timeout: float | None = None) -> None:
+        task = self.tasks.get(stack_id)
+        if task is not None and not task.done():
+            await asyncio.wait_for(asyncio.shield(task), timeout)
+
+    async def stop(self) -> None:
+        """Let running actions finish for ``graceful_shutdown_timeout`` seconds (0: no
+        limit); then stop the rest *without* failing them: their resources stay
+        IN_PROGRESS with their persisted tokens and the lock is released, so the next
+        engine's recovery sweep continues them."""
+        running = [t for t in self.tasks.values() if not t.done()]
+        if running:
+            limit = float(getattr(self.conf, "graceful_shutdown_timeout", 0) or 0)
+            await asyncio.wait(running, timeout=limit or None)
+        self.recorder.handoff = True
+        for task in list(self.tasks.values()):
+            task.cancel()
+        for task in list(self.tasks.values()):
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+
+    def timeout_seconds(self, stack: LiveStack) -> float:
+        mins = stack.info.timeout_mins
+        return float(mins * 60) if mins else float(self.conf.stack_action_timeout)
+
+    # -- read helpers used by the service ----------------------------------------------
+    def parameters_display(self, rec: Any, tmpl: Any, raw: Any) -> dict[str, str]:
+        """Stack show's ``parameters``: every value as text, hidden ones masked."""
+        from kiln.engine.store.loader import environment_from_stored, info_from_record
+
+        env = environment_from_stored(raw.environment, raw.files)
+        stack = LiveStack(info_from_record(rec), template=tmpl, environment=env,
+                          user_params=env.parameters, files=raw.files, conf=self.conf)
+        try:
+            stack.bind(validate_params=False)
+            display: dict[str, str] = stack.bound.parameters.display_map()
+        except Exception:  # a stored stack whose parameters no longer bind: show raw
+            display = {k: str(v) for k, v in env.parameters.items()}
+        return display
+
+    def hidden_params(self, rec: Any, raw: Any) -> list[str]:
+        tmpl = self.template_cache.get(raw)
+        schemas = getattr(tmpl, "parameter_schemas", {}) or {}
+        return [n for n, s in schemas.items() if getattr(s, "hidden", False)]
+
+    async def resource_attributes(self, stack_id: str, name: str,
+                                  with_attr: Any = None) -> dict[str, Any]:
+        """Heat's ``attributes`` of resource show: ``show`` if it is a map, else every
+        declared attribute (plus any asked for with ``with_attr``)."""
+        stack = await self.load(stack_id)
+        slot = stack.slots.get(name)
+        return {} if slot is None else _shown_attributes(slot.plugin, with_attr)
+
+    async def all_resource_attributes(self, stack_id: str) -> dict[str, dict[str, Any]]:
+        """Every resource's ``attributes`` as resource show gives them, from one load of
+        the stack (the detailed resource list shows them all)."""
+        stack = await self.load(stack_id)
+        return {name: _shown_attributes(slot.plugin, None)
+                for name, slot in stack.slots.items()}
+
+    async def nested_of(self, stack_id: str, resource_name: str) -> Any:
+        children = await self.db.run(db_stacks.list_child_stacks, stack_id)
+        for child in children:
+            if child.parent_resource_name == resource_name:
+                return child
+        return None
+
+
+#: actions over at least this many resources end with a full garbage collection
+COLLECT_AFTER = 1000
+
+
+def _collect() -> None:
+    """A LiveStack is a web of reference cycles (its plugins' runtime and its bound
+    template point back at it), so only the cycle collector frees it. With a big heap that
+    full pass is rare: a 10,000-resource stack's slots, plugins and definitions would
+    linger into the next action and add to its peak. Run on the loop turn after the
+    action's task is done: until its done-callbacks return, the task (and, if it was
+    cancelled, the traceback through its frames) still holds the stack."""
+    asyncio.get_running_loop().call_soon(gc.collect)
+
+
+def _shown_attributes(plugin: Any, with_attr: Any) -> dict[str, Any]:
+    def value(attr: str) -> Any:
+        try:
+            return plugin.get_attribute(attr)
+        except Exception:
+            return None
+
+    shown = value("show")
+    if isinstance(shown, dict):
+        for attr in with_attr or ():
+            shown.setdefault(attr, value(attr))
+        return shown
+    names = set(type(plugin).attributes_schema) | set(with_attr or ())
+    return {attr: value(attr) for attr in sorted(names)}

@@ -1,0 +1,136 @@
+"""Running one resource action: the two-step handle/check contract, persisted.
+
+``handle_<action>`` starts the work and returns a token; ``check_<action>_complete`` is
+called at once, and if the work is not done the token is committed before the engine
+waits (so any engine can resume from it); checks then back off from
+``poll_initial_delay`` to ``poll_max_delay`` unless the plugin names its own delay. A
+handle and its first check are one step for recovery: a crash inside them leaves the
+resource IN_PROGRESS without a token, exactly like a crash inside the handle alone.
+The final state is committed before the caller returns, and therefore before any
+dependant starts.
+
+Recovery resumes an action through the same function (``resume_from``: the persisted
+token of a resource already IN_PROGRESS), so a resumed action has the same poll loop,
+failure handling and shutdown hand-off as one started here: there is one way to run a
+resource action.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from kiln.engine.model.live_stack import LiveStack, Slot
+from kiln.engine.model.states import COMPLETE, FAILED, IN_PROGRESS
+from kiln.engine.store.recorder import Recorder
+from kiln.errors import KilnError
+from kiln.resources.base import ResourceFailure
+
+LOG = logging.getLogger(__name__)
+
+
+class ActionFailed(Exception):
+    """A resource action failed; ``reason`` is Heat's resource status reason."""
+
+    def __init__(self, reason: str, action: str = "") -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.action = action
+
+
+def failure_reason(name: str, exc: BaseException) -> str:
+    """Heat's ``<ExceptionType>: resources.<name>: <message>``."""
+    if isinstance(exc, ResourceFailure):
+        return exc.status_reason(name)
+    if isinstance(exc, ActionFailed):
+        return exc.reason
+    kind = exc.error_type if isinstance(exc, KilnError) else type(exc).__name__
+    return f"{kind}: resources.{name}: {exc}"
+
+
+def is_nested(slot: Slot) -> bool:
+    """Resources that only wait for a child stack: they hold no concurrency slot, and
+    their token is persisted before the first (whole-child-stack) check."""
+    return slot.plugin.is_nested_stack
+
+
+@dataclass(frozen=True)
+class Persisted:
+    """The token a resource action committed before its engine went away."""
+
+    token: Any
+
+
+def log_unexpected(stack: LiveStack, slot: Slot, action: str, reason: str) -> None:
+    """A plugin failed in a way it did not mean to (a bug, not a ResourceFailure): the
+    status reason shows only the message, so the traceback goes to the log, as one record
+    naming the stack and resource an operator is asked about. Call inside ``except``."""
+    LOG.exception("resource %s of stack %s failed: %s", slot.name, stack.info.name, reason,
+                  extra={"stack_id": stack.info.id, "stack_name": stack.info.name,
+                         "resource_name": slot.name, "resource_type": slot.type_name,
+                         "action": action})
+
+
+class Poller:
+    """Backoff settings shared by every action of an engine."""
+
+    def __init__(self, initial: float, maximum: float) -> None:
+        self.initial = initial
+        self.maximum = maximum
+
+
+async def run_action(recorder: Recorder, poller: Poller, stack: LiveStack, slot: Slot,
+                     action: str, handle: Callable[[], Awaitable[Any]],
+                     check: Callable[[Any], Awaitable[bool]], *,
+                     on_complete: Callable[[], None] | None = None,
+                     abort_reason: Callable[[], str | None] = lambda: None,
+                     resume_from: Persisted | None = None) -> None:
+    """Drive ``slot`` through ``action`` to COMPLETE, or FAILED and raise ActionFailed.
+
+    With ``resume_from`` the resource is already IN_PROGRESS with that token committed
+    (by an engine that went away): ``handle`` is not called again, only the checks run."""
+    if resume_from is None:
+        started = recorder.resource(stack, slot, action, IN_PROGRESS)
+    else:
+        started = asyncio.get_running_loop().create_future()
+        started.set_result(None)
+    try:
+        if resume_from is None and not slot.plugin.side_effect_free:
+            await started  # durable before anything outside Kiln's rows can happen
+        token = await handle() if resume_from is None else resume_from.token
+        delay = poller.initial
+        first = resume_from is None
+        if first and is_nested(slot):
+            # the first check waits for a whole child stack: persist the token first
+            first = False
+            await started
+            await recorder.progress(slot, token)
+        while not await check(token):
+            if first:
+                first = False
+                await started
+                await recorder.progress(slot, token)
+            hint = slot.plugin.poll_delay(token)
+            await asyncio.sleep(delay if hint is None else max(hint, 0.0))
+            delay = min(delay * 2, poller.maximum)
+    except asyncio.CancelledError:
+        if recorder.handoff:
+            raise  # engine shutdown: the next engine resumes from the persisted state
+        why = abort_reason()
+        reason = f"{action} aborted" + (f" ({why})" if why else "")
+        await asyncio.shield(recorder.resource(stack, slot, action, FAILED, reason))
+        raise
+    except Exception as exc:  # every plugin error becomes the resource's FAILED state
+        if not started.done():
+            await started
+        reason = failure_reason(slot.name, exc)
+        if not isinstance(exc, KilnError | ActionFailed):
+            log_unexpected(stack, slot, action, reason)
+        await recorder.resource(stack, slot, action, FAILED, reason)
+        raise ActionFailed(reason, action) from exc
+    if on_complete is not None:
+        on_complete()
+    await recorder.resource(stack, slot, action, COMPLETE)

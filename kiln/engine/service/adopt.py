@@ -1,0 +1,77 @@
+"""EngineService: export, abandon and adopt calls (the documents and the adopt walk are in
+:mod:`kiln.engine.actions.adopt`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from kiln.engine.actions import delete as delete_action
+from kiln.engine.actions import new_stack
+from kiln.engine.actions.adopt import abandon_data, parse_adopt_data, retain_everything, run_adopt
+from kiln.engine.model.context import RequestContext
+from kiln.engine.model.live_stack import LiveStack
+from kiln.engine.model.states import (
+    ADOPT,
+    DELETE,
+    IN_PROGRESS,
+    stack_started,
+)
+from kiln.engine.service.interface import JSON, Identity
+from kiln.engine.service.mixin_base import ServiceBase
+from kiln.errors import StackValidationFailed
+
+
+class AdoptOps(ServiceBase):
+    async def _stack_data(self, ctx: RequestContext, stack_identity: Identity,
+                          ) -> tuple[LiveStack, JSON]:
+        rec = await self._find(ctx, stack_identity)
+        stack = await self.engine.load(rec.id)
+        return stack, await abandon_data(stack)
+
+    async def export_stack(self, ctx: RequestContext, stack_identity: Identity) -> JSON:
+        return (await self._stack_data(ctx, stack_identity))[1]
+
+    async def abandon_stack(self, ctx: RequestContext, stack_identity: Identity) -> JSON:
+        engine = self.engine
+        rec = await self._find(ctx, stack_identity)
+        async with engine.claim(rec.id, rec.name, DELETE, preempt=True) as claim:
+            stack = await engine.load(rec.id)
+            data = await abandon_data(stack)
+            await engine.recorder.stack(stack, DELETE, IN_PROGRESS, stack_started(DELETE))
+            retain_everything(stack)
+            claim.launch(lambda: delete_action.run_delete(engine, stack), stack)
+        return data
+
+    async def create_stack(self, ctx: RequestContext, stack_name: str,
+                           template: Mapping[str, Any] | str, params: Mapping[str, Any],
+                           files: Mapping[str, str], args: Mapping[str, Any],
+                           environment_files: Sequence[str] | None = None) -> JSON:
+        if args.get("adopt_stack_data"):
+            return await self.adopt_stack(ctx, stack_name, template, params, files, args,
+                                          environment_files)
+        created: JSON = await super().create_stack(ctx, stack_name, template, params, files,
+                                                   args, environment_files)
+        return created
+
+    async def adopt_stack(self, ctx: RequestContext, stack_name: str,
+                          template: Mapping[str, Any] | str | None,
+                          params: Mapping[str, Any], files: Mapping[str, str],
+                          args: Mapping[str, Any],
+                          environment_files: Sequence[str] | None = None) -> JSON:
+        """create_stack with ``args["adopt_stack_data"]``: the template defaults to the
+        adopted document's own."""
+        engine = self.engine
+        adopt = parse_adopt_data(args["adopt_stack_data"])
+        body = template if template else adopt.get("template")
+        if not body:
+            raise StackValidationFailed("No Template provided.")
+        env_body = dict(params or {}) or dict(adopt.get("environment") or {})
+        all_files = {**(adopt.get("files") or {}), **(files or {})}
+        stack = await new_stack.prepare(engine, ctx, stack_name, body, env_body, all_files,
+                                       environment_files, args, action=ADOPT)
+        async with engine.claims.claim_new(stack.info.id, ADOPT) as claim:
+            await new_stack.store(engine, stack)
+            claim.launch(lambda: run_adopt(engine, stack, adopt), stack)
+        return stack.identity_dict()

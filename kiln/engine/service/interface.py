@@ -1,0 +1,308 @@
+"""The EngineService interface: every method the APIs call (docs/contracts.md §5).
+
+Method names and argument meanings mirror Heat's engine RPC API (heat/rpc/client.py) so
+the API layer can translate Heat's REST calls one to one:
+
+- ``stack_identity`` is a mapping with at least ``stack_id`` (Heat's identity dict:
+  ``{"stack_name", "stack_id", "tenant", "path"}``); the API gets it from
+  :meth:`identify_stack` when the URL names a stack without an id.
+- ``params`` is the *environment* (``{"parameters": ..., "parameter_defaults": ...,
+  "resource_registry": ..., "event_sinks": ...}``) exactly as Heat's API passes it.
+- ``args`` carries the request options under Heat's names: ``timeout_mins``,
+  ``disable_rollback``, ``tags`` (list or comma-separated string), ``adopt_stack_data``,
+  ``existing`` (PATCH), ``clear_parameters``, ``converge``.
+
+Every method returns plain JSON-able dicts keyed by Heat's REST field names (the API
+adds ``links``) and raises :mod:`kiln.errors`. Mutating stack actions return once the
+action has been *accepted* (stack row in ``<ACTION>_IN_PROGRESS``); the work continues in
+background tasks owned by the service. :meth:`wait_for_stack` lets tests and the CLI
+await the end of the running action without polling.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from kiln.engine.model.context import RequestContext
+from kiln.errors import NotSupported
+
+Identity = Mapping[str, Any]
+JSON = dict[str, Any]
+
+
+def _todo(name: str) -> NotSupported:
+    return NotSupported(f"{name} is not implemented yet.")
+
+
+class EngineServiceAPI:
+    """Signatures of the EngineService; the implementation overrides every method."""
+
+    # -- lifecycle of the service itself -------------------------------------------------
+    async def start(self) -> None:
+        """Open the database, register this engine, start housekeeping."""
+
+    async def stop(self) -> None:
+        """Finish or hand off running work, close the database."""
+
+    async def wait_for_stack(self, stack_id: str, timeout: float | None = None) -> None:
+        """Return when no action of this engine is running on the stack (tests, CLI)."""
+
+    # -- stacks ---------------------------------------------------------------------------
+    async def identify_stack(self, ctx: RequestContext, stack_name: str) -> JSON:
+        """Name or id -> identity dict; EntityNotFound ("The Stack (x) could not be found.")."""
+        raise _todo("identify_stack")
+
+    async def list_stacks(self, ctx: RequestContext, *, limit: int | None = None,
+                          marker: str | None = None, sort_keys: Sequence[str] | None = None,
+                          sort_dir: str | None = None, filters: Mapping[str, Any] | None = None,
+                          show_deleted: bool = False, show_nested: bool = False,
+                          show_hidden: bool = False, tags: Sequence[str] | None = None,
+                          tags_any: Sequence[str] | None = None,
+                          not_tags: Sequence[str] | None = None,
+                          not_tags_any: Sequence[str] | None = None,
+                          global_tenant: bool = False) -> list[JSON]:
+        """Stack summaries as in GET /stacks (no outputs/parameters/template)."""
+        raise _todo("list_stacks")
+
+    async def count_stacks(self, ctx: RequestContext, *,
+                           filters: Mapping[str, Any] | None = None,
+                           show_deleted: bool = False, show_nested: bool = False,
+                           show_hidden: bool = False, tags: Sequence[str] | None = None,
+                           tags_any: Sequence[str] | None = None,
+                           not_tags: Sequence[str] | None = None,
+                           not_tags_any: Sequence[str] | None = None,
+                           global_tenant: bool = False) -> int:
+        raise _todo("count_stacks")
+
+    async def show_stack(self, ctx: RequestContext, stack_identity: Identity,
+                         resolve_outputs: bool = True) -> JSON:
+        """One stack as in GET /stacks/{name}/{id} (``stack`` body, without links)."""
+        raise _todo("show_stack")
+
+    async def stacks_generation(self) -> int | None:
+        """A number that changes (grows) whenever any stack row or tag changes, in any
+        process sharing the database; None when unknown. While it is unchanged,
+        list_stacks/count_stacks/show_stack return the same thing for the same call, so
+        the API may reuse a response it built under the same number."""
+        return None
+
+    async def create_stack(self, ctx: RequestContext, stack_name: str,
+                           template: Mapping[str, Any] | str, params: Mapping[str, Any],
+                           files: Mapping[str, str], args: Mapping[str, Any],
+                           environment_files: Sequence[str] | None = None) -> JSON:
+        """Validate, store, start the create; returns the new stack's identity dict."""
+        raise _todo("create_stack")
+
+    async def preview_stack(self, ctx: RequestContext, stack_name: str,
+                            template: Mapping[str, Any] | str, params: Mapping[str, Any],
+                            files: Mapping[str, str], args: Mapping[str, Any],
+                            environment_files: Sequence[str] | None = None) -> JSON:
+        """The ``stack`` body of POST /stacks/preview (resources listed, nothing created)."""
+        raise _todo("preview_stack")
+
+    async def update_stack(self, ctx: RequestContext, stack_identity: Identity,
+                           template: Mapping[str, Any] | str | None,
+                           params: Mapping[str, Any], files: Mapping[str, str],
+                           args: Mapping[str, Any],
+                           environment_files: Sequence[str] | None = None) -> JSON:
+        """PUT (new template) or PATCH (``args["existing"]``); returns the identity."""
+        raise _todo("update_stack")
+
+    async def preview_update_stack(self, ctx: RequestContext, stack_identity: Identity,
+                                   template: Mapping[str, Any] | str | None,
+                                   params: Mapping[str, Any], files: Mapping[str, str],
+                                   args: Mapping[str, Any],
+                                   environment_files: Sequence[str] | None = None) -> JSON:
+        """``{"resource_changes": {"added", "deleted", "replaced", "updated",
+        "unchanged"}}`` — lists of resource summaries."""
+        raise _todo("preview_update_stack")
+
+    async def delete_stack(self, ctx: RequestContext, stack_identity: Identity) -> None:
+        """Start the delete (returns once accepted)."""
+        raise _todo("delete_stack")
+
+    async def abandon_stack(self, ctx: RequestContext, stack_identity: Identity) -> JSON:
+        raise _todo("abandon_stack")
+
+    async def export_stack(self, ctx: RequestContext, stack_identity: Identity) -> JSON:
+        raise _todo("export_stack")
+
+    async def get_template(self, ctx: RequestContext, stack_identity: Identity) -> JSON:
+        raise _todo("get_template")
+
+    async def get_environment(self, ctx: RequestContext, stack_identity: Identity) -> JSON:
+        raise _todo("get_environment")
+
+    async def get_files(self, ctx: RequestContext, stack_identity: Identity) -> JSON:
+        raise _todo("get_files")
+
+    async def list_outputs(self, ctx: RequestContext, stack_identity: Identity) -> list[JSON]:
+        """``[{"output_key", "description"}]`` as GET .../outputs."""
+        raise _todo("list_outputs")
+
+    async def show_output(self, ctx: RequestContext, stack_identity: Identity,
+                          output_key: str) -> JSON:
+        """``{"output_key", "output_value", "description"[, "output_error"]}``."""
+        raise _todo("show_output")
+
+    # -- stack actions --------------------------------------------------------------------
+    async def stack_suspend(self, ctx: RequestContext, stack_identity: Identity) -> None:
+        raise _todo("stack_suspend")
+
+    async def stack_resume(self, ctx: RequestContext, stack_identity: Identity) -> None:
+        raise _todo("stack_resume")
+
+    async def stack_check(self, ctx: RequestContext, stack_identity: Identity) -> None:
+        raise _todo("stack_check")
+
+    async def stack_cancel_update(self, ctx: RequestContext, stack_identity: Identity,
+                                  cancel_with_rollback: bool = True) -> None:
+        raise _todo("stack_cancel_update")
+
+    # -- snapshots ------------------------------------------------------------------------
+    async def stack_snapshot(self, ctx: RequestContext, stack_identity: Identity,
+                             name: str | None) -> JSON:
+        raise _todo("stack_snapshot")
+
+    async def show_snapshot(self, ctx: RequestContext, stack_identity: Identity,
+                            snapshot_id: str) -> JSON:
+        raise _todo("show_snapshot")
+
+    async def delete_snapshot(self, ctx: RequestContext, stack_identity: Identity,
+                              snapshot_id: str) -> None:
+        raise _todo("delete_snapshot")
+
+    async def list_snapshots(self, ctx: RequestContext, stack_identity: Identity,
+                             ) -> list[JSON]:
+        raise _todo("list_snapshots")
+
+    async def stack_restore(self, ctx: RequestContext, stack_identity: Identity,
+                            snapshot_id: str) -> None:
+        raise _todo("stack_restore")
+
+    # -- resources ------------------------------------------------------------------------
+    async def list_stack_resources(self, ctx: RequestContext, stack_identity: Identity,
+                                   nested_depth: int = 0, with_detail: bool = False,
+                                   filters: Mapping[str, Any] | None = None) -> list[JSON]:
+        raise _todo("list_stack_resources")
+
+    async def describe_stack_resource(self, ctx: RequestContext, stack_identity: Identity,
+                                      resource_name: str,
+                                      with_attr: Sequence[str] | None = None) -> JSON:
+        raise _todo("describe_stack_resource")
+
+    async def describe_stack_resources(self, ctx: RequestContext, stack_identity: Identity,
+                                       resource_name: str | None) -> list[JSON]:
+        raise _todo("describe_stack_resources")
+
+    async def find_physical_resource(self, ctx: RequestContext,
+                                     physical_resource_id: str) -> JSON:
+        raise _todo("find_physical_resource")
+
+    async def resource_signal(self, ctx: RequestContext, stack_identity: Identity,
+                              resource_name: str, details: Any,
+                              sync_call: bool = False) -> Any:
+        raise _todo("resource_signal")
+
+    async def resource_mark_unhealthy(self, ctx: RequestContext, stack_identity: Identity,
+                                      resource_name: str, mark_unhealthy: bool,
+                                      resource_status_reason: str | None = None) -> None:
+        raise _todo("resource_mark_unhealthy")
+
+    # -- events ---------------------------------------------------------------------------
+    async def list_events(self, ctx: RequestContext, stack_identity: Identity | None,
+                          filters: Mapping[str, Any] | None = None, limit: int | None = None,
+                          marker: str | None = None, sort_keys: Sequence[str] | None = None,
+                          sort_dir: str | None = None, nested_depth: int | None = None,
+                          ) -> list[JSON]:
+        raise _todo("list_events")
+
+    async def show_event(self, ctx: RequestContext, stack_identity: Identity,
+                         resource_name: str, event_id: str) -> JSON:
+        raise _todo("show_event")
+
+    # -- templates and types --------------------------------------------------------------
+    async def validate_template(self, ctx: RequestContext, template: Mapping[str, Any] | str,
+                                params: Mapping[str, Any] | None = None,
+                                files: Mapping[str, str] | None = None,
+                                environment_files: Sequence[str] | None = None,
+                                show_nested: bool = False,
+                                ignorable_errors: Sequence[str] | None = None,
+                                deep: bool = False) -> JSON:
+        """POST /validate's body; ``deep`` (Kiln only) also checks what a create would."""
+        raise _todo("validate_template")
+
+    async def list_template_versions(self, ctx: RequestContext) -> list[JSON]:
+        raise _todo("list_template_versions")
+
+    async def list_template_functions(self, ctx: RequestContext, template_version: str,
+                                      with_condition_func: bool = False) -> list[JSON]:
+        raise _todo("list_template_functions")
+
+    async def list_resource_types(self, ctx: RequestContext, support_status: str | None = None,
+                                  type_name: str | None = None,
+                                  heat_version: str | None = None,
+                                  with_description: bool = False) -> list[Any]:
+        raise _todo("list_resource_types")
+
+    async def resource_schema(self, ctx: RequestContext, type_name: str,
+                              with_description: bool = False) -> JSON:
+        raise _todo("resource_schema")
+
+    async def generate_template(self, ctx: RequestContext, type_name: str,
+                                template_type: str = "cfn") -> JSON:
+        raise _todo("generate_template")
+
+    # -- software configs and deployments ---------------------------------------------------
+    async def create_software_config(self, ctx: RequestContext, group: str, name: str,
+                                     config: Any, inputs: Sequence[Any],
+                                     outputs: Sequence[Any], options: Mapping[str, Any],
+                                     ) -> JSON:
+        raise _todo("create_software_config")
+
+    async def show_software_config(self, ctx: RequestContext, config_id: str) -> JSON:
+        raise _todo("show_software_config")
+
+    async def list_software_configs(self, ctx: RequestContext, limit: int | None = None,
+                                    marker: str | None = None) -> list[JSON]:
+        raise _todo("list_software_configs")
+
+    async def delete_software_config(self, ctx: RequestContext, config_id: str) -> None:
+        raise _todo("delete_software_config")
+
+    async def create_software_deployment(self, ctx: RequestContext, server_id: str,
+                                         config_id: str | None, input_values: Any,
+                                         action: str, status: str, status_reason: str,
+                                         stack_user_project_id: str | None = None,
+                                         deployment_id: str | None = None) -> JSON:
+        raise _todo("create_software_deployment")
+
+    async def show_software_deployment(self, ctx: RequestContext, deployment_id: str) -> JSON:
+        raise _todo("show_software_deployment")
+
+    async def list_software_deployments(self, ctx: RequestContext,
+                                        server_id: str | None = None) -> list[JSON]:
+        raise _todo("list_software_deployments")
+
+    async def update_software_deployment(self, ctx: RequestContext, deployment_id: str,
+                                         config_id: str | None, input_values: Any,
+                                         output_values: Any, action: str | None,
+                                         status: str | None, status_reason: str | None,
+                                         updated_at: str | None = None) -> JSON:
+        raise _todo("update_software_deployment")
+
+    async def delete_software_deployment(self, ctx: RequestContext, deployment_id: str) -> None:
+        raise _todo("delete_software_deployment")
+
+    async def get_software_deployment_metadata(self, ctx: RequestContext,
+                                               server_id: str) -> list[JSON]:
+        raise _todo("get_software_deployment_metadata")
+
+    async def signal_software_deployment(self, ctx: RequestContext, deployment_id: str,
+                                         details: Any, updated_at: str | None = None) -> Any:
+        raise _todo("signal_software_deployment")
+
+    # -- services -------------------------------------------------------------------------
+    async def list_services(self, ctx: RequestContext) -> list[JSON]:
+        raise _todo("list_services")

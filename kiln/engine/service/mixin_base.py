@@ -1,0 +1,88 @@
+"""What every EngineService mixin shares: configuration, the Engine, lookups."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kiln.db import stacks as db_stacks
+from kiln.db.records import StackRecord
+from kiln.engine.model.context import RequestContext
+from kiln.engine.service.interface import EngineServiceAPI, Identity
+from kiln.errors import EntityNotFound
+
+
+class ResourceNotFound(EntityNotFound):
+    """Heat's error type for a resource name the stack does not have."""
+
+    @classmethod
+    def in_stack(cls, resource_name: str, stack_name: str) -> ResourceNotFound:
+        return cls(f"The Resource ({resource_name}) could not be found in Stack {stack_name}.")
+
+
+class ServiceBase(EngineServiceAPI):
+    def __init__(self, conf: Any = None, *, db: Any = None, db_url: str | None = None,
+                 engine_id: str | None = None) -> None:
+        from kiln.conf import CONF
+
+        self.conf = conf if conf is not None else CONF
+        self._db = db
+        self._db_url = db_url
+        self._engine_id = engine_id
+        self._engine: Any = None
+
+    @property
+    def engine(self) -> Any:
+        if self._engine is None:
+            raise RuntimeError("EngineService.start() has not been called")
+        return self._engine
+
+    @property
+    def db(self) -> Any:
+        return self.engine.db
+
+    async def start(self) -> None:
+        from kiln.db.facade import open_database
+        from kiln.engine.actions.nested import NestedOps
+        from kiln.engine.runtime.engine import Engine
+
+        if self._db is None:
+            self._db = await open_database(self._db_url)
+        self._engine = Engine(self._db, self.conf, self._engine_id)
+        self._engine.nested = NestedOps(self)
+
+    async def stop(self) -> None:
+        if self._engine is not None:
+            await self._engine.stop()
+        if self._db is not None:
+            await self._db.close()
+
+    async def wait_for_stack(self, stack_id: str, timeout: float | None = None) -> None:
+        await self.engine.wait(stack_id, timeout)
+
+    # -- lookups --------------------------------------------------------------------------
+    async def _find(self, ctx: RequestContext, stack_identity: Identity | str, *,
+                    show_deleted: bool = False) -> StackRecord:
+        """The stack an identity (or a bare name/id) names, within the caller's project
+        (admins see every project's stacks by id, as Heat allows)."""
+        named: str | None = None
+        if isinstance(stack_identity, str):
+            key = stack_identity
+        else:
+            given = stack_identity.get("stack_name")
+            named = str(given) if given else None
+            key = str(stack_identity.get("stack_id") or named or "")
+        project = None if ctx.is_admin else ctx.project_id
+
+        def read(s: Any) -> StackRecord | None:
+            rec = db_stacks.get_stack(s, key, project_id=project, show_deleted=show_deleted)
+            if rec is None:
+                rec = db_stacks.get_stack_by_name(s, ctx.project_id, key,
+                                                  show_deleted=show_deleted)
+            return rec
+
+        rec: StackRecord | None = await self.db.run(read)
+        # as Heat: an identity whose name is not the stack's does not name it, and the
+        # error names the stack as the caller did (the name in the URL, not the id)
+        if rec is None or (named is not None and rec.name != named):
+            raise EntityNotFound(f"The Stack ({named or key}) could not be found.")
+        return rec

@@ -1,0 +1,322 @@
+"""EngineService: the read-only calls (stacks, resources, events, outputs, templates)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
+
+from sqlalchemy.orm import Session
+
+from kiln.db import events as db_events
+from kiln.db import resources as db_resources
+from kiln.db import stacks as db_stacks
+from kiln.db.records import EventQuery, ResourceRecord, StackQuery, StackRecord
+from kiln.engine.model.context import RequestContext
+from kiln.engine.model.outputs import resolve_all
+from kiln.engine.model.states import IN_PROGRESS
+from kiln.engine.service import replies as fmt
+from kiln.engine.service.interface import JSON, Identity
+from kiln.engine.service.mixin_base import ResourceNotFound, ServiceBase
+from kiln.engine.service.single_flight import SingleFlight
+from kiln.errors import EntityNotFound
+
+
+def _required_by(rows: Sequence[ResourceRecord]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {r.name: [] for r in rows}
+    for row in rows:
+        for req in row.requires or ():
+            if req in out and row.name not in out[req]:
+                out[req].append(row.name)
+    return out
+
+
+def _current_rows(rows: Sequence[ResourceRecord]) -> list[ResourceRecord]:
+    """One row per name: the live one (a replaced row only while nothing replaced it)."""
+    by_name: dict[str, ResourceRecord] = {}
+    for row in sorted(rows, key=lambda r: r.id):
+        best = by_name.get(row.name)
+        if best is None or row.replaced_by is None:
+            by_name[row.name] = row
+    return list(by_name.values())
+
+
+T = TypeVar("T")
+
+#: Stacks whose show parameters/description are kept (see ``Reads._show_static``).
+_SHOW_CACHE_SIZE = 2048
+
+
+class Reads(ServiceBase):
+    # -- stacks ---------------------------------------------------------------------------
+    def _query(self, ctx: RequestContext, *, global_tenant: bool = False,
+               filters: Mapping[str, Any] | None = None, sort_keys: Any = None,
+               sort_dir: Any = None, limit: int | None = None, marker: str | None = None,
+               tags: Sequence[str] | None = None, tags_any: Sequence[str] | None = None,
+               not_tags: Sequence[str] | None = None,
+               not_tags_any: Sequence[str] | None = None, show_deleted: bool = False,
+               show_nested: bool = False, show_hidden: bool = False) -> StackQuery:
+        if isinstance(sort_keys, str):
+            sort_keys = [sort_keys]
+        return StackQuery(
+            project_id=None if global_tenant and (ctx.is_admin or ctx.lists_all_projects)
+            else ctx.project_id,
+            filters=dict(filters or {}), tags=tuple(tags or ()), tags_any=tuple(tags_any or ()),
+            not_tags=tuple(not_tags or ()), not_tags_any=tuple(not_tags_any or ()),
+            show_hidden=show_hidden, show_deleted=show_deleted, show_nested=show_nested,
+            limit=limit, marker=marker, sort_keys=tuple(sort_keys or ()), sort_dir=sort_dir)
+
+    async def list_stacks(self, ctx: RequestContext, *, limit: int | None = None,
+                          marker: str | None = None, sort_keys: Sequence[str] | None = None,
+                          sort_dir: str | None = None, filters: Mapping[str, Any] | None = None,
+                          show_deleted: bool = False, show_nested: bool = False,
+                          show_hidden: bool = False, tags: Sequence[str] | None = None,
+                          tags_any: Sequence[str] | None = None,
+                          not_tags: Sequence[str] | None = None,
+                          not_tags_any: Sequence[str] | None = None,
+                          global_tenant: bool = False) -> list[JSON]:
+        q = self._query(ctx, limit=limit, marker=marker, sort_keys=sort_keys,
+                        sort_dir=sort_dir, filters=filters, show_deleted=show_deleted,
+                        show_nested=show_nested, show_hidden=show_hidden, tags=tags,
+                        tags_any=tags_any, not_tags=not_tags, not_tags_any=not_tags_any,
+                        global_tenant=global_tenant)
+        rows = await self.db.run(db_stacks.list_stack_summaries, q)
+        return [fmt.stack_summary_row(r) for r in rows]
+
+    async def stacks_generation(self) -> int | None:
+        """The database's ``stacks`` change counter (see ``db.stacks.stacks_generation``):
+        while it is unchanged, a stack list or show would return the same thing. Read
+        once for every burst of concurrent callers (``SingleFlight``)."""
+        reader: SingleFlight[int | None] | None = self.__dict__.get("_generation_reader")
+        if reader is None:
+            reader = self.__dict__["_generation_reader"] = SingleFlight(
+                lambda: self.db.run(db_stacks.stacks_generation))
+        return await reader.get()
+
+    async def count_stacks(self, ctx: RequestContext, *,
+                           filters: Mapping[str, Any] | None = None,
+                           show_deleted: bool = False, show_nested: bool = False,
+                           show_hidden: bool = False, tags: Sequence[str] | None = None,
+                           tags_any: Sequence[str] | None = None,
+                           not_tags: Sequence[str] | None = None,
+                           not_tags_any: Sequence[str] | None = None,
+                           global_tenant: bool = False) -> int:
+        q = self._query(ctx, filters=filters, show_deleted=show_deleted,
+                        show_nested=show_nested, show_hidden=show_hidden, tags=tags,
+                        tags_any=tags_any, not_tags=not_tags, not_tags_any=not_tags_any,
+                        global_tenant=global_tenant)
+        count: int = await self.db.run(db_stacks.count_stacks, q)
+        return count
+
+    async def show_stack(self, ctx: RequestContext, stack_identity: Identity,
+                         resolve_outputs: bool = True) -> JSON:
+        rec = await self._find(ctx, stack_identity, show_deleted=True)
+        params, description = await self._show_static(rec)
+        outputs = await self._outputs(rec) if resolve_outputs else None
+        return fmt.stack_detail(rec, parameters=params, description=description,
+                                outputs=outputs)
+
+    async def _per_template(self, cache_name: str, rec: StackRecord,
+                            derive: Callable[[Any, Any], T]) -> T:
+        """``derive(template, raw)`` for the stack's current raw template, kept per
+        (stack, raw template) in a bounded most-recently-used cache: a raw template is
+        never changed in place (an update stores a new one), so what is derived from it
+        holds until the stack points elsewhere, and a repeated read then costs no
+        template fetch, decode or bind."""
+        cache: dict[tuple[str, int], T] = self.__dict__.setdefault(cache_name, {})
+        key = (rec.id, rec.raw_template_id)
+        if key in cache:
+            found = cache.pop(key)
+        else:
+            raw = await self.db.run(db_stacks.get_raw_template, rec.raw_template_id)
+            found = derive(self.engine.template_cache.get(raw), raw)
+        cache[key] = found   # most recently used last
+        while len(cache) > _SHOW_CACHE_SIZE:
+            cache.pop(next(iter(cache)))
+        return found
+
+    async def _show_static(self, rec: StackRecord) -> tuple[Mapping[str, str], str]:
+        """Stack show's parameters and description."""
+        return await self._per_template(
+            "_show_cache", rec,
+            lambda tmpl, raw: (self.engine.parameters_display(rec, tmpl, raw),
+                               getattr(tmpl, "description", "") or "No description"))
+
+    async def _descriptions(self, rec: StackRecord) -> Mapping[str, str]:
+        """Each resource's ``description`` as the stack's template declares it (resource
+        show and the detailed list show it, as Heat does)."""
+        return await self._per_template(
+            "_description_cache", rec,
+            lambda tmpl, raw: {name: snippet.description
+                               for name, snippet in getattr(tmpl, "resources", {}).items()
+                               if isinstance(snippet.description, str)
+                               and snippet.description})
+
+    async def get_template(self, ctx: RequestContext, stack_identity: Identity) -> JSON:
+        rec = await self._find(ctx, stack_identity, show_deleted=True)
+        raw = await self.db.run(db_stacks.get_raw_template, rec.raw_template_id)
+        return dict(raw.template)
+
+    async def get_environment(self, ctx: RequestContext, stack_identity: Identity) -> JSON:
+        rec = await self._find(ctx, stack_identity, show_deleted=True)
+        raw = await self.db.run(db_stacks.get_raw_template, rec.raw_template_id)
+        env = dict(raw.environment)
+        hidden = set(self.engine.hidden_params(rec, raw))
+        params = dict(env.get("parameters") or {})
+        for name in hidden & set(params):
+            params[name] = "******"
+        return {"parameters": params,
+                "resource_registry": env.get("resource_registry") or {},
+                "parameter_defaults": env.get("parameter_defaults") or {},
+                "event_sinks": env.get("event_sinks") or [],
+                "encrypted_param_names": list(env.get("encrypted_param_names") or [])}
+
+    async def get_files(self, ctx: RequestContext, stack_identity: Identity) -> JSON:
+        rec = await self._find(ctx, stack_identity, show_deleted=True)
+        raw = await self.db.run(db_stacks.get_raw_template, rec.raw_template_id)
+        return dict(raw.files)
+
+    async def _outputs(self, rec: StackRecord) -> list[JSON]:
+        """The outputs stored at the end of the last action; while an action runs, they
+        are resolved on demand from the resources as they are now, as Heat does (a
+        resource not created yet gives None)."""
+        if rec.status != IN_PROGRESS or not rec.raw_template_id:
+            return list(rec.outputs or [])
+        stack = self.engine.live.get(rec.id)
+        if stack is None or stack.bound is None:   # the action runs in another engine
+            try:
+                stack = await self.engine.load(rec.id)
+            except EntityNotFound:
+                return list(rec.outputs or [])
+        return resolve_all(stack)
+
+    async def list_outputs(self, ctx: RequestContext, stack_identity: Identity) -> list[JSON]:
+        rec = await self._find(ctx, stack_identity)
+        return [{"output_key": o["output_key"], "description": o["description"]}
+                for o in await self._outputs(rec)]
+
+    async def show_output(self, ctx: RequestContext, stack_identity: Identity,
+                          output_key: str) -> JSON:
+        rec = await self._find(ctx, stack_identity)
+        for out in await self._outputs(rec):
+            if out["output_key"] == output_key:
+                return dict(out)
+        raise EntityNotFound(f"Specified output key {output_key} not found.")
+
+    # -- resources ------------------------------------------------------------------------
+    async def list_stack_resources(self, ctx: RequestContext, stack_identity: Identity,
+                                   nested_depth: int = 0, with_detail: bool = False,
+                                   filters: Mapping[str, Any] | None = None) -> list[JSON]:
+        rec = await self._find(ctx, stack_identity)
+
+        def read(s: Session) -> tuple[list[tuple[StackRecord, list[ResourceRecord]]],
+                                      list[StackRecord]]:
+            out = [(rec, db_resources.list_resources(s, rec.id))]
+            kids = db_stacks.list_child_stacks(s, rec.id)
+            if nested_depth:
+                for child in db_stacks.list_tree_stacks(s, rec.root_stack_id):
+                    if child.id != rec.id and 0 < child.nested_depth - rec.nested_depth \
+                            <= nested_depth:
+                        out.append((child, db_resources.list_resources(s, child.id)))
+                        kids.append(child)
+            return out, kids
+
+        groups, kids = await self.db.run(read)
+        children = {(k.owner_id, k.parent_resource_name): k for k in kids}
+        result: list[JSON] = []
+        for stack, rows in groups:
+            current = _current_rows(rows)
+            needed = _required_by(current)
+            # with_detail adds what resource show adds (description, metadata, attributes)
+            attrs = (await self.engine.all_resource_attributes(stack.id)
+                     if with_detail and current else {})
+            described = await self._descriptions(stack) if with_detail and current else {}
+            for row in current:
+                item = fmt.resource(row, stack, required_by=needed.get(row.name, []),
+                                    nested_stack=children.get((stack.id, row.name)),
+                                    detail=with_detail, attributes=attrs.get(row.name),
+                                    description=described.get(row.name, ""))
+                if _matches(item, filters):
+                    result.append(item)
+        return result
+
+    async def describe_stack_resource(self, ctx: RequestContext, stack_identity: Identity,
+                                      resource_name: str,
+                                      with_attr: Sequence[str] | None = None) -> JSON:
+        rec = await self._find(ctx, stack_identity)
+        rows = _current_rows(await self.db.run(db_resources.list_resources, rec.id))
+        row = next((r for r in rows if r.name == resource_name), None)
+        if row is None:
+            raise ResourceNotFound.in_stack(resource_name, rec.name)
+        attributes = await self.engine.resource_attributes(rec.id, resource_name, with_attr)
+        description = (await self._descriptions(rec)).get(resource_name, "")
+        nested = await self.engine.nested_of(rec.id, resource_name)
+        return fmt.resource(row, rec, required_by=_required_by(rows).get(row.name, []),
+                            detail=True, description=description, attributes=attributes,
+                            nested_stack=nested)
+
+    async def describe_stack_resources(self, ctx: RequestContext, stack_identity: Identity,
+                                       resource_name: str | None) -> list[JSON]:
+        items = await self.list_stack_resources(ctx, stack_identity)
+        return [i for i in items if resource_name is None or i["resource_name"] == resource_name]
+
+    # -- events ---------------------------------------------------------------------------
+    async def list_events(self, ctx: RequestContext, stack_identity: Identity | None,
+                          filters: Mapping[str, Any] | None = None, limit: int | None = None,
+                          marker: str | None = None, sort_keys: Sequence[str] | None = None,
+                          sort_dir: str | None = None, nested_depth: int | None = None,
+                          ) -> list[JSON]:
+        if stack_identity is None:
+            raise EntityNotFound("The Stack (None) could not be found.")
+        rec = await self._find(ctx, stack_identity, show_deleted=True)
+        stacks = {rec.id: rec}
+        if nested_depth:
+            tree = await self.db.run(db_stacks.list_tree_stacks, rec.root_stack_id)
+            for child in tree:
+                if 0 < child.nested_depth - rec.nested_depth <= nested_depth:
+                    stacks[child.id] = child
+        q = EventQuery(stack_ids=tuple(stacks), filters=dict(filters or {}), limit=limit,
+                       marker=marker, sort_keys=tuple(sort_keys or ()),
+                       sort_dir=sort_dir)  # type: ignore[arg-type]
+        rows = await self.db.run(db_events.list_events, q)
+        out = []
+        for ev in rows:
+            item = fmt.event(ev, stacks[ev.stack_id])
+            if nested_depth:
+                item["root_stack_id"] = fmt.identity(rec)
+            out.append(item)
+        return out
+
+    async def show_event(self, ctx: RequestContext, stack_identity: Identity,
+                         resource_name: str, event_id: str) -> JSON:
+        rec = await self._find(ctx, stack_identity, show_deleted=True)
+        ev = await self.db.run(db_events.get_event, rec.id, event_id)
+        if ev is None or (resource_name and ev.resource_name != resource_name):
+            raise EntityNotFound(f"The Event ({event_id}) could not be found.")
+        return fmt.event(ev, rec)
+
+
+#: the resource list's filter keys (Heat's resource table columns) -> our item's keys
+_FILTER_FIELDS = {"name": "resource_name", "action": "resource_action",
+                  "status": "resource_status"}
+
+
+def _matches(item: Mapping[str, Any], filters: Mapping[str, Any] | None) -> bool:
+    """Heat 27 (observed): ``type`` matches any part of the type name, ``status`` the
+    status alone or joined with the action ("COMPLETE", "CREATE_COMPLETE"), the others
+    exactly; repeated values are alternatives (Heat answers a repeated ``type`` with a
+    bare 400, which we do not copy)."""
+    if not filters:
+        return True
+    for key, want in filters.items():
+        values = want if isinstance(want, list | tuple) else [want]
+        have = item.get(_FILTER_FIELDS.get(key, key))
+        if key == "type":
+            if not any(str(v) in str(item.get("resource_type", "")) for v in values):
+                return False
+        elif key in ("status", "resource_status"):
+            have_alt = str(item.get("resource_status", "")).split("_", 1)[-1]
+            if have not in values and have_alt not in values:
+                return False
+        elif have not in values:
+            return False
+    return True

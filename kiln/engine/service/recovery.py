@@ -1,0 +1,172 @@
+"""Engine housekeeping run by the service: registration, heartbeat and the sweep that
+takes over dead engines' stacks (resumed by :mod:`kiln.engine.actions.recover`), and the
+service listing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import socket
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from kiln.db import locks as db_locks
+from kiln.db import recovery as db_recovery
+from kiln.db.models import utcnow
+from kiln.engine.actions.recover import engine_went_down, fail_stack, resume
+from kiln.engine.model.context import RequestContext
+from kiln.engine.model.live_stack import LiveStack
+from kiln.engine.model.states import (
+    IN_PROGRESS,
+)
+from kiln.engine.runtime.claims import Claim
+from kiln.engine.service.interface import JSON
+from kiln.engine.service.mixin_base import ServiceBase
+
+LOG = logging.getLogger(__name__)
+
+
+class Recovery:
+    """Registration, heartbeat and the periodic sweep of one engine."""
+
+    def __init__(self, engine: Any, conf: Any) -> None:
+        self.engine = engine
+        self.conf = conf
+        opts = conf.kiln_engine
+        self.heartbeat_interval = max(float(opts.heartbeat_interval), 0.05)
+        self.dead_after = float(opts.engine_dead_after)
+        self.sweep_interval = max(min(float(conf.periodic_interval), self.dead_after / 2),
+                                  0.05)
+        self._task: asyncio.Task[None] | None = None
+        #: stacks this engine took over, for diagnostics and tests
+        self.recovered: list[str] = []
+
+    async def start(self) -> None:
+        await self.engine.db.run(
+            db_locks.register_engine, self.engine.engine_id, host=self.conf.host,
+            hostname=socket.gethostname(), report_interval=int(self.heartbeat_interval))
+        await self.sweep()
+        self._task = asyncio.ensure_future(self._loop())
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    async def unregister(self) -> None:
+        with contextlib.suppress(Exception):
+            await self.engine.db.run(db_locks.unregister_engine, self.engine.engine_id)
+
+    async def _loop(self) -> None:
+        loop = asyncio.get_running_loop()
+        next_sweep = loop.time() + self.sweep_interval
+        while True:
+            await asyncio.sleep(min(self.heartbeat_interval,
+                                    max(next_sweep - loop.time(), 0.0)))
+            try:
+                await self.engine.db.run(db_locks.heartbeat, self.engine.engine_id)
+                if loop.time() >= next_sweep:
+                    next_sweep = loop.time() + self.sweep_interval
+                    await self.sweep()
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # the database may be briefly unavailable: try again later
+                LOG.exception("engine housekeeping failed")
+
+    async def sweep(self) -> list[str]:
+        """Take over what dead engines left; returns the ids of the stacks taken."""
+        engine = self.engine
+        me = engine.engine_id
+        found = await engine.db.run(db_recovery.orphaned_stacks, self.dead_after, me)
+        taken: list[str] = []
+        for rec in found:
+            claim = engine.claims.try_take(rec.id, rec.action)
+            if claim is None:  # a request or an action of this process has it
+                continue
+            try:
+                await self._take_over(rec, claim)
+            finally:
+                if claim.task is None:
+                    await engine.claims.give_back(claim)
+            if claim.task is not None:
+                taken.append(rec.id)
+        self.recovered.extend(taken)
+        return taken
+
+    async def _take_over(self, rec: Any, claim: Claim) -> None:
+        """Resume one orphaned stack under ``claim``; the caller gives the claim (and the
+        row lock) back unless an action was launched."""
+        engine = self.engine
+        if not await engine.db.run(db_recovery.take_stack, rec, engine.engine_id):
+            return
+        if rec.status != IN_PROGRESS:
+            return
+        LOG.warning("taking over stack %s (%s_%s) from engine %s", rec.id, rec.action,
+                    rec.status, rec.engine_id)
+        try:
+            stack = await engine.load(rec.id)
+        except Exception:
+            LOG.exception("cannot load stack %s for recovery", rec.id)
+            await engine.db.write(db_recovery.fail_stored_stack, rec.id,
+                                  engine_went_down(rec.action))
+            return
+        claim.launch(_work(engine, stack), stack)
+
+
+def _work(engine: Any, stack: LiveStack) -> Callable[[], Awaitable[None]]:
+    async def run() -> None:
+        try:
+            await resume(engine, stack)
+        except Exception:
+            LOG.exception("recovery of stack %s failed", stack.info.id)
+            try:
+                await fail_stack(engine, stack)
+            except Exception:
+                LOG.exception("cannot fail stack %s", stack.info.id)
+                await engine.db.write(db_recovery.fail_stored_stack, stack.info.id,
+                                      engine_went_down(stack.info.action))
+    return run
+
+
+def service_body(rec: Any) -> JSON:
+    """Heat's service listing entry; ``status`` is up while heartbeats are recent."""
+    last = rec.updated_at or rec.created_at
+    up = (utcnow() - last).total_seconds() <= 2 * max(rec.report_interval, 1)
+    return {"id": rec.id, "binary": rec.binary, "engine_id": rec.engine_id,
+            "host": rec.host, "hostname": rec.hostname, "topic": rec.topic,
+            "report_interval": rec.report_interval,
+            "created_at": _plain(rec.created_at), "updated_at": _plain(rec.updated_at),
+            "deleted_at": _plain(rec.deleted_at), "status": "up" if up else "down"}
+
+
+def _plain(value: Any) -> str | None:
+    """Heat lists service times as naive ISO strings with microseconds (no ``Z``)."""
+    return None if value is None else value.isoformat()
+
+
+class RecoveryOps(ServiceBase):
+    """Starts and stops the engine's :class:`Recovery` with the service."""
+
+    recovery: Recovery | None = None
+
+    async def start(self) -> None:
+        await super().start()
+        self.recovery = Recovery(self.engine, self.conf)
+        await self.recovery.start()
+
+    async def stop(self) -> None:
+        recovery, self.recovery = self.recovery, None
+        if recovery is not None:
+            await recovery.stop()
+            if self._engine is not None:
+                await self._engine.stop()
+            await recovery.unregister()
+        await super().stop()
+
+    async def list_services(self, ctx: RequestContext) -> list[JSON]:
+        rows = await self.db.run(db_locks.list_services)
+        return [service_body(r) for r in rows]

@@ -1,0 +1,112 @@
+"""EngineService.resource_signal: the path agents, wait conditions and users take to a
+resource while its stack runs (or rests).
+
+A signal goes to the plugin instance the running action works on when this engine runs
+one on the stack (a wait condition polls its handle's in-memory metadata), otherwise to a
+plugin loaded from the database; either way what the plugin changed (metadata, data) is
+persisted with Heat's ``SIGNAL`` event. ``{"unset_hook": "<hook>"}`` is not for the
+plugin: it clears a lifecycle breakpoint (:mod:`kiln.engine.runtime.hooks`).
+
+Checks and messages follow Heat 27 (observed on the live peer): a resource being
+suspended or deleted refuses signals (``NotSupported``) and records why; an unknown or
+unset hook is ``InvalidBreakPointHook``; a plugin without ``handle_signal`` answers
+``ResourceActionNotSupported``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from kiln.engine.model.context import RequestContext
+from kiln.engine.model.live_stack import LiveStack, Slot
+from kiln.engine.model.states import DELETE, SUSPEND
+from kiln.engine.runtime import hooks
+from kiln.engine.service.interface import Identity
+from kiln.engine.service.mixin_base import ResourceNotFound, ServiceBase
+from kiln.errors import InvalidBreakPointHook, NotSupported
+from kiln.resources.base import Resource
+from kiln.template.environment import HOOK_TYPES
+
+LOG = logging.getLogger(__name__)
+NO_SIGNAL_ACTIONS = (SUSPEND, DELETE)
+
+
+def describe(stack: LiveStack, slot: Slot) -> str:
+    """How Heat names a resource in messages: ``NoneResource "a" [id] Stack "s" [id]``."""
+    kind = type(slot.plugin).__name__
+    where = f'Stack "{stack.info.name}" [{stack.info.id}]'
+    if slot.physical_id is not None:
+        return f'{kind} "{slot.name}" [{slot.physical_id}] {where}'
+    return f'{kind} "{slot.name}" {where}'
+
+
+def _details_text(details: Any) -> str:
+    """The event reason Heat writes when the plugin returned nothing to say."""
+    if details is None:
+        return "No signal details provided"
+    if isinstance(details, str):
+        return details
+    if isinstance(details, Mapping) and all(k in details
+                                            for k in ("previous", "current", "reason")):
+        return ("alarm state changed from "
+                f"{details['previous']} to {details['current']} ({details['reason']})")
+    return "Unknown"
+
+
+class SignalOps(ServiceBase):
+    async def _signal_target(self, ctx: RequestContext, stack_identity: Identity,
+                             resource_name: str) -> tuple[LiveStack, Slot]:
+        rec = await self._find(ctx, stack_identity)
+        engine = self.engine
+        live: dict[str, LiveStack] = getattr(engine, "live", {})
+        stack = live.get(rec.id)
+        if stack is None or resource_name not in stack.slots:
+            stack = await engine.load(rec.id)
+        slot = stack.slots.get(resource_name)
+        if slot is None:
+            raise ResourceNotFound.in_stack(resource_name, rec.name)
+        return stack, slot
+
+    async def resource_signal(self, ctx: RequestContext, stack_identity: Identity,
+                              resource_name: str, details: Any,
+                              sync_call: bool = False) -> Any:
+        stack, slot = await self._signal_target(ctx, stack_identity, resource_name)
+        state = slot.state
+        if state.action in NO_SIGNAL_ACTIONS:
+            await hooks.save_side_state(self.engine, stack, slot, event=hooks.resource_event(
+                stack, slot, f"Cannot signal resource during {state.action}"))
+            raise NotSupported(f"Signal resource during {state.action} is not supported.")
+        if isinstance(details, Mapping) and "unset_hook" in details:
+            await self._unset_hook(stack, slot, str(details["unset_hook"]))
+            return None
+        plugin = slot.plugin
+        if type(plugin).handle_signal is Resource.handle_signal:
+            return await plugin.handle_signal(details)  # raises Heat's "not supported"
+        try:
+            result = await plugin.handle_signal(details)
+        except Exception:
+            if sync_call:
+                raise
+            # Heat handles asynchronous signals in a background thread: the caller has
+            # already been answered, and a refused signal is only logged.
+            LOG.info("signal to %s refused", describe(stack, slot), exc_info=True)
+            return None
+        reason = f"Signal: {result}" if result else _details_text(details)
+        await hooks.save_side_state(self.engine, stack, slot, metadata=True,
+                                    event=hooks.resource_event(stack, slot, reason,
+                                                               action="SIGNAL"))
+        return dict(state.metadata) if sync_call else None
+
+    async def _unset_hook(self, stack: LiveStack, slot: Slot, hook: str) -> None:
+        if hook not in HOOK_TYPES:
+            raise InvalidBreakPointHook(
+                f'Invalid hook type "{hook}" for {describe(stack, slot)}')
+        if slot.state.data.get(hook) != hooks.SET:
+            raise InvalidBreakPointHook(
+                f'The "{hook}" hook is not defined on {describe(stack, slot)}')
+        del slot.state.data[hook]
+        await hooks.save_side_state(self.engine, stack, slot, event=hooks.resource_event(
+            stack, slot, f"Hook {hook} is cleared"))
+        hooks.breakpoints_of(self.engine).release(stack.info.id, slot.name, hook)

@@ -1,0 +1,131 @@
+"""EngineService: the snapshot calls (create, show, list, delete, restore); the walks are
+in :mod:`kiln.engine.actions.snapshot`.
+"""
+
+from __future__ import annotations
+
+from kiln.db import snapshots as db_snapshots
+from kiln.db import stacks as db_stacks
+from kiln.db.records import SnapshotRecord, StackRecord
+from kiln.engine.actions.adopt import stack_data
+from kiln.engine.actions.snapshot import run_restore, run_snapshot
+from kiln.engine.model.context import RequestContext
+from kiln.engine.model.live_stack import LiveStack
+from kiln.engine.model.states import (
+    COMPLETE,
+    CREATE,
+    IN_PROGRESS,
+    RESTORE,
+    SNAPSHOT,
+    stack_started,
+)
+from kiln.engine.runtime.claims import Claim
+from kiln.engine.service.interface import JSON, Identity
+from kiln.engine.service.mixin_base import ServiceBase
+from kiln.engine.service.replies import isotime
+from kiln.engine.store.loader import environment_from_stored
+from kiln.errors import ActionInProgress, EntityNotFound, NotSupported, RequestLimitExceeded
+
+
+class NotFound(EntityNotFound):
+    """Heat's generic not-found type for an unknown snapshot id."""
+
+
+class SnapshotNotFound(EntityNotFound):
+    pass
+
+
+def snapshot_body(rec: SnapshotRecord) -> JSON:
+    return {"id": rec.id, "name": rec.name, "action": rec.action, "status": rec.status,
+            "status_reason": rec.status_reason or None, "data": rec.data,
+            "creation_time": isotime(rec.created_at)}
+
+
+class SnapshotOps(ServiceBase):
+    async def _snapshot(self, ctx: RequestContext, rec: StackRecord,
+                        snapshot_id: str) -> SnapshotRecord:
+        snap: SnapshotRecord | None = await self.db.run(db_snapshots.get_snapshot,
+                                                        snapshot_id)
+        if snap is None or (snap.project_id != ctx.project_id and not ctx.is_admin):
+            raise NotFound(f"Snapshot with id {snapshot_id} not found")
+        if snap.stack_id != rec.id:
+            raise SnapshotNotFound(f"The Snapshot ({snapshot_id}) for Stack ({rec.name}) "
+                                   "could not be found.")
+        return snap
+
+    async def stack_snapshot(self, ctx: RequestContext, stack_identity: Identity,
+                             name: str | None) -> JSON:
+        engine = self.engine
+        rec = await self._find(ctx, stack_identity)
+        if rec.status == IN_PROGRESS:
+            raise ActionInProgress(f"Stack {rec.name} already has an action ({rec.action}) "
+                                   "in progress.")
+        limit = self.conf.max_snapshots_per_stack
+        if not ctx.is_admin and limit >= 0:
+            count = await self.db.run(db_snapshots.count_snapshots, rec.id)
+            if count >= limit:
+                raise RequestLimitExceeded(
+                    "Request limit exceeded: You have reached the maximum snapshots per "
+                    f"stack, {limit}. Please delete some snapshots.")
+        async with engine.claim(rec.id, rec.name, SNAPSHOT) as claim:
+            stack = await engine.load(rec.id)
+            snap = await self.db.write(db_snapshots.create_snapshot, rec.id, ctx.project_id,
+                                       name, action=CREATE, status=IN_PROGRESS,
+                                       data=stack_data(stack, no_resources=True))
+            await engine.recorder.stack(stack, SNAPSHOT, IN_PROGRESS,
+                                        stack_started(SNAPSHOT))
+            claim.launch(lambda: run_snapshot(engine, stack, snap.id), stack)
+        return snapshot_body(snap)
+
+    async def show_snapshot(self, ctx: RequestContext, stack_identity: Identity,
+                            snapshot_id: str) -> JSON:
+        rec = await self._find(ctx, stack_identity)
+        return snapshot_body(await self._snapshot(ctx, rec, snapshot_id))
+
+    async def list_snapshots(self, ctx: RequestContext, stack_identity: Identity,
+                             ) -> list[JSON]:
+        rec = await self._find(ctx, stack_identity)
+        rows = await self.db.run(db_snapshots.list_snapshots, rec.id)
+        return [snapshot_body(r) for r in rows]
+
+    async def delete_snapshot(self, ctx: RequestContext, stack_identity: Identity,
+                              snapshot_id: str) -> None:
+        rec = await self._find(ctx, stack_identity)
+        snap = await self._snapshot(ctx, rec, snapshot_id)
+        running = rec.action == SNAPSHOT and rec.status == IN_PROGRESS
+        if snap.action in (None, CREATE) and snap.status == IN_PROGRESS and running:
+            raise NotSupported("Deleting in-progress snapshot is not supported.")
+        await self.db.write(db_snapshots.delete_snapshot, snapshot_id)
+
+    async def stack_restore(self, ctx: RequestContext, stack_identity: Identity,
+                            snapshot_id: str) -> None:
+        engine = self.engine
+        rec = await self._find(ctx, stack_identity)
+        snap = await self._snapshot(ctx, rec, snapshot_id)
+        if snap.status != COMPLETE:
+            raise NotSupported("Restoring incomplete snapshot is not supported.")
+        data = dict(snap.data or {})
+        async with engine.claim(rec.id, rec.name, RESTORE) as claim:
+            current = await engine.load(rec.id)
+            await self._launch_restore(claim, current, data)
+
+    async def _launch_restore(self, claim: Claim, current: LiveStack, data: JSON) -> None:
+        """Store the snapshot's template, mark the stack RESTORE_IN_PROGRESS and start."""
+        engine = self.engine
+        files = dict(data.get("files") or {})
+        env = environment_from_stored(dict(data.get("environment") or {}), files)
+        template_id = await self.db.write(db_stacks.create_raw_template,
+                                          dict(data.get("template") or {}),
+                                          env.env_as_dict(), files, ())
+        raw = await self.db.run(db_stacks.get_raw_template, template_id)
+        info = current.info
+        new_info = type(info)(**{**info.__dict__, "raw_template_id": template_id,
+                                 "prev_raw_template_id": info.raw_template_id})
+        new = LiveStack(new_info, template=engine.template_cache.get(raw), environment=env,
+                        user_params=env.parameters, files=files, conf=self.conf,
+                        nested=engine.nested, parent_facade=current.parent_facade)
+        new.bind(validate_params=False)
+        await engine.recorder.stack(new, RESTORE, IN_PROGRESS, stack_started(RESTORE),
+                                    extra={"raw_template_id": template_id,
+                                           "prev_raw_template_id": info.raw_template_id})
+        claim.launch(lambda: run_restore(engine, current, new, data), new)

@@ -1,0 +1,209 @@
+"""EngineService: the stack-changing calls (create, delete, ...)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from kiln.db import stacks as db_stacks
+from kiln.db import templates as db_templates
+from kiln.db.models import utcnow
+from kiln.engine.actions import create as create_action
+from kiln.engine.actions import delete as delete_action
+from kiln.engine.actions import new_stack
+from kiln.engine.actions import update as update_action
+from kiln.engine.model.context import RequestContext
+from kiln.engine.model.live_stack import LiveStack
+from kiln.engine.model.states import CREATE, DELETE, IN_PROGRESS, SUSPEND, UPDATE, stack_started
+from kiln.engine.runtime.claims import Claim
+from kiln.engine.service import preview
+from kiln.engine.service.interface import JSON, Identity
+from kiln.engine.service.lifecycle import LifecycleOps
+from kiln.engine.service.replies import identity
+from kiln.errors import NotSupported, StackValidationFailed
+
+
+class StackOps(LifecycleOps):
+    async def create_stack(self, ctx: RequestContext, stack_name: str,
+                           template: Mapping[str, Any] | str, params: Mapping[str, Any],
+                           files: Mapping[str, str], args: Mapping[str, Any],
+                           environment_files: Sequence[str] | None = None) -> JSON:
+        engine = self.engine
+        stack = await new_stack.prepare(engine, ctx, stack_name, template, params, files,
+                                       environment_files, args)
+        async with engine.claims.claim_new(stack.info.id, CREATE) as claim:
+            await new_stack.store(engine, stack)
+            claim.launch(lambda: create_action.run_create(engine, stack), stack)
+        return stack.identity_dict()
+
+    async def preview_stack(self, ctx: RequestContext, stack_name: str,
+                            template: Mapping[str, Any] | str, params: Mapping[str, Any],
+                            files: Mapping[str, str], args: Mapping[str, Any],
+                            environment_files: Sequence[str] | None = None) -> JSON:
+        stack = await new_stack.prepare(self.engine, ctx, stack_name, template, params, files,
+                                       environment_files, args, stack_id="None")
+        return preview.nested_previews(stack, preview.stack_preview(stack))
+
+    async def delete_stack(self, ctx: RequestContext, stack_identity: Identity) -> None:
+        engine = self.engine
+        rec = await self._find(ctx, stack_identity)
+        # Heat lets a delete pre-empt the action running on the stack
+        async with engine.claim(rec.id, rec.name, DELETE, preempt=True) as claim:
+            stack = await engine.load(rec.id)
+            await engine.recorder.stack(stack, DELETE, IN_PROGRESS, stack_started(DELETE))
+            claim.launch(lambda: delete_action.run_delete(engine, stack), stack)
+
+    async def identify_stack(self, ctx: RequestContext, stack_name: str) -> JSON:
+        rec = await self._find(ctx, stack_name)
+        return identity(rec)
+
+    # -- update -----------------------------------------------------------------------
+    async def _prepare_update(self, ctx: RequestContext, stack_identity: Identity,
+                              template: Mapping[str, Any] | str | None,
+                              params: Mapping[str, Any], files: Mapping[str, str],
+                              args: Mapping[str, Any],
+                              environment_files: Sequence[str] | None,
+                              ) -> tuple[LiveStack, LiveStack]:
+        """(current stack as stored, new stack bound to the new template, validated)."""
+        engine = self.engine
+        rec = await self._find(ctx, stack_identity)
+        refuse_update(rec.action)
+        patch = bool(args.get("existing"))
+        # the stored body is needed only by a PATCH without a template; a big stack's
+        # parsed body would otherwise sit beside the old and the new template
+        read_raw = db_stacks.get_raw_template if patch and template is None \
+            else db_templates.get_raw_template_without_body
+        raw = await self.db.run(read_raw, rec.raw_template_id)
+        new_files = {**raw.files, **(files or {})} if patch else dict(files or {})
+        body = template if template is not None else (raw.template if patch else None)
+        if body is None:
+            raise StackValidationFailed("No Template provided.")
+        env_body = merged_environment(raw.environment, params, args) if patch \
+            else dict(params or {})
+        tmpl, env = new_stack.parse_request(body, env_body, new_files, environment_files,
+                                           self.conf)
+        opts = new_stack.Options.from_args(args)
+        if patch or "disable_rollback" not in args:
+            opts.disable_rollback = (bool(args["disable_rollback"])
+                                     if "disable_rollback" in args
+                                     else rec.disable_rollback)
+        if "timeout_mins" not in args and "timeout" not in args:
+            opts.timeout_mins = rec.timeout
+        if "tags" not in args:
+            opts.tags = rec.tags
+        new = new_stack.build(engine, name=rec.name, project_id=rec.project_id,
+                             template=tmpl, environment=env, files=new_files, opts=opts,
+                             username=rec.username, user_id=rec.user_id,
+                             stack_id=rec.id, action=UPDATE)
+        new.parent_facade = await engine.parent_facade(rec)
+        # validated as a new stack (before it takes the stored stack's info: a stored
+        # stack's get_attr names are never re-judged, a new template's are)
+        new_stack.validate(engine, new)
+        # the slots were for validation only; the update moves the real ones in. The
+        # stored stack is loaded only now, so a big stack's validation slots and its
+        # stored slots are never in memory together
+        new.slots.clear()
+        current = await engine.load(rec.id)
+        new.info = dataclasses.replace(current.info, timeout_mins=opts.timeout_mins,
+                                       disable_rollback=opts.disable_rollback,
+                                       tags=opts.tags)
+        check_immutable(current, new)
+        return current, new
+
+    async def update_stack(self, ctx: RequestContext, stack_identity: Identity,
+                           template: Mapping[str, Any] | str | None,
+                           params: Mapping[str, Any], files: Mapping[str, str],
+                           args: Mapping[str, Any],
+                           environment_files: Sequence[str] | None = None) -> JSON:
+        engine = self.engine
+        rec = await self._find(ctx, stack_identity)
+        refuse_update(rec.action)  # before the claim: a request bound to fail takes none
+        # held from before the stored stack is read, so what the update starts from is
+        # what the action before it left
+        async with engine.claim(rec.id, rec.name, UPDATE) as claim:
+            current, new = await self._prepare_update(ctx, stack_identity, template, params,
+                                                      files, args, environment_files)
+            await self._launch_update(claim, current, new)
+        return new.identity_dict()
+
+    async def _launch_update(self, claim: Claim, current: LiveStack, new: LiveStack) -> None:
+        """Store the new template, mark the stack UPDATE_IN_PROGRESS and start the walk."""
+        engine = self.engine
+        info = new.info
+        hidden = sorted(getattr(new.bound.parameters, "hidden", ()) or ())
+        template_id = await self.db.write(
+            db_stacks.create_raw_template, new.template.raw, new.environment.env_as_dict(),
+            new.files, hidden)
+        prev = info.raw_template_id
+        info.raw_template_id, info.prev_raw_template_id = template_id, prev
+        await engine.recorder.stack(new, UPDATE, IN_PROGRESS, stack_started(UPDATE), extra={
+            "raw_template_id": template_id, "prev_raw_template_id": prev,
+            "timeout": info.timeout_mins, "disable_rollback": info.disable_rollback,
+            "updated_at": utcnow()})
+        if tuple(info.tags) != tuple(current.info.tags):
+            await self.db.write(db_stacks.set_stack_tags, info.id, list(info.tags))
+        claim.launch(lambda: update_action.run_update(engine, current, new), new)
+
+    async def preview_update_stack(self, ctx: RequestContext, stack_identity: Identity,
+                                   template: Mapping[str, Any] | str | None,
+                                   params: Mapping[str, Any], files: Mapping[str, str],
+                                   args: Mapping[str, Any],
+                                   environment_files: Sequence[str] | None = None) -> JSON:
+        current, new = await self._prepare_update(ctx, stack_identity, template, params,
+                                                  files, args, environment_files)
+        rec = await self._find(ctx, stack_identity)
+        return preview.update_preview(rec, current, new)
+
+    async def stack_cancel_update(self, ctx: RequestContext, stack_identity: Identity,
+                                  cancel_with_rollback: bool = True) -> None:
+        engine = self.engine
+        rec = await self._find(ctx, stack_identity)
+        allowed = (UPDATE,) if cancel_with_rollback else (UPDATE, CREATE)
+        if not (rec.status == IN_PROGRESS and rec.action in allowed):
+            raise NotSupported(f"Cancelling update when stack is {rec.action}_{rec.status} "
+                               "is not supported.")
+        # the running action, not the row read above: a delete may have pre-empted it
+        held = engine.claims.get(rec.id)
+        cancel = engine.cancels.get(rec.id)
+        if cancel is None or held is None or held.action not in allowed:
+            raise NotSupported(f"Cancelling update when stack is {rec.action}_{rec.status} "
+                               "is not supported.")
+        engine.cancel_rollback[rec.id] = cancel_with_rollback
+        cancel.set()
+
+
+def refuse_update(action: str) -> None:
+    if action == SUSPEND:
+        raise NotSupported("Updating a stack when it is suspended is not supported.")
+    if action == DELETE:
+        raise NotSupported("Updating a stack when it is deleting is not supported.")
+
+
+def merged_environment(stored: Mapping[str, Any], params: Mapping[str, Any] | None,
+                       args: Mapping[str, Any]) -> dict[str, Any]:
+    """PATCH: the stored environment with the request's layered on top; names in
+    ``clear_parameters`` go back to their defaults."""
+    env = {k: (dict(v) if isinstance(v, dict) else v) for k, v in stored.items()}
+    new = dict(params or {})
+    for key in ("parameters", "parameter_defaults", "resource_registry"):
+        if new.get(key):
+            merged = dict(env.get(key) or {})
+            merged.update(new[key])
+            env[key] = merged
+    if new.get("event_sinks"):
+        env["event_sinks"] = list(new["event_sinks"])
+    for name in args.get("clear_parameters") or ():
+        for key in ("parameters", "parameter_defaults"):
+            (env.get(key) or {}).pop(name, None)
+    env.pop("encrypted_param_names", None)
+    return env
+
+
+def check_immutable(current: LiveStack, new: LiveStack) -> None:
+    from kiln.template.parameters import check_immutable as check
+
+    old_params = getattr(current.bound, "parameters", None)
+    new_params = getattr(new.bound, "parameters", None)
+    if old_params is not None and new_params is not None:
+        check(old_params, new_params, new.environment.parameters)
