@@ -1,7 +1,7 @@
 """Wake-ups for readers waiting on a stack's new events, inside one process.
 
 Every state change the engine makes is committed together with its event row
-(``kiln.engine.recorder``), so "new events of stack S were committed" is the one signal a
+(``kiln.engine.store.recorder``), so "new events of stack S were committed" is the one signal a
 live view needs. The database layer publishes the stack ids of the event rows each
 transaction inserted, once that transaction has committed (``kiln.db.events``), from
 whatever thread committed it; a subscriber (the event stream of the API) is woken on its
