@@ -81,7 +81,10 @@ def test_server_with_keypair_flavor_group_and_attached_volume(cloud_heat: Any,
     assert server.metadata == {"role": "db"}
     assert server.flavor.extra_specs == {"hw:cpu_policy": "shared"}
     assert out["first_address"].startswith("10.50.0.")
-    assert list(out["networks"].values())[0] == [out["first_address"]]
+    net_id = cloud_heat.resources.get(name, "net").physical_resource_id
+    # Heat's networks attribute: the addresses under the network's name and its ID
+    assert out["networks"][net_id] == [out["first_address"]]
+    assert len(out["networks"]) == 2
     volume_id = cloud_heat.resources.get(name, "volume").physical_resource_id
     volume = sdk.block_storage.get_volume(volume_id)
     assert volume.status == "in-use" and volume.size == 1
