@@ -20,6 +20,7 @@ Tree::
     │   ├── ImmutableParameterModified 400
     │   ├── ResourceTypeNotFound      400  (a StackValidationFailed, as Heat reports it)
     │   ├── InvalidResourceType       400
+    │   ├── ResourceTypeUnavailable   400  (its OpenStack service is not in the catalog)
     │   ├── InvalidBreakPointHook     400
     │   ├── InvalidMerge              400
     │   ├── ResourceActionNotSupported 400
@@ -124,6 +125,15 @@ class ResourceTypeNotFound(StackValidationFailed):
 
 class InvalidResourceType(InvalidInput):
     pass
+
+
+class ResourceTypeUnavailable(InvalidInput):
+    """The type needs an OpenStack service the cloud's catalog does not offer (Heat's
+    HEAT-E99001, which both the listing and a create check)."""
+
+    def __init__(self, type_name: str, client_name: str, reason: str) -> None:
+        super().__init__(f"HEAT-E99001 Service {client_name} is not available for resource "
+                         f"type {type_name}, reason: {reason}")
 
 
 class InvalidBreakPointHook(InvalidInput):

@@ -127,6 +127,10 @@ class Resource:
     #: neutron, ...); empty for types that need no cloud. A type whose service is not in
     #: the catalog is left out of the listing and refused, as in Heat
     client_name: ClassVar[str] = ""
+    #: False for the types registered only so that a template naming them gets Heat's
+    #: "service not available" answer (their service is one Kiln does not drive); they
+    #: never replace a type another plugin registered
+    implemented: ClassVar[bool] = True
     # -- options the engine reads (declared here so a misspelt one is a type error) ----
     #: on replacement, create the new physical resource before deleting the old one
     #: (Heat's order); a plugin whose old and new cannot coexist sets this False

@@ -18,13 +18,19 @@ import logging
 import pkgutil
 import re
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from importlib.metadata import entry_points
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from kiln.errors import EntityNotFound, InvalidInput, NotSupported, ResourceTypeNotFound
+from kiln.errors import (
+    EntityNotFound,
+    InvalidInput,
+    NotSupported,
+    ResourceTypeNotFound,
+    ResourceTypeUnavailable,
+)
 from kiln.resources import typedocs
 from kiln.resources.base import Resource
 from kiln.resources.schema import SUPPORT_STATUSES
@@ -90,7 +96,10 @@ class Registry:
 
     # -- loading --------------------------------------------------------------------
     def register(self, type_name: str, cls: type[Resource]) -> None:
-        """Add or replace a type (a later source overrides an earlier one)."""
+        """Add or replace a type (a later source overrides an earlier one, except that a
+        placeholder for an undriven service never replaces a real plugin)."""
+        if not cls.implemented and type_name in self._types:
+            return
         self._types[type_name] = cls
 
     def register_module(self, module: ModuleType) -> None:
@@ -152,12 +161,14 @@ class Registry:
 
     # -- the resource_types API -----------------------------------------------------------
     def list_types(self, *, type_name: str | None = None, version: str | None = None,
-                   support_status: str | None = None, with_description: bool = False
+                   support_status: str | None = None, with_description: bool = False,
+                   available: Callable[[type[Resource]], bool] | None = None
                    ) -> list[Any]:
         """Body list of ``GET /resource_types``: names, or ``{resource_type, description}``.
 
         ``type_name`` is a regular expression matched at the start of the name (an
-        invalid one matches nothing); hidden types are never listed.
+        invalid one matches nothing); hidden types are never listed, nor types for which
+        *available* says no (their OpenStack service is not in the catalog).
         """
         if support_status is not None and support_status not in SUPPORT_STATUSES:
             raise InvalidFilter(
@@ -174,6 +185,8 @@ class Registry:
             cls = self._types[name]
             status = cls.support_status
             if status.status == "HIDDEN":
+                continue
+            if available is not None and not available(cls):
                 continue
             if pattern is not None and not pattern.match(name):
                 continue
@@ -196,10 +209,15 @@ class Registry:
             raise NotSupported(f"{type_name} is not supported.")
         return cls
 
-    def schema(self, type_name: str, with_description: bool = False) -> dict[str, Any]:
-        """Body of ``GET /resource_types/{type}``."""
-        return typedocs.schema_body(type_name, self._documented(type_name),
-                                    with_description=with_description)
+    def schema(self, type_name: str, with_description: bool = False,
+               available: Callable[[type[Resource]], bool] | None = None) -> dict[str, Any]:
+        """Body of ``GET /resource_types/{type}``; a type whose service is missing
+        (*available* says no) is Heat's 400 ResourceTypeUnavailable."""
+        cls = self._documented(type_name)
+        if available is not None and not available(cls):
+            raise ResourceTypeUnavailable(type_name, cls.client_name,
+                                          "Service endpoint not in service catalog.")
+        return typedocs.schema_body(type_name, cls, with_description=with_description)
 
     def template(self, type_name: str, template_type: str = "cfn") -> dict[str, Any]:
         """Body of ``GET /resource_types/{type}/template``."""
