@@ -19,7 +19,19 @@ from kiln.clients.manager import CloudClients, CloudNotConfigured, clients_from_
 from kiln.clients.settings import CLIENT_SERVICE_TYPES, CloudSettings
 
 __all__ = ["CLIENT_SERVICE_TYPES", "CloudClients", "CloudNotConfigured", "CloudSettings",
-           "clients_for", "clients_from_conf"]
+           "clients_for", "clients_for_owner", "clients_from_conf", "service_catalog"]
+
+
+def clients_for_owner(conf: Any, owner: Any | None = None) -> CloudClients:
+    """The clients a stack's plugins act with. *owner* is the request context the stack
+    belongs to; the seam for the identity layer (acting with the request's token or a
+    trust). Without an identity service these are ``[kiln_clients]``'s credentials."""
+    return clients_from_conf(conf)
+
+
+async def service_catalog(conf: Any, owner: Any | None = None) -> frozenset[str]:
+    """The service types in the catalog the stack's owner sees (empty without a cloud)."""
+    return await clients_for_owner(conf, owner).service_types()
 
 
 def clients_for(runtime: Any) -> CloudClients:

@@ -82,6 +82,11 @@ class ResourceRuntime(Protocol):
     @property
     def nested(self) -> Any: ...
 
+    #: OpenStack clients (kiln.clients.CloudClients) acting for the stack's owner; cloud
+    #: plugins reach every OpenStack API through it and never build a session
+    @property
+    def clients(self) -> Any: ...
+
     @property
     def software_configs(self) -> SoftwareConfigStore: ...
 

@@ -129,3 +129,15 @@ def test_an_object_deleted_behind_kilns_back_counts_as_deleted(cloud_heat: Any,
     assert stack.stack_status == "CHECK_FAILED"
     assert net_id in cloud_heat.resources.get(name, "net").resource_status_reason
     assert delete_and_wait(cloud_heat, stack.id) == "DELETE_COMPLETE"
+
+
+def test_the_listing_shows_the_types_of_the_services_in_the_catalog(cloud_heat: Any) -> None:
+    listed = cloud_heat.resource_types.list()
+    names = {t.resource_type for t in listed}
+    assert {"OS::Nova::Server", "OS::Neutron::Net", "OS::Cinder::Volume",
+            "OS::Heat::None"} <= names
+    assert not [n for n in names if n.startswith("OS::Octavia::")]   # no load-balancer
+    schema = cloud_heat.resource_types.get("OS::Neutron::Subnet")
+    assert schema["properties"]["network"]["required"] is True
+    assert schema["properties"]["cidr"]["constraints"] == [
+        {"custom_constraint": "net_cidr"}]

@@ -21,6 +21,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from kiln.clients import service_catalog
 from kiln.db import events as db_events
 from kiln.db import resources as db_resources
 from kiln.db import stacks as db_stacks
@@ -168,6 +169,7 @@ async def prepare(engine: Engine, ctx: RequestContext, name: str,
     """A new top-level stack from a request, checked as create checks it (name free,
     quota, template, environment, limits) — shared by create, preview and adopt."""
     await check_new(engine, name=name, project_id=ctx.project_id, is_admin=ctx.is_admin)
+    catalog = await service_catalog(engine.conf, ctx)
 
     def parse_and_check() -> LiveStack:
         try:
@@ -185,6 +187,9 @@ async def prepare(engine: Engine, ctx: RequestContext, name: str,
         from kiln.engine.actions.validation import check_children
 
         check_children(stack)
+        from kiln.engine.actions.validation import check_services
+
+        check_services(stack, catalog)
         return stack
 
     # Off the event loop: a template's functions may take a while within their bounds

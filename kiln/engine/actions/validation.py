@@ -35,6 +35,7 @@ from kiln.errors import (
     KilnError,
     RequestLimitExceeded,
     ResourceTypeNotFound,
+    ResourceTypeUnavailable,
     StackValidationFailed,
     format_path,
 )
@@ -193,6 +194,18 @@ def check_resources(stack: LiveStack) -> None:
                 f'resources.{slot.name}.deletion_policy: "Snapshot" deletion policy '
                 "not supported")
         _unknown_property_check(slot)
+
+
+def check_services(stack: LiveStack, catalog: frozenset[str]) -> None:
+    """Heat's service check: a resource whose OpenStack service is not in the *catalog*
+    is a 400 ResourceTypeUnavailable naming the service and the type."""
+    from kiln.clients.availability import missing_service
+
+    for slot in stack.slots.values():
+        cls = type(slot.plugin)
+        reason = missing_service(cls, catalog)
+        if reason is not None:
+            raise ResourceTypeUnavailable(slot.definition.type, cls.client_name, reason)
 
 
 def registry_additions(stack: LiveStack) -> dict[str, str]:

@@ -11,6 +11,7 @@ import uuid
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from kiln.clients import CloudClients, clients_for_owner
 from kiln.engine.model.context import RequestContext
 from kiln.resources.base import (
     Resource,
@@ -48,6 +49,11 @@ class StackRuntime:
     @property
     def nested(self) -> Any:
         return self._stack.nested
+
+    @property
+    def clients(self) -> CloudClients:
+        """OpenStack clients acting for the stack's owner (kiln.clients)."""
+        return clients_for_owner(self._stack.conf, self._owner())
 
     @property
     def software_configs(self) -> SoftwareConfigStore:

@@ -20,6 +20,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from kiln.clients import service_catalog
+from kiln.clients.availability import service_filter
 from kiln.db import resources as db_resources
 from kiln.db import stacks as db_stacks
 from kiln.engine.actions import validation as v
@@ -111,9 +113,10 @@ class CatalogOps(ServiceBase):
         v.check_ignorable(ignorable_errors)
         conf = self.conf
         files = dict(files or {})
+        catalog = await service_catalog(conf, ctx)
         if deep:
             return self._validate_deep(ctx, template, params, files, environment_files,
-                                       show_nested)
+                                       show_nested, catalog)
         try:
             tmpl, env = v.parse(template, params, files, environment_files, conf)
             try:
@@ -129,6 +132,7 @@ class CatalogOps(ServiceBase):
                                         before_references=lambda: check_types(stack))
             add_template_slots(stack)
             v.check_resources(stack)
+            v.check_services(stack, catalog)
         except KilnError as exc:
             raise tv.as_validate_error(exc) from None
         # what show_nested meets in the children keeps its own error type, as in Heat
@@ -136,7 +140,8 @@ class CatalogOps(ServiceBase):
 
     def _validate_deep(self, ctx: RequestContext, template: Mapping[str, Any] | str,
                        params: Mapping[str, Any] | None, files: dict[str, str],
-                       environment_files: Sequence[str] | None, show_nested: bool) -> JSON:
+                       environment_files: Sequence[str] | None, show_nested: bool,
+                       catalog: frozenset[str]) -> JSON:
         conf = self.conf
         tmpl, env = v.parse(template, params, files, environment_files, conf)
         v.check_resource_count(tmpl, conf)
@@ -144,6 +149,7 @@ class CatalogOps(ServiceBase):
                              nested=self._nested_ops(), validate_params=True)
         stack.bound.validate()
         v.check_resources(stack)
+        v.check_services(stack, catalog)
         v.deep_check(self.engine, stack)
         try:
             body = tv.validate_template(tmpl, env)
@@ -188,16 +194,19 @@ class CatalogOps(ServiceBase):
                                   with_description: bool = False) -> list[Any]:
         from kiln.resources.registry import global_registry
 
+        available = service_filter(await service_catalog(self.conf, ctx))
         return global_registry().list_types(type_name=type_name, version=heat_version,
                                             support_status=support_status,
-                                            with_description=with_description)
+                                            with_description=with_description,
+                                            available=available)
 
     async def resource_schema(self, ctx: RequestContext, type_name: str,
                               with_description: bool = False) -> JSON:
         from kiln.resources.registry import global_registry
 
         # with_description deliberately not passed: see the module docstring
-        return global_registry().schema(type_name)
+        available = service_filter(await service_catalog(self.conf, ctx))
+        return global_registry().schema(type_name, available=available)
 
     async def generate_template(self, ctx: RequestContext, type_name: str,
                                 template_type: str = "cfn") -> JSON:
