@@ -82,6 +82,15 @@ def seed(layout: CloudLayout) -> None:
         conn.image.create_image(name=IMAGE, data=b"\0" * 1048576, disk_format="raw",
                                 container_format="bare", visibility="public",
                                 allow_duplicates=True)
+    # the admin project runs the tests and the benchmarks (50 servers and more)
+    admin = _find(lambda n, **k: conn.identity.find_project(n, domain_id="default", **k),
+                  "admin")
+    conn.compute.update_quota_set(admin.id, instances=-1, cores=-1, ram=-1,
+                                  key_pairs=-1, server_groups=-1)
+    conn.network.update_quota(admin.id, network=-1, subnet=-1, port=-1, router=-1,
+                              floatingip=-1, security_group=-1, security_group_rule=-1)
+    conn.block_storage.update_quota_set(admin.id, volumes=-1, gigabytes=-1,
+                                        snapshots=-1)
     net = _find(conn.network.find_network, PUBLIC_NET)
     if net is None:
         net = conn.network.create_network(

@@ -21,6 +21,13 @@ def _conf(tmp_path: Any, text: str) -> Any:
     return CONF
 
 
+@pytest.fixture(autouse=True)
+def _fresh_conf() -> Any:
+    """Options these tests load must not reach other tests in the same process."""
+    yield
+    CONF.clear()
+
+
 def test_per_client_sections_fall_back_to_clients(tmp_path: Any) -> None:
     conf = _conf(tmp_path, """
 [DEFAULT]
@@ -102,3 +109,15 @@ async def test_not_found_on_delete_counts_as_deleted() -> None:
     gone = Flaky(exceptions.NotFoundException(message="gone", http_status=404))
     assert await _clients().delete(gone) is False
     assert await _clients().delete(Flaky()) is True
+
+
+def test_the_readmes_cloud_configuration_loads(tmp_path: Any) -> None:
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).parents[3] / "README.md").read_text()
+    (example,) = re.findall(r"```ini cloud\n(.*?)```", readme, re.S)
+    settings = CloudSettings.from_conf(_conf(tmp_path, example))
+    assert settings.configured
+    assert settings.auth["username"] == "demo"
+    assert settings.auth["auth_url"] == "http://keystone.example.com:5000/v3"
