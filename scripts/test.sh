@@ -70,6 +70,11 @@ suite() {
 keystone_log=$(mktemp)
 "$VENV/bin/python" -m tests.support.keystone > "$keystone_log" 2>&1 &
 keystone_install=$!
+# Debian's chromium for the dashboard's browser tests, installed (as root, via apt-get) in
+# the same window when missing; tests/support/browser.py reports what went wrong.
+chromium_log=$(mktemp)
+bash tests/support/install_chromium.sh > "$chromium_log" 2>&1 &
+chromium_install=$!
 
 # The cloud suite (tests/cloud: real Keystone, Neutron, Nova, Glance, Cinder) needs a
 # cloud that takes minutes to install the first time and 25-80 s to start, and mostly
@@ -103,6 +108,8 @@ step "ruff" "$VENV/bin/ruff" check kiln tests bench
 step "mypy --strict" "$VENV/bin/mypy"
 wait "$keystone_install" || true   # a failure is reported by the tests that need it
 cat "$keystone_log"; rm -f "$keystone_log"
+wait "$chromium_install" || tail -3 "$chromium_log"
+rm -f "$chromium_log"
 for s in unit functional integration; do
     step "pytest tests/$s" suite "$s"
 done

@@ -144,3 +144,12 @@ def start_keystone_factory(tmp_path: Path) -> Iterator[StartKeystone]:
     yield factory
     for proc in started:
         proc.stop()
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Name the directory of the browser tests' screenshots when any were taken."""
+    from tests.support.browser import SESSION_MARKER, artifacts_dir
+
+    folder = artifacts_dir()
+    if (folder / SESSION_MARKER).exists():
+        terminalreporter.write_line(f"browser screenshots: {folder}")

@@ -11,6 +11,12 @@ if [ "$(id -u)" != 0 ]; then
     echo "install_chromium.sh: root is needed to apt-get install chromium" >&2
     exit 3
 fi
+# one installer at a time (xdist workers, scripts/test.sh's early start)
+exec 9>/tmp/kiln-install-chromium.lock
+flock 9
+if [ -x /usr/bin/chromium ]; then
+    exit 0
+fi
 export DEBIAN_FRONTEND=noninteractive
 apt_get() { apt-get -o DPkg::Lock::Timeout=600 -q "$@"; }
 apt_get install -y --no-install-recommends chromium fonts-dejavu-core \

@@ -37,7 +37,7 @@ export function clear(el, ...children) {
 /** The CSS class of a Heat status: ok, busy, fail or idle. */
 export function statusClass(status) {
   const s = String(status || '');
-  if (s.endsWith('_IN_PROGRESS')) return 'busy';
+  if (s.endsWith('_IN_PROGRESS') || s === 'HOOK_PAUSED') return 'busy';
   if (s.endsWith('_FAILED')) return 'fail';
   if (s.startsWith('DELETE_') || s.startsWith('INIT_')) return 'idle';
   if (s.endsWith('_COMPLETE')) return 'ok';

@@ -117,6 +117,7 @@ export class ParameterForm {
       hints.push(`range ${p.MinValue ?? '−∞'}–${p.MaxValue ?? '∞'}`);
     }
     if (p.AllowedPattern) hints.push(`pattern ${p.AllowedPattern}`);
+    if (p.CustomConstraint) hints.push(`checked as ${p.CustomConstraint}`);
     if (p.ConstraintDescription) hints.push(p.ConstraintDescription);
     return h('div', {class: 'param', dataset: {param: name}},
       h('label', {for: input.id}, p.Label || name,

@@ -13,6 +13,13 @@ import { statusClass } from './dom.js';
 const NODE_W = 170, NODE_H = 38, GAP_X = 60, GAP_Y = 14, PAD = 16, HEADER = 26;
 const COLORS = {ok: '#2e9d57', busy: '#2f76d2', fail: '#d2452f', idle: '#8a939e'};
 const CELL = 400;
+const PAUSED = /paused until Hook ([\w-]+) is cleared/;
+
+/** What a node shows: its status, or HOOK_PAUSED while a lifecycle hook holds it. */
+export function shownStatus(n) {
+  return PAUSED.test(n.reason || '') && !String(n.status).endsWith('_FAILED')
+    ? 'HOOK_PAUSED' : n.status;
+}
 
 export class Topology {
   constructor(canvas, {onSelect, onExpand} = {}) {
@@ -76,7 +83,8 @@ export class Topology {
     const walk = keys => {
       for (const key of keys) {
         const n = this.nodes.get(key);
-        out[n.status] = (out[n.status] || 0) + 1;
+        const s = shownStatus(n);
+        out[s] = (out[s] || 0) + 1;
         if (n.expanded && n.children) walk(n.children);
       }
     };
@@ -299,8 +307,8 @@ export class Topology {
 
   paintNode(n) {
     const {ctx} = this;
-    const kind = statusClass(n.status);
-    const color = COLORS[kind];
+    const status = shownStatus(n);
+    const color = COLORS[statusClass(status)];
     ctx.fillStyle = '#fff'; ctx.strokeStyle = color;
     ctx.lineWidth = (n.key === this.selected ? 3 : 1.5) / this.scale;
     if (this.scale < 0.15) {           // far out: coloured blocks only
@@ -313,7 +321,7 @@ export class Topology {
     ctx.fillStyle = '#1d232b'; ctx.font = '600 12px system-ui, sans-serif';
     ctx.fillText((n.nested ? '▸ ' : '') + n.name, n.x + 12, n.y + 15, n.w - 20);
     ctx.fillStyle = '#5b6470'; ctx.font = '10px system-ui, sans-serif';
-    ctx.fillText(`${n.type} · ${n.status}`, n.x + 12, n.y + 30, n.w - 20);
+    ctx.fillText(`${n.type} · ${status}`, n.x + 12, n.y + 30, n.w - 20);
   }
 
   // -- interaction ------------------------------------------------------------------

@@ -15,8 +15,9 @@ export function stackList(view, api, params, {go}) {
   };
   const body = h('tbody');
   const info = h('span', {class: 'muted', id: 'list-info'});
-  const prev = h('button', {type: 'button', onclick: () => page(-1)}, '‹ Previous');
-  const next = h('button', {type: 'button', onclick: () => page(1)}, 'Next ›');
+  const prev = h('button', {type: 'button', name: 'previous', onclick: () => page(-1)},
+                   '‹ Previous');
+  const next = h('button', {type: 'button', name: 'next', onclick: () => page(1)}, 'Next ›');
   let last = [];
 
   const status = h('select', {name: 'status', onchange: () => refilter()},

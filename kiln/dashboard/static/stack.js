@@ -44,7 +44,17 @@ export function stackPage(view, api, name, id, tab, {go, onLeave}) {
     h('thead', {}, h('tr', {}, ['Time', 'Stack', 'Resource', 'Status', 'Reason']
       .map(t => h('th', {}, t)))), eventRows));
 
+  // the newest event of each resource: a resource list read while events stream in may
+  // be older than them (or lack a hook's pause, which is an event, not a state)
+  const lastEvents = new Map();
+  function replayEvents() {
+    for (const ev of lastEvents.values()) {
+      topo.update(ev.stack_id, ev.resource_name, ev.resource_status, ev.resource_status_reason);
+    }
+  }
+
   function onEvent(ev) {
+    lastEvents.set(`${ev.stack_id}/${ev.resource_name}`, ev);
     timeline.add(ev, name);
     eventRows.prepend(h('tr', {}, h('td', {}, time(ev.event_time)),
       h('td', {}, ev.stack_name || name), h('td', {}, ev.resource_name),
@@ -55,7 +65,18 @@ export function stackPage(view, api, name, id, tab, {go, onLeave}) {
       if (stack) stack.stack_status = ev.resource_status;
       renderHead();
       refreshStack();
+      if (!String(ev.resource_status).endsWith('_IN_PROGRESS')) {
+        // the action ended: the resource list is the truth (a replaced resource's old
+        // copy sent the last event under the same name)
+        lastEvents.clear();
+        reloadResources();
+      }
       return;
+    }
+    if (shownNode && !side.hidden && shownNode.stackId === ev.stack_id
+        && shownNode.name === ev.resource_name) {
+      clearTimeout(sideTimer);               // the open details follow the resource too
+      sideTimer = setTimeout(() => showResource(shownNode), 150);
     }
     if (!topo.update(ev.stack_id, ev.resource_name, ev.resource_status,
                      ev.resource_status_reason)) {
@@ -65,7 +86,7 @@ export function stackPage(view, api, name, id, tab, {go, onLeave}) {
   }
 
   // -- loading ---------------------------------------------------------------------------
-  let resourcesTimer = 0, stackTimer = 0;
+  let resourcesTimer = 0, stackTimer = 0, sideTimer = 0, shownNode = null;
   function reloadResources() {
     clearTimeout(resourcesTimer);
     resourcesTimer = setTimeout(loadResources, 150);
@@ -95,6 +116,7 @@ export function stackPage(view, api, name, id, tab, {go, onLeave}) {
       resourceList = [];
     }
     topo.setResources(id, resourceList);
+    replayEvents();
     if (!loadResources.fitted && resourceList.length) { loadResources.fitted = true; topo.fit(); }
     renderLegend();
     renderResources();
@@ -110,6 +132,7 @@ export function stackPage(view, api, name, id, tab, {go, onLeave}) {
       const nestedId = nestedPath.split('/').pop();
       const data = await api.get(`${nestedPath}/resources`);
       topo.setResources(nestedId, data.resources || [], node.key);
+      replayEvents();
       renderLegend();
     } catch (err) {
       toast(`Cannot open ${node.name}: ${err.message}`, 'error');
@@ -189,6 +212,7 @@ export function stackPage(view, api, name, id, tab, {go, onLeave}) {
   }
 
   async function showResource(node) {
+    shownNode = node;
     if (!node) { side.hidden = true; return; }
     side.hidden = false;
     clear(side, h('h2', {}, node.name), h('p', {class: 'muted'}, 'Loading…'));
@@ -199,7 +223,9 @@ export function stackPage(view, api, name, id, tab, {go, onLeave}) {
       const [shown, meta] = await Promise.all([api.get(rpath),
                                                api.get(`${rpath}/metadata`)]);
       const r = shown.resource;
-      const hook = HOOK.exec(r.resource_status_reason || '');
+      // a hook's pause is an event, not a state: the graph's node knows it
+      const hook = HOOK.exec(r.resource_status_reason || '')
+        || HOOK.exec(topo.nodes.get(node.key)?.reason || '');
       const signalBody = h('textarea', {rows: 3, name: 'signal', spellcheck: 'false',
                                         placeholder: '{"status": "SUCCESS"}'});
       const reason = h('input', {name: 'unhealthy_reason', placeholder: 'reason', size: 20});
@@ -314,7 +340,9 @@ export function stackPage(view, api, name, id, tab, {go, onLeave}) {
   const stop = followEvents(api.url(`${path}/events`, {stream: 'true', nested_depth: 5}),
     onEvent, {onState: s => { live.textContent = s === 'live' ? '● live' : s; },
               onEnd: () => { live.textContent = 'deleted'; loadStack(); }});
-  onLeave(() => { stop(); clearTimeout(resourcesTimer); clearTimeout(stackTimer); });
+  onLeave(() => {
+    stop(); clearTimeout(resourcesTimer); clearTimeout(stackTimer); clearTimeout(sideTimer);
+  });
   window.kilnDashboard = {topology: topo, timeline, stackId: id, Topology};
   return {select};
 }
