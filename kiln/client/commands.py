@@ -28,6 +28,8 @@ from kiln.client.watch import ActionWatch
 F = TypeVar("F", bound=Callable[..., Any])
 
 EXIT_FAILED = 1
+#: Ctrl-C while following an action (the shell's 128 + SIGINT)
+EXIT_INTERRUPTED = 130
 
 #: the fields ``openstack stack create/update`` print, in its order
 SUMMARY_FIELDS = ("id", "stack_name", "description", "creation_time", "updated_time",
@@ -114,17 +116,26 @@ def _types(template: Any) -> dict[str, str]:
 def _call(fn: Callable[[], Any]) -> Any:
     try:
         return fn()
-    except NotFound as exc:
-        fail(exc.message)
     except APIError as exc:
         fail(exc.message)
+
+
+def _follow(watch: ActionWatch) -> None:
+    """Follow the action; Ctrl-C stops watching (exit 130), never the action itself."""
+    try:
+        _call(lambda: follow(watch))
+    except KeyboardInterrupt:
+        click.echo(f"\nkiln: stopped watching; the {watch.action.lower()} of stack "
+                   f"{watch.stack_name} goes on (kiln stack show {watch.stack_name})",
+                   err=True)
+        sys.exit(EXIT_INTERRUPTED)
 
 
 def _finish(api: HeatAPI, watch: ActionWatch | None, stack: JSON, fmt: str,
             *, show: bool = True) -> None:
     """Follow the action (if waiting), print the stack, exit 1 if it ended FAILED."""
     if watch is not None:
-        _call(lambda: follow(watch))
+        _follow(watch)
         final = watch.final or {}
         if watch.action != "DELETE":
             stack = _call(lambda: api.get_stack(stack_ref(stack)))
@@ -316,7 +327,7 @@ def _delete_one(api: HeatAPI, name: str, wait: bool) -> bool:
         return True
     watch = ActionWatch(api, ref, str(stack["stack_name"]), str(stack["id"]), "DELETE",
                         marker=marker, expected=expected, started=started)
-    _call(lambda: follow(watch))
+    _follow(watch)
     return watch.succeeded
 
 

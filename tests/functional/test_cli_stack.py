@@ -22,6 +22,7 @@ import httpx
 import pytest
 
 from tests.functional.api.heat_target import COMPARE_URL
+from tests.functional.api.heat_target import wait_for as wait_until
 from tests.support.server import KilnProcess, clean_env, kiln_command
 from tests.support.terminal import TerminalRun
 
@@ -392,3 +393,19 @@ def test_failure_on_a_terminal(endpoint: str, workdir: Path, name: str,
     assert re.search(rf"✗ Stack {name} CREATE_FAILED in [\d.]+s: 1 resources done, 1 failed",
                      run.text)
     assert re.search(r"✗ broken CREATE_FAILED: .*Test Resource failed", run.text)
+
+
+def test_ctrl_c_stops_watching_not_the_action(endpoint: str, workdir: Path, name: str,
+                                              cleanup: list[str]) -> None:
+    cleanup.append(name)
+    run = on_terminal(endpoint, workdir, "create", "-t", "slow.yaml", "--wait", name)
+    run.expect(lambda s: "CREATE_IN_PROGRESS" in s, "the live display")
+    run.type("\x03")
+    assert run.wait() == 130
+    assert f"stopped watching; the create of stack {name} goes on" in run.text
+    assert "Traceback" not in run.text
+    # the stack goes on to complete without the client
+    settled = wait_until(lambda: api_get(endpoint, f"/stacks/{name}")["stack"],
+                         lambda s: not s["stack_status"].endswith("IN_PROGRESS"),
+                         f"stack {name} to settle")
+    assert settled["stack_status"] == "CREATE_COMPLETE"

@@ -187,3 +187,32 @@ def test_keystone_login_finds_the_endpoint(keystone_with_kiln: KeystoneProcess,
     assert wrong.stderr.startswith("kiln: error: authentication failed")
     assert "Traceback" not in wrong.stderr
     assert run("delete", "--yes", "--wait", "ks1").returncode == 0
+
+
+def test_existing_update_keeps_the_template(endpoint: str, tmp_path: Path) -> None:
+    """--existing (PATCH): only the parameter given changes; the plan shows its effect."""
+    name = f"cli-patch-{uuid.uuid4().hex[:8]}"
+    (tmp_path / "t.yaml").write_text(
+        "heat_template_version: 2018-08-31\n"
+        "parameters:\n  length: {type: number, default: 8}\n  word: {type: string}\n"
+        "resources:\n"
+        "  secret: {type: OS::Heat::RandomString, properties: {length: {get_param: length}}}\n"
+        "  said: {type: OS::Heat::Value, properties: {value: {get_param: word}}}\n")
+    try:
+        ok(kiln_stack(endpoint, tmp_path, "create", "-t", "t.yaml", "--parameter", "word=hi",
+                      "--wait", name))
+        result = ok(kiln_stack(endpoint, tmp_path, "update", name, "--existing",
+                               "--parameter", "length=11", "--yes", "--wait"))
+        assert "-/+ secret  (OS::Heat::RandomString)  will be replaced" in result.stdout
+        assert "~ length: 8 → 11" in result.stdout
+        assert "said" not in result.stdout.split("Plan for stack", 1)[1].split("+---")[0]
+        stack = api_get(endpoint, f"/stacks/{name}")["stack"]
+        assert stack["stack_status"] == "UPDATE_COMPLETE"
+        assert stack["parameters"]["word"] == "hi"
+        assert stack["parameters"]["length"] == "11"
+
+        neither = kiln_stack(endpoint, tmp_path, "update", name, "--yes")
+        assert neither.returncode == 2
+        assert "give a template (-t) or --existing" in neither.stderr
+    finally:
+        kiln_stack(endpoint, tmp_path, "delete", "--yes", "--wait", name)

@@ -5,7 +5,8 @@ colours, cursor movement, redraws in place), with a fixed window size. Everythin
 writes is fed to a terminal emulator (pyte), so a test asserts on the *screen* — the text
 left visible after every redraw and erase — not on the escape sequences. Each read keeps
 a snapshot of the screen, so a test can also ask what was shown at some point during the
-run (a live progress display that is gone by the end).
+run (a live progress display that is gone by the end). The pty is the child's controlling
+terminal, so Ctrl-C typed into it is a SIGINT, as at a keyboard.
 """
 
 from __future__ import annotations
@@ -26,6 +27,13 @@ import pyte
 DEADLINE = 60.0
 
 
+def _own_terminal() -> None:
+    """In the child: a session of its own whose controlling terminal is the pty, so that
+    typing Ctrl-C there interrupts it as it would in a real terminal."""
+    os.setsid()
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+
 class TerminalRun:
     """One process on a pty, with the screens it showed."""
 
@@ -41,7 +49,7 @@ class TerminalRun:
             list(argv), stdin=slave, stdout=slave, stderr=slave, cwd=cwd,
             env={**env, "TERM": "xterm-256color", "COLUMNS": str(columns),
                  "LINES": str(rows)},
-            start_new_session=True)
+            preexec_fn=_own_terminal)
         os.close(slave)
         self._eof = False
 
