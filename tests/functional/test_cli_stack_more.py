@@ -216,3 +216,32 @@ def test_existing_update_keeps_the_template(endpoint: str, tmp_path: Path) -> No
         assert "give a template (-t) or --existing" in neither.stderr
     finally:
         kiln_stack(endpoint, tmp_path, "delete", "--yes", "--wait", name)
+
+
+def test_tags_timeout_and_list_filters(endpoint: str, tmp_path: Path) -> None:
+    name = f"cli-tags-{uuid.uuid4().hex[:8]}"
+    tag = f"t{uuid.uuid4().hex[:6]}"
+    (tmp_path / "t.yaml").write_text(
+        "heat_template_version: 2018-08-31\nresources:\n  n: {type: OS::Heat::None}\n")
+    try:
+        created = json.loads(ok(kiln_stack(
+            endpoint, tmp_path, "create", "-t", "t.yaml", "--tags", f"{tag},other",
+            "--timeout", "7", "--wait", name, "-f", "json")).stdout)
+        assert created["stack_status"] == "CREATE_COMPLETE"
+        shown = json.loads(ok(kiln_stack(endpoint, tmp_path, "show", name, "-f",
+                                         "json")).stdout)
+        assert sorted(shown["tags"]) == sorted([tag, "other"])
+        assert shown["timeout_mins"] == 7
+        tagged = json.loads(ok(kiln_stack(endpoint, tmp_path, "list", "--tags", tag,
+                                          "-f", "json")).stdout)
+        assert [r["Stack Name"] for r in tagged] == [name]
+        by_status = json.loads(ok(kiln_stack(
+            endpoint, tmp_path, "list", "--property", "status=CREATE_COMPLETE",
+            "--property", f"name={name}", "-f", "json")).stdout)
+        assert [r["Stack Name"] for r in by_status] == [name]
+        failed_only = json.loads(ok(kiln_stack(
+            endpoint, tmp_path, "list", "--property", "status=CREATE_FAILED",
+            "--property", f"name={name}", "-f", "json")).stdout)
+        assert failed_only == []
+    finally:
+        kiln_stack(endpoint, tmp_path, "delete", "--yes", "--wait", name)

@@ -47,6 +47,37 @@ async def _template(call: Call, data: Instantiation) -> dict[str, Any] | None:
         allowed_hosts=list(call.conf.template_url_allowed_hosts))
 
 
+_STATUSES = ("COMPLETE", "FAILED", "IN_PROGRESS")
+
+
+def _split_status(filters: dict[str, Any]) -> dict[str, Any]:
+    """``status=CREATE_COMPLETE`` filters on action CREATE and status COMPLETE, as Heat
+    reads it (action and status are kept apart): each value's status part goes to the
+    status filter and its action part joins the action filter (so, as in Heat, two values
+    filter on every combination of their actions and statuses)."""
+    if "status" not in filters:
+        return filters
+    values = filters["status"] if isinstance(filters["status"], list) else [filters["status"]]
+    statuses: set[str] = set()
+    actions: set[str] = set()
+    for value in values:
+        for status in _STATUSES:
+            at = str(value).rfind(status)
+            if at != -1:
+                statuses.add(value[at:])
+                if at > 1:
+                    actions.add(value[:at - 1])
+                break
+    result = dict(filters)
+    ordered = sorted(statuses)
+    result["status"] = ordered[0] if len(ordered) == 1 else ordered
+    if actions:
+        given = result.get("action", [])
+        merged = sorted(actions | set(given if isinstance(given, list) else [given]))
+        result["action"] = merged[0] if len(merged) == 1 else merged
+    return result
+
+
 async def index(call: Call) -> Any:
     query = call.query
     global_tenant = False
@@ -55,7 +86,7 @@ async def index(call: Call) -> Any:
     if global_tenant and not (call.ctx.is_admin or call.ctx.lists_all_projects):
         raise forbidden_policy("stacks:global_index")
     params = p.allowed(query, _LIST_KEYS)
-    filters = p.allowed(query, _FILTER_KEYS) or None
+    filters = _split_status(p.allowed(query, _FILTER_KEYS)) or None
     if filters and "disable_rollback" in filters:
         flag = filters["disable_rollback"]
         filters["disable_rollback"] = (
