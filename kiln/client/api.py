@@ -65,6 +65,7 @@ class HeatAPI:
                  *, verify: bool | str = True,
                  transport: httpx.BaseTransport | None = None) -> None:
         self.endpoint = endpoint.rstrip("/")
+        self.verify = verify
         self._auth_headers = auth_headers
         self._http = httpx.Client(timeout=REQUEST_TIMEOUT, verify=verify,
                                   transport=transport, follow_redirects=True)
@@ -72,9 +73,13 @@ class HeatAPI:
     def close(self) -> None:
         self._http.close()
 
+    def auth_headers(self) -> dict[str, str]:
+        """The authentication headers a request sent now would carry."""
+        return dict(self._auth_headers())
+
     def request(self, method: str, path: str, *, json: Any = None,
                 params: Mapping[str, Any] | None = None) -> Any:
-        headers = {"Accept": "application/json", **self._auth_headers()}
+        headers = {"Accept": "application/json", **self.auth_headers()}
         try:
             response = self._http.request(method, self.endpoint + path, json=json,
                                           params=params, headers=headers)

@@ -19,10 +19,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kiln.client.api import JSON, HeatAPI, NotFound
+from kiln.client.events import EventSource, PollingSource, StreamUnavailable, open_source
 
 #: Seconds a failed action with rollback enabled may stay FAILED before its rollback shows;
 #: after that it is taken as final (an endpoint that does not roll back that action).
 ROLLBACK_GRACE = 20.0
+#: Seconds a stream read waits for the next event before the display moves on.
+STREAM_WAIT = 0.5
+#: Seconds between reads of the stack while a stream is quiet (a safety net).
+STREAM_STACK_CHECK = 5.0
 
 
 @dataclass
@@ -68,8 +73,12 @@ class ActionWatch:
     #: resource: (resource or stack name, status, reason)
     failures: list[tuple[str, str, str]] = field(default_factory=list)
     final: JSON | None = None
+    #: follow Kiln's live event stream when the endpoint has one (else poll)
+    stream: bool = True
     _terminal_event: str | None = None
     _failed_at: float | None = None
+    _source: EventSource | None = None
+    _stack_read_at: float = 0.0
 
     @classmethod
     def last_event_id(cls, api: HeatAPI, ref: str) -> str | None:
@@ -128,24 +137,50 @@ class ActionWatch:
             self._failed_at = time.monotonic()
         return time.monotonic() - self._failed_at < ROLLBACK_GRACE
 
-    def poll(self) -> list[JSON]:
-        """Read the new events and the stack; return the new events."""
-        params: dict[str, Any] = {"sort_dir": "asc"}
-        if self.marker:
-            params["marker"] = self.marker
+    def _gone(self) -> None:
+        """A deleted stack no longer found: the delete is complete, and so is whatever was
+        still being deleted when we last looked."""
+        for progress in self.resources.values():
+            if progress.state == "in_progress":
+                progress.status = "DELETE_COMPLETE"
+                progress.finished = time.monotonic()
+        self.stack_status = "DELETE_COMPLETE"
+        self.final = {"stack_status": "DELETE_COMPLETE",
+                      "stack_status_reason": self.stack_reason or "Stack deleted"}
+
+    def _fetch(self) -> list[JSON]:
+        if self._source is None:
+            self._source = (open_source(self.api, self.ref, self.marker) if self.stream
+                            else PollingSource(self.api, self.ref))
         try:
-            new = self.api.events(self.ref, params)
-            stack = self.api.get_stack(self.ref)
+            return self._source.fetch(self.marker, STREAM_WAIT)
+        except StreamUnavailable:
+            self._source.close()
+            self._source = PollingSource(self.api, self.ref)
+            return self._source.fetch(self.marker, 0)
+
+    @property
+    def streaming(self) -> bool:
+        return self._source is not None and self._source.streaming
+
+    def _stack_due(self) -> bool:
+        """Whether to read the stack now: always when polling; with a stream only once
+        the stack's own events say the action may have ended (and now and then, in case
+        the stream missed that)."""
+        if not self.streaming or self._terminal_event is not None:
+            return True
+        if getattr(self._source, "ended", False):
+            return True
+        return time.monotonic() - self._stack_read_at > STREAM_STACK_CHECK
+
+    def poll(self) -> list[JSON]:
+        """Read the new events (and the stack, when due); return the new events."""
+        try:
+            new = self._fetch()
+            stack = self.api.get_stack(self.ref) if self._stack_due() else None
         except NotFound:
             if self.action == "DELETE":
-                # gone: whatever was still being deleted when we last looked is deleted
-                for progress in self.resources.values():
-                    if progress.state == "in_progress":
-                        progress.status = "DELETE_COMPLETE"
-                        progress.finished = time.monotonic()
-                self.stack_status = "DELETE_COMPLETE"
-                self.final = {"stack_status": "DELETE_COMPLETE",
-                              "stack_status_reason": self.stack_reason or "Stack deleted"}
+                self._gone()
                 return []
             raise
         for event in new:
@@ -153,6 +188,9 @@ class ActionWatch:
         if new:
             self.marker = str(new[-1]["id"])
             self.events.extend(new)
+        if stack is None:
+            return new
+        self._stack_read_at = time.monotonic()
         status = str(stack.get("stack_status") or "")
         if status.endswith("_IN_PROGRESS") and status.startswith("ROLLBACK"):
             self._terminal_event = None  # a rollback began after the failure we saw
@@ -160,7 +198,15 @@ class ActionWatch:
                     and not (self._waits_for_rollback() and not status.startswith("ROLLBACK")))
         if finished or (self.action == "DELETE" and status == "DELETE_COMPLETE"):
             self.final = stack
+            self.close()
+        elif getattr(self._source, "ended", False):
+            self.close()  # the stream ended early: go on by polling
+            self._source = PollingSource(self.api, self.ref)
         return new
+
+    def close(self) -> None:
+        if self._source is not None:
+            self._source.close()
 
     @property
     def settled(self) -> bool:
@@ -181,5 +227,7 @@ def wait(watch: ActionWatch, on_poll: Any = None, *, max_delay: float = 1.0) -> 
             on_poll(new)
         if watch.settled:
             return
+        if watch.streaming:
+            continue  # the stream's read waits for the next event
         time.sleep(delay)  # poll interval of a progress display, not a synchronisation
         delay = 0.1 if new else min(delay * 1.5, max_delay)

@@ -245,3 +245,25 @@ def test_tags_timeout_and_list_filters(endpoint: str, tmp_path: Path) -> None:
         assert failed_only == []
     finally:
         kiln_stack(endpoint, tmp_path, "delete", "--yes", "--wait", name)
+
+
+def test_wait_follows_kiln_live_event_stream(kiln_server: KilnProcess, tmp_path: Path) -> None:
+    """Against kiln serve, --wait reads the server-sent event stream: one events request
+    for the whole action, however long it runs (polling asks again and again)."""
+    name = f"cli-sse-{uuid.uuid4().hex[:8]}"
+    (tmp_path / "slow.yaml").write_text(
+        "heat_template_version: 2018-08-31\nresources:\n"
+        "  a: {type: OS::Heat::TestResource, properties: {action_wait_secs: {create: 2}}}\n"
+        "  b: {type: OS::Heat::TestResource, depends_on: a,\n"
+        "      properties: {action_wait_secs: {create: 2}}}\n")
+    endpoint_url = kiln_server.endpoint("demo")
+    created = ok(kiln_stack(endpoint_url, tmp_path, "create", "-t", "slow.yaml", "--wait",
+                            name))
+    assert re.search(rf"\[{name}\.b\]: CREATE_COMPLETE", created.stderr)
+    assert f"Stack {name} CREATE_COMPLETE" in created.stderr
+    stack_id = field_table(created.stdout)["id"]
+    events_path = f"/v1/demo/stacks/{name}/{stack_id}/events"
+    requests = [r for r in kiln_server.log_records()
+                if r.get("logger") == "kiln.access" and r.get("path") == events_path]
+    assert len(requests) == 1, requests
+    kiln_stack(endpoint_url, tmp_path, "delete", "--yes", "--wait", name)
