@@ -8,6 +8,7 @@ internals), so what it shows is what any client of the endpoint would see. The m
 - ``api``: the HTTP calls, and Heat's error body turned into one exception.
 - ``templates``: a template and its environment files read locally, with every file they
   reference collected into the request's ``files`` map.
+- ``events``: where new events come from: Kiln's live event stream, else polling.
 - ``watch``: follow an action through the stack's events until it settles.
 - ``progress``: the live display of that (a terminal) or plain event lines (anything else).
 - ``plan``: an update's plan, resource by resource and property by property.

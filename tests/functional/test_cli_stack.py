@@ -409,3 +409,15 @@ def test_ctrl_c_stops_watching_not_the_action(endpoint: str, workdir: Path, name
                          lambda s: not s["stack_status"].endswith("IN_PROGRESS"),
                          f"stack {name} to settle")
     assert settled["stack_status"] == "CREATE_COMPLETE"
+
+
+def test_delete_on_a_terminal_asks_first(endpoint: str, workdir: Path, name: str,
+                                         cleanup: list[str]) -> None:
+    cleanup.append(name)
+    _created(endpoint, workdir, name, "simple.yaml")
+    run = on_terminal(endpoint, workdir, "delete", "--wait", name)
+    run.expect(lambda s: f"Delete stack {name}? [y/N]" in s, "the question")
+    run.type("n\r")
+    assert run.wait() == 1
+    assert "delete cancelled; nothing was changed" in run.text
+    assert api_get(endpoint, f"/stacks/{name}")["stack"]["stack_status"] == "CREATE_COMPLETE"
