@@ -1,6 +1,7 @@
-"""``kiln ec2-credentials``: the CloudFormation API's commands.
+"""``kiln api-cfn`` and ``kiln ec2-credentials``: the CloudFormation API's commands.
 
-``ec2-credentials`` issues and revokes the EC2 keypairs that sign requests
+``api-cfn`` runs the CloudFormation-compatible API alone (``[heat_api_cfn]``), as Heat's
+heat-api-cfn. ``ec2-credentials`` issues and revokes the EC2 keypairs that sign requests
 to it when no identity service is configured: the no-auth setup has no Keystone to ask
 for them, so the operator hands them out (servers get theirs from their stack).
 """
@@ -41,6 +42,12 @@ class Decorator(Protocol):
 def register(main: click.Group, config_option: Decorator,
              run: Callable[[Sequence[str], Any], None]) -> None:
     """Add this module's commands to the ``kiln`` group."""
+
+    @main.command("api-cfn")
+    @config_option
+    def api_cfn(config_files: tuple[str, ...]) -> None:
+        """Run only the CloudFormation-compatible API ([heat_api_cfn] bind_host:bind_port)."""
+        run(config_files, "api-cfn")
 
     @main.group("ec2-credentials")
     def ec2_credentials() -> None:

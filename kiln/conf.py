@@ -93,8 +93,12 @@ heat_api_opts = [
 ]
 
 heat_api_cfn_opts = [
-    cfg.HostAddressOpt("bind_host", default="127.0.0.1"),
-    cfg.PortOpt("bind_port", default=8000),
+    cfg.HostAddressOpt("bind_host", default="127.0.0.1",
+                       help="Address the CloudFormation-compatible API binds (kiln serve, "
+                            "kiln api-cfn)."),
+    cfg.PortOpt("bind_port", default=8000,
+                help="Port of the CloudFormation-compatible API and of the pre-signed "
+                     "wait-condition and signal URLs servers call."),
 ]
 
 yaql_opts = [

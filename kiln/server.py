@@ -30,9 +30,15 @@ from kiln.conf_loader import ConfigError, database_url, state_path
 
 LOG = logging.getLogger("kiln.server")
 
-Role = Literal["all", "api", "engine"]
+Role = Literal["all", "api", "api-cfn", "engine"]
 #: The command that runs each role, as operators know it from the logs.
-COMMAND: dict[str, str] = {"all": "serve", "api": "api", "engine": "engine"}
+COMMAND: dict[str, str] = {"all": "serve", "api": "api", "api-cfn": "api-cfn",
+                           "engine": "engine"}
+#: Which HTTP APIs each role serves: the native API on [heat_api], the CloudFormation
+#: query API on [heat_api_cfn].
+LISTENERS: dict[str, tuple[str, ...]] = {"all": ("heat_api", "heat_api_cfn"),
+                                         "api": ("heat_api",),
+                                         "api-cfn": ("heat_api_cfn",), "engine": ()}
 
 
 class StartupError(Exception):
@@ -177,56 +183,78 @@ async def run(conf: cfg.ConfigOpts, role: Role, *, started_at: float | None = No
         stop = asyncio.Event()
         _install_signal_handlers(stop)
     prepare_database_dir(conf, database_url(conf))
-    sock = None
     if role in ("all", "api") and conf.heat_api.workers != 1:
         raise ConfigError("[heat_api] workers: only 1 is supported")
-    if role in ("all", "api"):
-        sock = bind_socket(conf.heat_api.bind_host, conf.heat_api.bind_port)
-    service = build_service(conf, role)
+    socks: list[tuple[str, socket.socket]] = []
     try:
+        for group in LISTENERS[role]:
+            options = getattr(conf, group)
+            socks.append((group, bind_socket(options.bind_host, options.bind_port)))
+        service = build_service(conf, role)
         await start_service(service, database_url(conf))
     except BaseException:
-        if sock is not None:
+        for _, sock in socks:
             sock.close()
         raise
     freeze_startup_objects()
     timeout = conf.graceful_shutdown_timeout or None
     try:
-        if sock is None:
+        if not socks:
             LOG.info("kiln engine running")
             await stop.wait()
         else:
-            await _serve_http(conf, role, service, sock, stop, started_at)
+            await _serve_http(conf, role, service, socks, stop, started_at)
     finally:
         await stop_service(service, timeout)
-        if sock is not None:
+        for _, sock in socks:
             sock.close()
     LOG.info("kiln %s stopped", COMMAND[role])
 
 
-async def _serve_http(conf: cfg.ConfigOpts, role: Role, service: Any, sock: socket.socket,
-                      stop: asyncio.Event, started_at: float | None) -> None:
+def _app_for(group: str, service: Any, conf: cfg.ConfigOpts) -> Any:
+    if group == "heat_api_cfn":
+        from kiln.api.cfn.app import create_cfn_app
+        return create_cfn_app(service, conf)
     from kiln.api.app import create_app
+    return create_app(service, conf)
+
+
+async def _serve_http(conf: cfg.ConfigOpts, role: Role, service: Any,
+                      socks: list[tuple[str, socket.socket]], stop: asyncio.Event,
+                      started_at: float | None) -> None:
     from kiln.logging import RequestIdMiddleware
-    api = create_app(service, conf)
-    http = _make_http_server(RequestIdMiddleware(api), conf)
-    serving = asyncio.create_task(http.serve(sockets=[sock]))
-    host, port = sock.getsockname()[:2]
-    LOG.info("kiln %s listening on http://%s:%d", COMMAND[role], host, port,
-             extra={"bind_host": host, "bind_port": port,
-                    "startup_seconds": None if started_at is None
-                    else round(time.monotonic() - started_at, 3)})
+    servers: list[_Server] = []
+    serving: list[asyncio.Task[None]] = []
+    apps: list[Any] = []
+    for group, sock in socks:
+        app = _app_for(group, service, conf)
+        apps.append(app)
+        http = _make_http_server(RequestIdMiddleware(app), conf)
+        servers.append(http)
+        serving.append(asyncio.create_task(http.serve(sockets=[sock])))
+        host, port = sock.getsockname()[:2]
+        what = "" if group == "heat_api" else " CloudFormation API"
+        LOG.info("kiln %s%s listening on http://%s:%d", COMMAND[role], what, host, port,
+                 extra={"bind_host": host, "bind_port": port, "api": group,
+                        "startup_seconds": None if started_at is None
+                        else round(time.monotonic() - started_at, 3)})
     stopping = asyncio.create_task(stop.wait())
-    done, _ = await asyncio.wait({serving, stopping}, return_when=asyncio.FIRST_COMPLETED)
-    if serving in done:
+    done, _ = await asyncio.wait({*serving, stopping}, return_when=asyncio.FIRST_COMPLETED)
+    if stopping not in done:
         stopping.cancel()
-        serving.result()  # re-raise an unexpected failure of the HTTP server
+        for http in servers:
+            http.should_exit = True
+        for outcome in await asyncio.gather(*serving, return_exceptions=True):
+            if isinstance(outcome, BaseException):
+                raise outcome  # an unexpected failure of an HTTP server
         raise StartupError("the HTTP server stopped unexpectedly")
-    streams = getattr(api.state, "event_streams", None)
-    if streams is not None:
-        streams.close()  # open event streams end now rather than at the timeout
-    http.should_exit = True  # closes the listener, waits for in-flight requests
-    await serving
+    for app in apps:
+        streams = getattr(app.state, "event_streams", None)
+        if streams is not None:
+            streams.close()  # open event streams end now rather than at the timeout
+    for http in servers:
+        http.should_exit = True  # closes the listeners, waits for in-flight requests
+    await asyncio.gather(*serving)
 
 
 #: glibc's mallopt parameter for the number of malloc arenas

@@ -66,6 +66,8 @@ class KilnProcess:
     config_file: Path
     stderr_path: Path
     port: int | None
+    #: the CloudFormation API's port (``kiln serve``, ``kiln api-cfn``)
+    cfn_port: int | None = None
     #: wall-clock seconds from exec to the first HTTP answer (or the engine's "running")
     startup_seconds: float = 0.0
     #: CPU seconds (user + system) the process had used by then: the start-up work itself,
@@ -76,6 +78,11 @@ class KilnProcess:
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def cfn_url(self) -> str:
+        """The CloudFormation API's endpoint, as boto3 and the agents are given it."""
+        return f"http://127.0.0.1:{self.cfn_port}/v1/"
 
     def endpoint(self, project: str = "demo") -> str:
         """The orchestration endpoint a client is given: ``<url>/v1/<project>``."""
@@ -162,12 +169,16 @@ def start_kiln(workdir: Path, *, command: str = "serve",
     the same arguments, e.g. bench/traced_serve.py).
     """
     workdir.mkdir(parents=True, exist_ok=True)
-    serves_http = command in ("serve", "api")
+    serves_http = command in ("serve", "api", "api-cfn")
+    # every listener on a port of its own: the defaults (8004, 8000) would collide with
+    # any other server on the machine
     if serves_http and port is None:
         port = free_port()
+    cfn_port = port if command == "api-cfn" else free_port()
     base: dict[str, dict[str, Any]] = {"DEFAULT": {"state_path": workdir / "state"}}
-    if serves_http:
+    if command in ("serve", "api"):
         base["heat_api"] = {"bind_host": "127.0.0.1", "bind_port": port}
+    base["heat_api_cfn"] = {"bind_host": "127.0.0.1", "bind_port": cfn_port}
     config = write_config(workdir / "kiln.conf", merge_sections(base, options or {}))
     stderr_path = workdir / f"kiln-{command}.log"
     stderr = stderr_path.open("ab")
@@ -178,6 +189,7 @@ def start_kiln(workdir: Path, *, command: str = "serve",
         cwd=workdir)
     kiln = KilnProcess(proc=proc, workdir=workdir, config_file=config,
                        stderr_path=stderr_path, port=port if serves_http else None,
+                       cfn_port=cfn_port if command in ("serve", "api-cfn") else None,
                        _stderr=stderr)
     if wait:
         deadline = started + ready_deadline

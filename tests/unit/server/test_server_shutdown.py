@@ -92,7 +92,8 @@ async def test_stop_refuses_new_connections_finishes_requests_then_stops_engine(
     port = free_port()
     conf_file = tmp_path / "kiln.conf"
     conf_file.write_text(f"[DEFAULT]\nstate_path = {tmp_path}/state\n"
-                         f"[heat_api]\nbind_port = {port}\n")
+                         f"[heat_api]\nbind_port = {port}\n"
+                         f"[heat_api_cfn]\nbind_port = {free_port()}\n")
     conf = load_config([str(conf_file)])
     stop = asyncio.Event()
     server = asyncio.create_task(kiln.server.run(conf, "all", stop=stop))

@@ -1,0 +1,116 @@
+"""The CFN API's ASGI app: the query API at ``/v1/`` and the signal URLs beside it.
+
+Every request is authenticated by the app's ``Authenticator`` (``app.state``), then
+dispatched on ``Action``. Every answer, including the errors of a bug, is in AWS's
+format (XML, or JSON when the request says ``ContentType=JSON``): nothing leaves as a
+traceback or as the native API's fault body.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from oslo_config import cfg
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from kiln import errors as kiln_errors
+from kiln.api.aws import errors
+from kiln.api.aws.credentials import Authenticator, SecretAuthenticator
+from kiln.api.aws.errors import error_response
+from kiln.api.aws.keypairs import IssuedKeypairs
+from kiln.api.aws.received import received
+from kiln.api.cfn import render, signals
+from kiln.api.cfn.actions import ACTIONS, CfnCall, authorize, aws_error
+from kiln.api.cfn.context import request_context
+
+LOG = logging.getLogger("kiln.api.cfn")
+
+#: A query may carry a whole template, URL-encoded (each byte up to three).
+QUERY_BODY_FACTOR = 3
+
+
+async def query_api(request: Request) -> Response:
+    """``Action=...`` in the query or a form body, as every AWS query API."""
+    state = request.app.state
+    as_json = False
+    try:
+        limit = max(int(state.conf.max_template_size) * QUERY_BODY_FACTOR,
+                    int(state.conf.max_json_body_size))
+        signed = await received(request, max_body=limit)
+        params = signed.params
+        as_json = params.get("ContentType", "").upper() == "JSON"
+        caller = await state.authenticator.authenticate(signed)
+        action = params.get("Action", "")
+        handler = ACTIONS.get(action)
+        if handler is None:
+            raise errors.InvalidAction()
+        call = CfnCall(action=action, params=params, service=state.service, conf=state.conf,
+                       ctx=request_context(request, caller), caller=caller)
+        authorize(call)
+        result = await handler(call)
+    except errors.AwsError as exc:
+        return error_response(exc, as_json=as_json)
+    except kiln_errors.KilnError as exc:
+        return error_response(aws_error(exc), as_json=as_json)
+    except Exception:
+        LOG.exception("unhandled error serving the CFN API")
+        return error_response(errors.InternalFailure(), as_json=as_json)
+    return render.response(render.envelope(action, result), as_json=as_json)
+
+
+async def versions(request: Request) -> Response:
+    """What Heat's CFN API answers at its root: the one version, ``v1``."""
+    href = str(request.base_url) + "v1/"
+    body = {"versions": [{"id": "v1.0", "status": "CURRENT",
+                          "links": [{"rel": "self", "href": href}]}]}
+    return Response(json.dumps(body).encode(), 300, media_type="application/json")
+
+
+async def _http_exception(request: Request, exc: Exception) -> Response:
+    """Routing answers (no such path, wrong method) in AWS's format too."""
+    assert isinstance(exc, HTTPException)
+    if exc.status_code == 405:
+        return error_response(errors.MethodNotAllowed())
+    return error_response(errors.NotFound())
+
+
+def default_authenticator(service: Any, conf: cfg.ConfigOpts) -> Authenticator:
+    """No identity service: signatures are checked against the keypairs Kiln issued."""
+    return SecretAuthenticator(IssuedKeypairs(lambda access: _find_keypair(service, access)))
+
+
+async def _find_keypair(service: Any, access_key: str) -> dict[str, Any] | None:
+    # the engine's keypair store is reached through the service's database until the
+    # engine offers it (EngineService.find_ec2_keypair)
+    from kiln.db import keypairs
+
+    if not access_key or len(access_key) > 64:
+        return None
+    rec = await service.db.run(keypairs.get_keypair, access_key)
+    if rec is None:
+        return None
+    return {"secret": rec.secret, "project_id": rec.project_id, "user_id": rec.user_id,
+            "stack_id": rec.stack_id, "resource_name": rec.resource_name}
+
+
+def create_cfn_app(service: Any, conf: cfg.ConfigOpts,
+                   authenticator: Authenticator | None = None) -> Starlette:
+    routes = [
+        Route("/", versions, methods=["GET"]),
+        Route("/v1", query_api, methods=["GET", "POST"]),
+        Route("/v1/", query_api, methods=["GET", "POST"]),
+        Route("/v1/waitcondition/{arn:path}", signals.waitcondition, methods=["PUT"]),
+        Route("/v1/signal/{arn:path}", signals.signal, methods=["POST"]),
+    ]
+    app = Starlette(routes=routes, exception_handlers={HTTPException: _http_exception})
+    app.router.redirect_slashes = False
+    app.state.service = service
+    app.state.conf = conf
+    app.state.authenticator = authenticator or default_authenticator(service, conf)
+    return app
