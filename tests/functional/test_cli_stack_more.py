@@ -4,6 +4,7 @@ through a real Keystone with the openstack CLI's OS_* variables."""
 
 from __future__ import annotations
 
+import http.server
 import json
 import re
 import shlex
@@ -11,6 +12,7 @@ import subprocess
 import textwrap
 import uuid
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -25,6 +27,7 @@ from tests.functional.test_cli_stack import (
 )
 from tests.support.fixtures import StartKeystone
 from tests.support.keystone import KeystoneProcess
+from tests.support.local_http import local_http_server
 from tests.support.server import KilnProcess, clean_env, kiln_command
 
 __all__ = ["endpoint"]  # the fixture, shared with test_cli_stack
@@ -267,3 +270,38 @@ def test_wait_follows_kiln_live_event_stream(kiln_server: KilnProcess, tmp_path:
                 if r.get("logger") == "kiln.access" and r.get("path") == events_path]
     assert len(requests) == 1, requests
     kiln_stack(endpoint_url, tmp_path, "delete", "--yes", "--wait", name)
+
+
+def test_template_and_environment_from_urls(endpoint: str, tmp_path: Path) -> None:
+    """-t and -e take URLs; what they refer to is fetched relative to them, by the CLI."""
+    site = tmp_path / "site"
+    (site / "t").mkdir(parents=True)
+    (site / "t" / "main.yaml").write_text(
+        "heat_template_version: 2018-08-31\nparameters:\n  word: {type: string}\n"
+        "resources:\n"
+        "  f: {type: OS::Heat::Value, properties: {value: {get_file: words/hello.txt}}}\n"
+        "outputs:\n  f: {value: {get_attr: [f, value]}}\n  w: {value: {get_param: word}}\n")
+    (site / "t" / "words").mkdir()
+    (site / "t" / "words" / "hello.txt").write_text("hello over http")
+    (site / "env.yaml").write_text("parameters:\n  word: from-url-env\n")
+    served: list[str] = []
+
+    class Files(http.server.SimpleHTTPRequestHandler):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, directory=str(site), **kwargs)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            served.append(self.path)
+
+    name = f"cli-url-{uuid.uuid4().hex[:8]}"
+    with local_http_server(Files) as base:
+        try:
+            ok(kiln_stack(endpoint, tmp_path, "create", "-t", f"{base}/t/main.yaml",
+                          "-e", f"{base}/env.yaml", "--wait", name))
+            outputs = json.loads(ok(kiln_stack(endpoint, tmp_path, "outputs", name,
+                                               "-f", "json")).stdout)
+            assert {o["output_key"]: o["output_value"] for o in outputs} == {
+                "f": "hello over http", "w": "from-url-env"}
+            assert sorted(served) == ["/env.yaml", "/t/main.yaml", "/t/words/hello.txt"]
+        finally:
+            kiln_stack(endpoint, tmp_path, "delete", "--yes", "--wait", name)
