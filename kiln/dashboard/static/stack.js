@@ -156,7 +156,7 @@ export function stackPage(view, api, name, id, tab, {go, onLeave}) {
       await api.post(`${path}/actions`, {[key]: null});
       toast(`${label}: ${name}`);
     }, {name: key});
-    const busy = String(stack.stack_status).endsWith('_IN_PROGRESS');
+    const busy = stack.stack_status === 'UPDATE_IN_PROGRESS';   // what cancel applies to
     clear(head,
       h('div', {class: 'title-row'},
         h('h1', {}, h('a', {href: `#/p/${encodeURIComponent(api.project)}/stacks`}, 'Stacks'),

@@ -201,7 +201,8 @@ def test_stack_list_pages_filters_and_sorts(page: Any, kiln_server: KilnProcess)
                 "resources": {"r": {"type": "OS::Heat::None"}}}
     with httpx.Client(base_url=kiln_server.endpoint(proj), timeout=30) as api:
         def create(i: int) -> None:
-            r = api.post("/stacks", json={"stack_name": f"s{i:03d}", "template": template})
+            r = api.post("/stacks", json={"stack_name": f"s{i:03d}", "template": template,
+                                          "tags": "even" if i % 2 == 0 else "odd"})
             assert r.status_code == 201, r.text
         with ThreadPoolExecutor(4) as pool:
             list(pool.map(create, range(57)))
@@ -222,6 +223,74 @@ def test_stack_list_pages_filters_and_sorts(page: Any, kiln_server: KilnProcess)
     page.click("text=Search")
     expect(rows).to_have_count(1)
     expect(rows.first).to_have_attribute("data-stack", "s042")
+    page.fill("input[name=name]", "")
+    page.fill("input[name=tag]", "even")
+    page.click("text=Search")
+    expect(page.locator("#list-info")).to_have_text("1\u201329 of 29")
+    page.select_option("select[name=status]", "FAILED")
+    expect(page.locator("table.stacks")).to_contain_text("No stacks.")
+    page.select_option("select[name=status]", "COMPLETE")
+    page.select_option("select[name=action]", "CREATE")
+    expect(page.locator("#list-info")).to_have_text("1\u201329 of 29")
+
+
+ACTIONS_TEMPLATE = {
+    "heat_template_version": "2018-08-31",
+    "parameters": {"v": {"type": "string", "default": "a"}},
+    "resources": {
+        "handle": {"type": "OS::Heat::WaitConditionHandle"},
+        "r": {"type": "OS::Heat::TestResource", "properties": {"value": {"get_param": "v"}}},
+    },
+}
+
+
+def test_stack_and_resource_actions(page: Any, kiln_server: KilnProcess) -> None:
+    from playwright.sync_api import expect
+
+    proj = project()
+    with httpx.Client(base_url=kiln_server.endpoint(proj), timeout=30) as api:
+        r = api.post("/stacks", json={"stack_name": "acts", "template": ACTIONS_TEMPLATE})
+        assert r.status_code == 201, r.text
+        sid = r.json()["stack"]["id"]
+        page.goto(f"{kiln_server.url}/#/p/{proj}/stacks/acts/{sid}")
+        status = page.locator("#stack-status")
+        expect(status).to_have_text("CREATE_COMPLETE")
+        for button, done in (("suspend", "SUSPEND_COMPLETE"), ("resume", "RESUME_COMPLETE"),
+                             ("check", "CHECK_COMPLETE")):
+            page.click(f"button[name={button}]")
+            expect(status).to_have_text(done)
+        # snapshot (its name asked in a prompt), then restore it
+        page.once("dialog", lambda dialog: dialog.accept("snap1"))
+        page.click("button[name=snapshot]")
+        page.click(".tabs >> text=Snapshots")
+        expect(page.locator("section[data-tab=snapshots]")).to_contain_text("snap1")
+        expect(page.locator("section[data-tab=snapshots]")).to_contain_text("COMPLETE")
+        page.once("dialog", lambda dialog: dialog.accept())
+        page.click("section[data-tab=snapshots] >> text=Restore")
+        expect(status).to_have_text("RESTORE_COMPLETE")
+        # a signal to a resource, seen in its metadata
+        page.click(".tabs >> text=Resources")
+        page.click("table.resources >> text=handle")
+        side = page.locator("aside.side")
+        side.locator("textarea[name=signal]").fill(
+            '{"status": "SUCCESS", "data": "hello", "id": "1"}')
+        side.locator("button[name=Signal]").click()
+        expect(side.locator("pre").last).to_contain_text("hello")
+        # mark unhealthy
+        page.click("table.resources >> text=TestResource")
+        side.locator("input[name=unhealthy_reason]").fill("broken disk")
+        side.locator("button[name='Mark unhealthy']").click()
+        expect(side).to_contain_text("CHECK_FAILED")
+        save_screenshot(page, "08-resource-actions")
+        # cancel an update held at a pre-update hook: it rolls back
+        r = api.patch(f"/stacks/acts/{sid}", json={
+            "parameters": {"v": "b"},
+            "environment": {"resource_registry": {"resources": {
+                "r": {"hooks": "pre-update"}}}}})
+        assert r.status_code == 202, r.text
+        expect(status).to_have_text("UPDATE_IN_PROGRESS")
+        page.click("button[name=cancel_update]")
+        expect(status).to_have_text("ROLLBACK_COMPLETE")
 
 
 @pytest.mark.slow
@@ -265,4 +334,4 @@ def test_ten_thousand_resources_stay_usable(page: Any, start_kiln_factory: Any) 
     }""")
     print(f"10,002 nodes: layout {timing['layout']:.0f} ms, paint {timing['paint']:.0f} ms")
     assert timing["nodes"] == 10002
-    save_screenshot(page, "08-ten-thousand")
+    save_screenshot(page, "09-ten-thousand")
