@@ -29,6 +29,7 @@ from kiln.api.openstack_v1.common import json_response
 from kiln.api.openstack_v1.event_stream import StreamRegistry
 from kiln.api.openstack_v1.routes import v1_routes
 from kiln.api.response_cache import ResponseCache
+from kiln.api.tempurl import temp_url_routes
 
 LOG = logging.getLogger("kiln.api")
 
@@ -135,6 +136,7 @@ def create_app(service: Any, conf: cfg.ConfigOpts) -> Starlette:
         Route("/versions", versions, methods=["GET"]),
         Route("/openapi.yaml", openapi, methods=["GET"]),
         *v1_routes(),
+        *temp_url_routes(),
         Route("/{version:other_version}/{rest:path}", versions,
               methods=["GET", "POST", "PUT", "PATCH", "DELETE"]),
     ]

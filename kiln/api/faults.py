@@ -19,6 +19,10 @@ from kiln import errors
 _STATUS_TEXT: dict[int, tuple[str, str]] = {
     400: ("Bad Request", "The server could not comply with the request since it is "
           "either malformed or otherwise incorrect."),
+    401: ("Unauthorized", "This server could not verify that you are authorized to access "
+          "the document you requested. Either you supplied the wrong credentials (e.g., bad "
+          "password), or your browser does not understand how to supply the credentials "
+          "required."),
     403: ("Forbidden", "Access was denied to this resource."),
     404: ("Not Found", "The resource could not be found."),
     405: ("Method Not Allowed", "The server could not comply with the request since it is "
@@ -51,7 +55,8 @@ class HTTPError(errors.KilnError):
 
 
 def _default_type(status: int) -> str:
-    return {400: "HTTPBadRequest", 403: "HTTPForbidden", 404: "HTTPNotFound",
+    return {400: "HTTPBadRequest", 401: "HTTPUnauthorized", 403: "HTTPForbidden",
+            404: "HTTPNotFound",
             405: "HTTPMethodNotAllowed", 406: "HTTPNotAcceptable", 409: "HTTPConflict",
             413: "HTTPRequestEntityTooLarge", 415: "HTTPUnsupportedMediaType",
             503: "HTTPServiceUnavailable"}.get(status, "HTTPInternalServerError")

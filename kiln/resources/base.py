@@ -150,6 +150,9 @@ class Resource:
     #: keys of :attr:`data` that are secrets (a generated password): stored encrypted
     #: with ``auth_encryption_key``, as Heat stores redacted resource data
     secret_data: ClassVar[frozenset[str]] = frozenset()
+    #: actions during which a signal is refused (Heat's ``no_signal_actions``); a
+    #: deployment that runs on DELETE or SUSPEND waits for its signal then
+    no_signal_actions: ClassVar[tuple[str, ...]] = ("SUSPEND", "DELETE")
     #: the ``update_policy`` keys the resource accepts (ResourceGroup's batching)
     update_policy_schema: ClassVar[Mapping[str, Property]] = {}
     #: True when ``handle_*`` touches nothing outside this resource's own row (no cloud

@@ -14,6 +14,7 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
+from kiln import tempurl
 from kiln.resources.base import (
     Attribute,
     Properties,
@@ -41,7 +42,7 @@ def _password() -> str:
 
 class DeployedServer(Resource):
     type_name = "OS::Heat::DeployedServer"
-    secret_data = frozenset({"password"})
+    secret_data = frozenset({"password", "temp_url_key"})
     support_status = SupportStatus()          # Heat 27 gives no version for this type
     description = (
         "A resource for managing servers that are already deployed.\n\n"
@@ -112,8 +113,22 @@ class DeployedServer(Resource):
                 "access_key_id": user.get("access_key_id"),
                 "secret_access_key": user.get("secret_access_key"),
                 "stack_name": self.runtime.stack_name, "path": f"{self.name}.Metadata"}}
+        if transport == "POLL_TEMP_URL":
+            return {"collectors": ["request", "local"],
+                    "request": {"metadata_url": self._metadata_temp_url()}}
         raise ResourceFailure(f"software_config_transport {transport} needs a cloud service "
                               "Kiln does not provide", exc_type="NotSupported")
+
+    def _metadata_temp_url(self) -> str:
+        """Kiln's stand-in for Heat's Swift temp URL: a signed GET of this resource's
+        metadata, served by Kiln itself (:mod:`kiln.api.tempurl`)."""
+        key = self.data.get("temp_url_key")
+        if key is None:
+            key = self.data["temp_url_key"] = tempurl.new_key()
+        rt = self.runtime
+        return tempurl.make_url(tempurl.base_url(rt.conf), key, method="GET",
+                                project_id=rt.project_id, stack_id=rt.stack_id,
+                                resource_name=self.name)
 
     async def _publish(self, transport: str) -> None:
         occ = await self._collect_config(transport)

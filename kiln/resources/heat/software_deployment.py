@@ -17,6 +17,7 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
+from kiln import tempurl
 from kiln.errors import EntityNotFound, InvalidTemplateAttribute, UserParameterMissing
 from kiln.resources.base import (
     Attribute,
@@ -49,6 +50,8 @@ def _io_input(entry: Mapping[str, Any], value: Any) -> dict[str, Any]:
 
 class SoftwareDeployment(Resource):
     type_name = "OS::Heat::SoftwareDeployment"
+    secret_data = frozenset({"temp_url_key", "signal_temp_url"})
+    no_signal_actions = ()
     support_status = SupportStatus(version="2014.1")
     description = (
         "This resource associates a server with some configuration.\n\n"
@@ -165,7 +168,14 @@ class SoftwareDeployment(Resource):
                             "description": "ID of signal to use for signaling output values",
                             "type": "String",
                             "value": self.runtime.signal_url(self.name, "heat")})
-        elif transport in ("TEMP_URL_SIGNAL", "ZAQAR_SIGNAL"):
+        elif transport == "TEMP_URL_SIGNAL":
+            derived.append({"name": "deploy_signal_id",
+                            "description": "ID of signal to use for signaling output values",
+                            "type": "String", "value": self._temp_signal_url()})
+            derived.append({"name": "deploy_signal_verb",
+                            "description": "HTTP verb to use for signaling output values",
+                            "type": "String", "value": "PUT"})
+        elif transport == "ZAQAR_SIGNAL":
             raise ResourceFailure(f"signal_transport {transport} needs a cloud service "
                                   "Kiln does not provide", exc_type="NotSupported")
         return derived
@@ -174,6 +184,19 @@ class SoftwareDeployment(Resource):
         url = self.data.get("signal_url")
         if url is None:
             url = self.data["signal_url"] = self.runtime.signal_url(self.name, "cfn_signal")
+        return url
+
+    def _temp_signal_url(self) -> str:
+        """Kiln's stand-in for Heat's Swift signal URL: a signed PUT to this resource,
+        served by Kiln itself (:mod:`kiln.api.tempurl`); made once, like Heat's."""
+        url = self.data.get("signal_temp_url")
+        if url is None:
+            key = self.data.get("temp_url_key") or tempurl.new_key()
+            self.data["temp_url_key"] = key
+            rt = self.runtime
+            url = self.data["signal_temp_url"] = tempurl.make_url(
+                tempurl.base_url(rt.conf), key, method="PUT", project_id=rt.project_id,
+                stack_id=rt.stack_id, resource_name=self.name)
         return url
 
     def build_config(self, props: Properties, source: Mapping[str, Any],

@@ -1,0 +1,100 @@
+"""Serving Kiln's temp URLs (:mod:`kiln.tempurl`): servers GET their metadata from one
+(``POLL_TEMP_URL``, os-collect-config's ``request`` collector: a HEAD for
+``Last-Modified``, then a GET) and PUT their signals to another (``TEMP_URL_SIGNAL``,
+heat-config-notify or curl).
+
+The URL is its own credential, as a Swift temp URL is: no token, no project check beyond
+the one the signature covers. A URL that names nothing answers 404; a bad, expired or
+wrong-method signature 401 (Swift's status), both in Heat's fault body. A PUT becomes the
+resource's signal (Heat's resource-signal path, so a deployment's outputs, a wait
+condition's data); Swift answers a stored object with 201 and so does Kiln.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from email.utils import formatdate
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Route
+
+from kiln import errors, tempurl
+from kiln.api.faults import HTTPError, bad_request
+from kiln.api.identity import make_identity
+from kiln.api.openstack_v1.common import dumps
+from kiln.engine.context import RequestContext
+
+
+def _unauthorized(reason: str) -> HTTPError:
+    return HTTPError(401, f"Temp URL invalid: {reason}", error_type="HTTPUnauthorized")
+
+
+def _raw_path(request: Request) -> str:
+    raw = request.scope.get("raw_path")
+    return raw.decode("latin-1") if raw else request.url.path
+
+
+async def _signal_body(request: Request, limit: int) -> Any:
+    """The PUT's JSON object (heat-config-notify's outputs, a wait condition's status);
+    an empty body is a signal without details."""
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise errors.RequestLimitExceeded(
+                f"Request limit exceeded: JSON body size ({size} bytes) exceeds maximum "
+                f"allowed size ({limit} bytes).")
+        chunks.append(chunk)
+    raw = b"".join(chunks)
+    if not raw.strip():
+        return None
+    try:
+        details = json.loads(raw)
+    except (ValueError, RecursionError):
+        raise bad_request("The signal body is not valid JSON") from None
+    if not isinstance(details, dict):
+        raise bad_request("The signal body must be a JSON object")
+    return details
+
+
+async def serve(request: Request) -> Response:
+    raw_path = _raw_path(request)
+    target = tempurl.parse_path(raw_path)
+    if target is None:
+        raise HTTPError(404, "The resource could not be found.")
+    service = request.app.state.service
+    found = await service.temp_url_resource(target.stack_id, target.resource_name)
+    if found is None or found.project_id != target.project_id or not found.key:
+        raise HTTPError(404, "The resource could not be found.")
+    query = request.query_params
+    try:
+        expires = tempurl.parse_expires(query.get("temp_url_expires"))
+        tempurl.check(found.key, method=request.method, raw_path=raw_path,
+                      sig=query.get("temp_url_sig"), expires=expires, now=time.time())
+    except tempurl.TempUrlError as exc:
+        raise _unauthorized(str(exc)) from None
+    if request.method == "PUT":
+        details = await _signal_body(request, request.app.state.conf.max_json_body_size)
+        ctx = RequestContext(project_id=found.project_id,
+                             request_id=getattr(request.state, "request_id", None) or "")
+        await service.resource_signal(
+            ctx, stack_identity=make_identity(found.project_id, found.stack_name,
+                                              target.stack_id),
+            resource_name=target.resource_name, details=details)
+        return Response(b"", status_code=201)
+    body = dumps(found.metadata)
+    headers = {"Last-Modified": formatdate(found.last_modified, usegmt=True),
+               "Content-Length": str(len(body))}
+    if request.method == "HEAD":
+        return Response(b"", headers=headers, media_type="application/json")
+    return Response(body, headers=headers, media_type="application/json")
+
+
+def temp_url_routes() -> list[BaseRoute]:
+    """The route to mount on every app agents reach (the native API, the CFN API)."""
+    return [Route("/v1/AUTH_{project}/{container}/{name}", serve,
+                  methods=["GET", "HEAD", "PUT"])]
