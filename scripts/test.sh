@@ -75,6 +75,11 @@ keystone_install=$!
 chromium_log=$(mktemp)
 bash tests/support/install_chromium.sh > "$chromium_log" 2>&1 &
 chromium_install=$!
+# Heat's in-instance agents (tests/functional/agents, tests/support/agents.py), likewise:
+# a cold install (a minute or more) overlaps the linters and the unit tests.
+agents_log=$(mktemp)
+"$VENV/bin/python" -m tests.support.agents > "$agents_log" 2>&1 &
+agents_install=$!
 
 # The cloud suite (tests/cloud: real Keystone, Neutron, Nova, Glance, Cinder) needs a
 # cloud that takes minutes to install the first time and 25-80 s to start, and mostly
@@ -111,6 +116,10 @@ cat "$keystone_log"; rm -f "$keystone_log"
 wait "$chromium_install" || tail -3 "$chromium_log"
 rm -f "$chromium_log"
 for s in unit functional integration; do
+    if [ "$s" = functional ]; then
+        wait "$agents_install" || true   # a failure is reported by the agent tests
+        cat "$agents_log"; rm -f "$agents_log"
+    fi
     step "pytest tests/$s" suite "$s"
 done
 step "pytest tests/cloud (ran in the background)" cloud_result

@@ -330,6 +330,12 @@ class Resource:
         changed). OS::Heat::None says never; UpdateWaitConditionHandle says always."""
         return bool(prop_diff) or new_definition.freeze() != self.definition.freeze()
 
+    def updated_metadata(self, template_metadata: dict[str, Any]) -> dict[str, Any]:
+        """The metadata to keep after an in-place update whose template gives
+        ``template_metadata``: the template's, unless the plugin keeps keys of its own
+        (a server keeps its ``deployments`` and agent settings, as in Heat)."""
+        return template_metadata
+
     def needs_replace(self, prop_diff: Mapping[str, Any]) -> bool:
         """Whether applying *prop_diff* needs a new physical resource."""
         return any(not self.properties_schema[k].update_allowed for k in prop_diff)

@@ -131,6 +131,8 @@ class DeployedServer(Resource):
                                 resource_name=self.name)
 
     async def _publish(self, transport: str) -> None:
+        if transport != "POLL_TEMP_URL":
+            self.data.pop("temp_url_key", None)      # revokes the URL polled until now
         occ = await self._collect_config(transport)
         old = dict(self.metadata.get("os-collect-config") or {})
         for key in ("heat", "zaqar", "cfn", "request"):   # blank out the old transport
@@ -151,6 +153,14 @@ class DeployedServer(Resource):
         if "software_config_transport" in prop_diff:
             await self._publish(new_properties["software_config_transport"])
         return None
+
+    def updated_metadata(self, template_metadata: dict[str, Any]) -> dict[str, Any]:
+        """New template metadata keeps the agent's keys: ``deployments`` as they are, and
+        ``os-collect-config`` merged under any the template gives (Heat's rule)."""
+        occ = dict(self.metadata.get("os-collect-config") or {})
+        occ.update(template_metadata.get("os-collect-config") or {})
+        return {**template_metadata, "os-collect-config": occ,
+                "deployments": list(self.metadata.get("deployments") or [])}
 
     async def handle_snapshot_delete(self) -> Token:
         """Snapshot deletion is accepted (as Heat does); there is no image to make."""

@@ -1,0 +1,33 @@
+"""A deployment whose server never answers fails when the stack's action times out, with
+Heat's words; the stack can then be deleted."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.functional.agents.deploying import (
+    create,
+    deleted,
+    deployment_template,
+    settled,
+)
+from tests.support.clients import heat_client
+from tests.support.fixtures import StartKiln
+
+
+def test_a_deployment_that_never_signals_times_out(start_kiln_factory: StartKiln) -> None:
+    # stack_action_timeout stands in for a template's timeout_mins (whole minutes)
+    kiln = start_kiln_factory(options={"DEFAULT": {"stack_action_timeout": 3,
+                                                   "graceful_shutdown_timeout": 2}})
+    hc: Any = heat_client(kiln.endpoint("demo"))
+    sid = create(hc, "silent", deployment_template())
+    stack = settled(hc, sid)
+    assert stack.stack_status == "CREATE_FAILED"
+    assert stack.stack_status_reason == "Timed out"
+    deployment = hc.resources.get(sid, "deployment")
+    assert deployment.resource_status == "CREATE_FAILED"
+    assert deployment.resource_status_reason == (
+        'CREATE aborted (Task create from SoftwareDeployment "deployment" '
+        f'Stack "silent" [{sid}] Timed out)')
+    hc.stacks.delete(sid)
+    assert deleted(hc, sid) == "DELETE_COMPLETE"
