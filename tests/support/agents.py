@@ -318,10 +318,24 @@ def sandbox(path: Path) -> Iterator[Sandbox]:
     yield box
 
 
-if __name__ == "__main__":
-    # scripts/test.sh runs this in the background while other suites run, so the agent
-    # tests find the install ready; a failure is reported by those tests, not here.
+def main(argv: Sequence[str]) -> int:
+    """``python -m tests.support.agents``: install the agents (scripts/test.sh runs this
+    in the background). ``python -m tests.support.agents DIR COLLECTOR-ARGS...``: also run
+    the chain once in the instance root DIR (made if missing), as the README shows."""
     try:
-        print(install_agents())
+        install = install_agents()
     except InstallFailed as failure:
         print(f"agents not installed: {failure}", file=sys.stderr)
+        return 1
+    if not argv:
+        print(install.venv)
+        return 0
+    path = Path(argv[0]).resolve()
+    box = Sandbox(path, install) if (path / "hooks").is_dir() else make_sandbox(path, install)
+    run = box.run_chain(list(argv[1:]))
+    print(run.output, end="")
+    return run.returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
