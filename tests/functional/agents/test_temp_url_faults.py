@@ -17,13 +17,18 @@ from tests.functional.agents.deploying import (
     outputs,
     server_collector,
     settled,
+    wait_for,
     wait_resource,
 )
 
 
 def _signal_url(hc: Any, sid: str) -> str:
+    return _signal_url_of(hc, sid, "server")
+
+
+def _signal_url_of(hc: Any, sid: str, server: str) -> str:
     """deploy_signal_id, as the server reads it from its metadata."""
-    (deployment,) = hc.resources.metadata(sid, "server")["deployments"]
+    (deployment,) = hc.resources.metadata(sid, server)["deployments"]
     inputs = {i["name"]: i["value"] for i in deployment["inputs"]}
     assert inputs["deploy_signal_verb"] == "PUT"
     return str(inputs["deploy_signal_id"])
@@ -112,3 +117,33 @@ def test_urls_of_a_deleted_or_replaced_stack_answer_404(hc: Any) -> None:
     assert settled(hc, new).stack_status == "CREATE_COMPLETE"
     assert httpx.get(old_metadata).status_code == 404
     assert httpx.get(metadata_url(server_collector(hc, new))).status_code == 200
+
+
+def test_a_removed_or_replaced_deployment_refuses_its_old_url(hc: Any) -> None:
+    template = deployment_template()
+    sid = create(hc, "tu-removed", template)
+    wait_resource(hc, sid, "deployment", "CREATE_IN_PROGRESS")
+    url = _signal_url(hc, sid)
+    assert httpx.put(url, json={"deploy_status_code": 0}).status_code == 201
+    assert settled(hc, sid).stack_status == "CREATE_COMPLETE"
+
+    # replaced (a new server: a deployment's server is not update_allowed): a new key
+    replaced = json.loads(json.dumps(template))
+    replaced["resources"]["server2"] = replaced["resources"]["server"]
+    replaced["resources"]["deployment"]["properties"]["server"] = {"get_resource": "server2"}
+    hc.stacks.update(sid, template=replaced)
+    wait_for(lambda: hc.resources.metadata(sid, "server2").get("deployments"), bool,
+             "the replacement deployment")
+    _fault(httpx.put(url, json={"deploy_status_code": 0}), 401, "HTTPUnauthorized",
+           "does not match")
+    new_url = _signal_url_of(hc, sid, "server2")
+    assert new_url != url
+    assert httpx.put(new_url, json={"deploy_status_code": 0}).status_code == 201
+    assert settled(hc, sid).stack_status == "UPDATE_COMPLETE"
+
+    # removed: nothing answers at its URL any more
+    del replaced["resources"]["deployment"]
+    del replaced["outputs"]
+    hc.stacks.update(sid, template=replaced)
+    assert settled(hc, sid).stack_status == "UPDATE_COMPLETE"
+    _fault(httpx.put(new_url, json={}), 404, "HTTPNotFound", "could not be found")
