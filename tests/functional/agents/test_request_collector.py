@@ -128,3 +128,32 @@ def test_the_metadata_url_answers_head_with_last_modified(hc: Any) -> None:
     (deployment,) = body["deployments"]
     assert deployment["group"] == "script"
     assert body["os-collect-config"]["request"]["metadata_url"] == url
+
+
+def _writes(word: str) -> str:
+    return f"#!/bin/sh\nprintf '{word} %s' \"$greeting\" > \"$heat_outputs_path.result\"\n"
+
+
+def test_a_software_component_runs_the_config_of_each_action(hc: Any, box: Sandbox) -> None:
+    """OS::Heat::SoftwareComponent: 55-heat-config picks the config listed for the
+    deployment's action and runs it with that config's tool."""
+    template = deployment_template()
+    template["resources"]["config"] = {"type": "OS::Heat::SoftwareComponent", "properties": {
+        "inputs": [{"name": "greeting"}], "outputs": [{"name": "result"}],
+        "configs": [
+            {"actions": ["CREATE"], "tool": "script", "config": _writes("made")},
+            {"actions": ["UPDATE"], "tool": "script", "config": _writes("changed")},
+        ]}}
+    sid = create(hc, "component", template, greeting="it")
+    wait_resource(hc, sid, "deployment", "CREATE_IN_PROGRESS")
+    args = server_collector(hc, sid)
+    assert box.run_chain(args).returncode == 0, box.log()
+    assert settled(hc, sid).stack_status == "CREATE_COMPLETE"
+    assert outputs(hc, sid)["result"] == "made it"
+
+    hc.stacks.update(sid, template=template, parameters={"greeting": "that"})
+    wait_resource(hc, sid, "deployment", "UPDATE_IN_PROGRESS")
+    assert box.run_chain(args).returncode == 0, box.log()
+    stack = settled(hc, sid)
+    assert stack.stack_status == "UPDATE_COMPLETE", stack.stack_status_reason
+    assert outputs(hc, sid)["result"] == "changed that"
