@@ -86,6 +86,8 @@ def deleted(hc: Any, stack_id: str) -> str:
             stack = hc.stacks.get(stack_id)
         except exc.HTTPNotFound:
             return "DELETE_COMPLETE"
+        if stack.stack_status == "DELETE_COMPLETE":
+            return "DELETE_COMPLETE"
         return f"{stack.stack_status}: {stack.stack_status_reason}"
 
     return str(wait_for(status, lambda s: "IN_PROGRESS" not in s, f"{stack_id} deleted"))
@@ -93,6 +95,21 @@ def deleted(hc: Any, stack_id: str) -> str:
 
 def resource_status(hc: Any, stack_id: str, name: str) -> str:
     return str(hc.resources.get(stack_id, name).resource_status)
+
+
+def deploy_actions(hc: Any, stack_id: str, server: str = "server") -> list[str]:
+    """The ``deploy_action`` of each config in a server's metadata (what its agent
+    would run next)."""
+    configs = hc.resources.metadata(stack_id, server).get("deployments") or []
+    return [str({i["name"]: i.get("value") for i in c["inputs"]}.get("deploy_action"))
+            for c in configs]
+
+
+def wait_deployment(hc: Any, stack_id: str, action: str, server: str = "server") -> None:
+    """Wait until a deployment for ``action`` is in the server's metadata: the moment its
+    agent can run it (the resource shows IN_PROGRESS a little before that)."""
+    wait_for(lambda: deploy_actions(hc, stack_id, server), lambda got: action in got,
+             f"a {action} deployment for {server}")
 
 
 def wait_resource(hc: Any, stack_id: str, name: str, status: str) -> None:

@@ -12,7 +12,7 @@ from tests.functional.agents.deploying import (
     create,
     server_collector,
     settled,
-    wait_for,
+    wait_deployment,
     wait_resource,
 )
 from tests.support.agents import agents_or_skip, make_sandbox
@@ -43,18 +43,16 @@ def _template(group_type: str = "OS::Heat::SoftwareDeploymentGroup") -> dict[str
                 "beta": {"value": {"get_attr": ["deployments", "result", "beta"]}}}}
 
 
-def _children_waiting(hc: Any, sid: str,
-                      member_type: str = "OS::Heat::SoftwareDeployment") -> bool:
-    nested = hc.resources.list(sid, nested_depth=1)
-    waiting = [r for r in nested if r.resource_type == member_type
-               and r.resource_status == "CREATE_IN_PROGRESS"]
-    return len(waiting) == len(NAMES)
+def _all_waiting(hc: Any, sid: str) -> None:
+    """Each server's metadata holds its member's deployment (its agent can run it)."""
+    for name in NAMES:
+        wait_deployment(hc, sid, "CREATE", server=f"server_{name}")
 
 
 def test_a_group_deploys_to_three_servers(hc: Any, tmp_path: Path) -> None:
     install = agents_or_skip()
     sid = create(hc, "group3", _template(), greeting="hey")
-    wait_for(lambda: _children_waiting(hc, sid), bool, "the three deployments to wait")
+    _all_waiting(hc, sid)
     servers = {n: hc.resources.get(sid, f"server_{n}").physical_resource_id for n in NAMES}
     for name in NAMES:
         box = make_sandbox(tmp_path / name, install)
@@ -87,8 +85,7 @@ def test_a_structured_group_substitutes_inputs_per_server(hc: Any, tmp_path: Pat
                                   "greeting": {"get_input": "greeting"}}}}}
     del template["outputs"]["results"], template["outputs"]["beta"]
     sid = create(hc, "sgroup3", template, greeting="hola")
-    wait_for(lambda: _children_waiting(hc, sid, "OS::Heat::StructuredDeployment"), bool,
-             "the three deployments to wait")
+    _all_waiting(hc, sid)
     for name in NAMES:
         server = hc.resources.get(sid, f"server_{name}").physical_resource_id
         box = make_sandbox(tmp_path / name, install)

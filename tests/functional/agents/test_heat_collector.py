@@ -20,7 +20,7 @@ from tests.functional.agents.deploying import (
     deployment_template,
     outputs,
     settled,
-    wait_resource,
+    wait_deployment,
 )
 from tests.support.agents import agents_or_skip, make_sandbox
 from tests.support.clients import heat_client
@@ -43,7 +43,7 @@ def test_heat_collector_and_heat_signal(start_kiln_factory: StartKiln,
 
     sid = create(hc, "heatpoll", deployment_template(transport="POLL_SERVER_HEAT",
                                                      signal="HEAT_SIGNAL"), greeting="hej")
-    wait_resource(hc, sid, "deployment", "CREATE_IN_PROGRESS")
+    wait_deployment(hc, sid, "CREATE")
     occ = hc.resources.get(sid, "server").attributes["os_collect_config"]
     assert occ["collectors"] == ["heat", "local"]
     published = occ["heat"]

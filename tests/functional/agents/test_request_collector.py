@@ -17,14 +17,14 @@ from tests.functional.agents.deploying import (
     outputs,
     server_collector,
     settled,
-    wait_resource,
+    wait_deployment,
 )
 from tests.support.agents import Sandbox
 
 
 def test_script_deploys_and_its_outputs_come_back(hc: Any, box: Sandbox) -> None:
     sid = create(hc, "req1", deployment_template(), greeting="hi")
-    wait_resource(hc, sid, "deployment", "CREATE_IN_PROGRESS")
+    wait_deployment(hc, sid, "CREATE")
     args = server_collector(hc, sid)
     assert args[-1] == "request"
     assert metadata_url(args).startswith("http://127.0.0.1:")
@@ -55,13 +55,13 @@ def test_script_deploys_and_its_outputs_come_back(hc: Any, box: Sandbox) -> None
 
 def test_an_update_runs_the_script_again(hc: Any, box: Sandbox) -> None:
     sid = create(hc, "req-update", deployment_template(), greeting="one")
-    wait_resource(hc, sid, "deployment", "CREATE_IN_PROGRESS")
+    wait_deployment(hc, sid, "CREATE")
     args = server_collector(hc, sid)
     assert box.run_chain(args).returncode == 0, box.log()
     assert settled(hc, sid).stack_status == "CREATE_COMPLETE"
 
     hc.stacks.update(sid, template=deployment_template(), parameters={"greeting": "two"})
-    wait_resource(hc, sid, "deployment", "UPDATE_IN_PROGRESS")
+    wait_deployment(hc, sid, "UPDATE")
     assert box.run_chain(args).returncode == 0, box.log()
     stack = settled(hc, sid)
     assert stack.stack_status == "UPDATE_COMPLETE", stack.stack_status_reason
@@ -73,7 +73,7 @@ def test_an_update_runs_the_script_again(hc: Any, box: Sandbox) -> None:
 
 def test_a_failing_script_fails_the_deployment(hc: Any, box: Sandbox) -> None:
     sid = create(hc, "req-fail", deployment_template(), exit_code="3")
-    wait_resource(hc, sid, "deployment", "CREATE_IN_PROGRESS")
+    wait_deployment(hc, sid, "CREATE")
     assert box.run_chain(server_collector(hc, sid)).returncode == 0, box.log()
     stack = settled(hc, sid)
     assert stack.stack_status == "CREATE_FAILED"
@@ -90,14 +90,14 @@ def test_delete_and_suspend_resume_run_when_asked(hc: Any, box: Sandbox) -> None
     in each of them (a signal during DELETE or SUSPEND reaches it, as in Heat)."""
     template = deployment_template(actions=["CREATE", "SUSPEND", "RESUME", "DELETE"])
     sid = create(hc, "req-actions", template)
-    wait_resource(hc, sid, "deployment", "CREATE_IN_PROGRESS")
+    wait_deployment(hc, sid, "CREATE")
     args = server_collector(hc, sid)
     assert box.run_chain(args).returncode == 0, box.log()
     assert settled(hc, sid).stack_status == "CREATE_COMPLETE"
 
     for action, done in (("suspend", "SUSPEND_COMPLETE"), ("resume", "RESUME_COMPLETE")):
         getattr(hc.actions, action)(sid)
-        wait_resource(hc, sid, "deployment", f"{action.upper()}_IN_PROGRESS")
+        wait_deployment(hc, sid, action.upper())
         assert box.run_chain(args).returncode == 0, box.log()
         stack = settled(hc, sid)
         assert stack.stack_status == done, stack.stack_status_reason
@@ -105,7 +105,7 @@ def test_delete_and_suspend_resume_run_when_asked(hc: Any, box: Sandbox) -> None
         assert shown["deploy_stdout"].endswith(f"({action.upper()})\n")
 
     hc.stacks.delete(sid)
-    wait_resource(hc, sid, "deployment", "DELETE_IN_PROGRESS")
+    wait_deployment(hc, sid, "DELETE")
     assert box.run_chain(args).returncode == 0, box.log()
     assert deleted(hc, sid) == "DELETE_COMPLETE"
     notified = [v for k, v in box.deployed().items() if k.endswith(".notify.json")]
@@ -145,14 +145,14 @@ def test_a_software_component_runs_the_config_of_each_action(hc: Any, box: Sandb
             {"actions": ["UPDATE"], "tool": "script", "config": _writes("changed")},
         ]}}
     sid = create(hc, "component", template, greeting="it")
-    wait_resource(hc, sid, "deployment", "CREATE_IN_PROGRESS")
+    wait_deployment(hc, sid, "CREATE")
     args = server_collector(hc, sid)
     assert box.run_chain(args).returncode == 0, box.log()
     assert settled(hc, sid).stack_status == "CREATE_COMPLETE"
     assert outputs(hc, sid)["result"] == "made it"
 
     hc.stacks.update(sid, template=template, parameters={"greeting": "that"})
-    wait_resource(hc, sid, "deployment", "UPDATE_IN_PROGRESS")
+    wait_deployment(hc, sid, "UPDATE")
     assert box.run_chain(args).returncode == 0, box.log()
     stack = settled(hc, sid)
     assert stack.stack_status == "UPDATE_COMPLETE", stack.stack_status_reason

@@ -12,7 +12,7 @@ from tests.functional.agents.deploying import (
     outputs,
     server_collector,
     settled,
-    wait_resource,
+    wait_deployment,
 )
 from tests.support.agents import agents_or_skip, make_sandbox
 from tests.support.clients import heat_client
@@ -27,7 +27,7 @@ def test_the_deployment_completes_after_a_restart(start_kiln_factory: StartKiln,
     first = start_kiln_factory(workdir=workdir, options=options)
     hc: Any = heat_client(first.endpoint("demo"))
     sid = create(hc, "restarted", deployment_template(), greeting="again")
-    wait_resource(hc, sid, "deployment", "CREATE_IN_PROGRESS")
+    wait_deployment(hc, sid, "CREATE")
     args = server_collector(hc, sid)
     assert first.stop() == 0
 

@@ -17,8 +17,8 @@ from tests.functional.agents.deploying import (
     outputs,
     server_collector,
     settled,
+    wait_deployment,
     wait_for,
-    wait_resource,
 )
 
 
@@ -57,7 +57,7 @@ def _waiting(hc: Any, sid: str) -> None:
 
 def test_bad_signatures_and_bodies_change_nothing(hc: Any) -> None:
     sid = create(hc, "tu-faults", deployment_template())
-    wait_resource(hc, sid, "deployment", "CREATE_IN_PROGRESS")
+    wait_deployment(hc, sid, "CREATE")
     url = _signal_url(hc, sid)
     good = json.dumps({"deploy_stdout": "ok", "deploy_status_code": 0})
 
@@ -87,7 +87,7 @@ def test_bad_signatures_and_bodies_change_nothing(hc: Any) -> None:
 
 def test_a_second_signal_is_ignored(hc: Any) -> None:
     sid = create(hc, "tu-twice", deployment_template())
-    wait_resource(hc, sid, "deployment", "CREATE_IN_PROGRESS")
+    wait_deployment(hc, sid, "CREATE")
     url = _signal_url(hc, sid)
     first = {"deploy_stdout": "first", "deploy_status_code": 0, "result": "one"}
     assert httpx.put(url, json=first).status_code == 201
@@ -122,7 +122,7 @@ def test_urls_of_a_deleted_or_replaced_stack_answer_404(hc: Any) -> None:
 def test_a_removed_or_replaced_deployment_refuses_its_old_url(hc: Any) -> None:
     template = deployment_template()
     sid = create(hc, "tu-removed", template)
-    wait_resource(hc, sid, "deployment", "CREATE_IN_PROGRESS")
+    wait_deployment(hc, sid, "CREATE")
     url = _signal_url(hc, sid)
     assert httpx.put(url, json={"deploy_status_code": 0}).status_code == 201
     assert settled(hc, sid).stack_status == "CREATE_COMPLETE"
