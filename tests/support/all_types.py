@@ -57,6 +57,11 @@ def _deployment(server: str, x: str) -> dict[str, Any]:
             "signal_transport": "NO_SIGNAL", "input_values": {"x": x}}
 
 
+def _group(*servers: str) -> dict[str, Any]:
+    return {"config": {"get_resource": "cfg"}, "signal_transport": "NO_SIGNAL",
+            "servers": {s: {"get_resource": s} for s in servers}, "input_values": {"x": "a"}}
+
+
 SAMPLES: dict[str, Sample] = {
     "AWS::CloudFormation::Stack": Sample(
         {"TemplateURL": "child.json"}, {"TemplateURL": "child.json",
@@ -89,10 +94,16 @@ SAMPLES: dict[str, Sample] = {
     "OS::Heat::SoftwareConfig": Sample({"config": "a"}, None, {"config": "b"}),
     "OS::Heat::SoftwareDeployment": Sample(
         _deployment("s1", "a"), _deployment("s1", "b"), _deployment("s2", "b"), _SERVERS),
+    "OS::Heat::SoftwareDeploymentGroup": Sample(_group("s1"), _group("s1", "s2"), None,
+                                                _SERVERS),
     "OS::Heat::StructuredConfig": Sample({"config": {"a": 1}}, None,
                                          {"config": {"a": 2}}),
     "OS::Heat::StructuredDeployment": Sample(
         _deployment("s1", "a"), _deployment("s1", "b"), _deployment("s2", "b"),
+        {**_SERVERS, "cfg": {"type": "OS::Heat::StructuredConfig",
+                             "properties": {"config": {"x": {"get_input": "x"}}}}}),
+    "OS::Heat::StructuredDeploymentGroup": Sample(
+        _group("s1"), _group("s1", "s2"), None,
         {**_SERVERS, "cfg": {"type": "OS::Heat::StructuredConfig",
                              "properties": {"config": {"x": {"get_input": "x"}}}}}),
     "OS::Heat::TestResource": Sample({"value": "a"}, {"value": "b"},

@@ -216,7 +216,7 @@ async def update_one(engine: Engine, target: Target, name: str, deadline: Deadli
             if definition.metadata is not None:
                 meta = stack.runtime.resolve(definition.metadata)
                 if isinstance(meta, dict):
-                    slot.state.metadata = meta
+                    slot.state.metadata = plugin.updated_metadata(meta)
 
         await run_action(engine.recorder, engine.poller, stack, slot, UPDATE, handle,
                          plugin.check_update_complete, on_complete=adopt,

@@ -97,6 +97,15 @@ def short_id(length: int = 12) -> str:
     return "".join(random.choices(string.ascii_lowercase + string.digits, k=length))
 
 
+def describe(stack: LiveStack, slot: Slot) -> str:
+    """How Heat names a resource in messages: ``NoneResource "a" [id] Stack "s" [id]``."""
+    kind = type(slot.plugin).__name__
+    where = f'Stack "{stack.info.name}" [{stack.info.id}]'
+    if slot.physical_id is not None:
+        return f'{kind} "{slot.name}" [{slot.physical_id}] {where}'
+    return f'{kind} "{slot.name}" {where}'
+
+
 class LiveStack:
     """Template + environment + resources of one stack, for one action or one read."""
 

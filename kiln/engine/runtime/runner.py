@@ -23,8 +23,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from kiln.engine.model.live_stack import LiveStack, Slot
-from kiln.engine.model.states import COMPLETE, FAILED, IN_PROGRESS
+from kiln.engine.model.live_stack import LiveStack, Slot, describe
+from kiln.engine.model.states import COMPLETE, FAILED, IN_PROGRESS, TIMED_OUT
 from kiln.engine.store.recorder import Recorder
 from kiln.errors import KilnError
 from kiln.resources.base import ResourceFailure
@@ -92,6 +92,9 @@ async def run_action(recorder: Recorder, poller: Poller, stack: LiveStack, slot:
 
     With ``resume_from`` the resource is already IN_PROGRESS with that token committed
     (by an engine that went away): ``handle`` is not called again, only the checks run."""
+    # Heat names the interrupted task as it was when it started ("Task create from
+    # SoftwareDeployment "d" Stack "s" [id]"), in the reason of a timed-out resource
+    task = f"Task {action.lower()} from {describe(stack, slot)}"
     if resume_from is None:
         started = recorder.resource(stack, slot, action, IN_PROGRESS)
     else:
@@ -120,6 +123,8 @@ async def run_action(recorder: Recorder, poller: Poller, stack: LiveStack, slot:
         if recorder.handoff:
             raise  # engine shutdown: the next engine resumes from the persisted state
         why = abort_reason()
+        if why == TIMED_OUT:
+            why = f"{task} {why}"
         reason = f"{action} aborted" + (f" ({why})" if why else "")
         await asyncio.shield(recorder.resource(stack, slot, action, FAILED, reason))
         raise

@@ -303,6 +303,11 @@ class EngineServiceAPI:
                                          details: Any, updated_at: str | None = None) -> Any:
         raise _todo("signal_software_deployment")
 
+    async def temp_url_resource(self, stack_id: str, resource_name: str) -> Any:
+        """The resource a temp URL names (:class:`kiln.tempurl.Published`: project, stack
+        name, signing key, metadata and when it last changed), or None when gone."""
+        raise _todo("temp_url_resource")
+
     # -- services -------------------------------------------------------------------------
     async def list_services(self, ctx: RequestContext) -> list[JSON]:
         raise _todo("list_services")

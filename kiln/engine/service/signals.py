@@ -20,8 +20,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kiln.engine.model.context import RequestContext
-from kiln.engine.model.live_stack import LiveStack, Slot
-from kiln.engine.model.states import DELETE, SUSPEND
+from kiln.engine.model.live_stack import LiveStack, Slot, describe
 from kiln.engine.runtime import hooks
 from kiln.engine.service.interface import Identity
 from kiln.engine.service.mixin_base import ResourceNotFound, ServiceBase
@@ -30,16 +29,6 @@ from kiln.resources.base import Resource
 from kiln.template.environment import HOOK_TYPES
 
 LOG = logging.getLogger(__name__)
-NO_SIGNAL_ACTIONS = (SUSPEND, DELETE)
-
-
-def describe(stack: LiveStack, slot: Slot) -> str:
-    """How Heat names a resource in messages: ``NoneResource "a" [id] Stack "s" [id]``."""
-    kind = type(slot.plugin).__name__
-    where = f'Stack "{stack.info.name}" [{stack.info.id}]'
-    if slot.physical_id is not None:
-        return f'{kind} "{slot.name}" [{slot.physical_id}] {where}'
-    return f'{kind} "{slot.name}" {where}'
 
 
 def _details_text(details: Any) -> str:
@@ -74,7 +63,7 @@ class SignalOps(ServiceBase):
                               sync_call: bool = False) -> Any:
         stack, slot = await self._signal_target(ctx, stack_identity, resource_name)
         state = slot.state
-        if state.action in NO_SIGNAL_ACTIONS:
+        if state.action in slot.plugin.no_signal_actions:
             await hooks.save_side_state(self.engine, stack, slot, event=hooks.resource_event(
                 stack, slot, f"Cannot signal resource during {state.action}"))
             raise NotSupported(f"Signal resource during {state.action} is not supported.")

@@ -150,7 +150,11 @@ async def test_stack_timeout_fails_the_create_with_heats_reason(
     assert stack["stack_status_reason"] == "Timed out"
     res = await service.describe_stack_resource(ctx, stack["stack_identity"], "slow")
     assert res["resource_status"] == "CREATE_FAILED"
-    assert res["resource_status_reason"] == "CREATE aborted (Timed out)"
+    # Heat 27 names the task as it started (observed on the peer for a deployment)
+    stack_id = stack["stack_identity"]["stack_id"]
+    assert res["resource_status_reason"] == (
+        f'CREATE aborted (Task create from TestResource "slow" Stack "slowpoke" '
+        f'[{stack_id}] Timed out)')
 
 
 async def test_name_taken_limits_and_cycles_are_refused_before_anything_runs(

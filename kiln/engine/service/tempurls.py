@@ -1,0 +1,47 @@
+"""EngineService.temp_url_resource: what the API needs to serve a temp URL
+(:mod:`kiln.api.tempurl`).
+
+A temp URL names a stack by id and a resource by name and carries its own credential, so
+the lookup is not confined to a caller's project: the API checks that the project in the
+URL is the stack's and that the signature verifies with the resource's key.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from typing import Any
+
+from kiln.db import resources as db_resources
+from kiln.db import stacks as db_stacks
+from kiln.engine.service.mixin_base import ServiceBase
+from kiln.tempurl import Published
+
+
+def _epoch(value: dt.datetime) -> float:
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=dt.UTC)
+    return value.timestamp()
+
+
+class TempUrlOps(ServiceBase):
+    async def temp_url_resource(self, stack_id: str, resource_name: str) -> Published | None:
+        """The live resource behind a temp URL, or None when the stack or resource is gone
+        (deleted, or a stack that was replaced by another of the same name)."""
+
+        def read(s: Any) -> Published | None:
+            stack = db_stacks.get_stack(s, stack_id)
+            if stack is None:
+                return None
+            row = db_resources.get_resource_by_name(s, stack_id, resource_name)
+            if row is None or (row.action == "DELETE" and row.status == "COMPLETE"):
+                return None
+            changed = row.updated_at or row.created_at
+            # Swift rounds an object's Last-Modified up to the next whole second
+            return Published(project_id=stack.project_id, stack_name=stack.name,
+                             key=row.data.get("temp_url_key"),
+                             metadata=row.metadata or {},
+                             last_modified=float(math.ceil(_epoch(changed))))
+
+        found: Published | None = await self.db.run(read)
+        return found
