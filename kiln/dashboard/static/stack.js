@@ -56,11 +56,8 @@ export function stackPage(view, api, name, id, tab, {go, onLeave}) {
   function onEvent(ev) {
     lastEvents.set(`${ev.stack_id}/${ev.resource_name}`, ev);
     timeline.add(ev, name);
-    eventRows.prepend(h('tr', {}, h('td', {}, time(ev.event_time)),
-      h('td', {}, ev.stack_name || name), h('td', {}, ev.resource_name),
-      h('td', {}, badge(ev.resource_status)),
-      h('td', {class: 'muted'}, ev.resource_status_reason || '')));
-    while (eventRows.children.length > MAX_EVENT_ROWS) eventRows.lastChild.remove();
+    pendingRows.push(ev);
+    scheduleFrame();
     if (ev.physical_resource_id === id && ev.stack_id === id) {
       if (stack) stack.stack_status = ev.resource_status;
       renderHead();
@@ -82,7 +79,26 @@ export function stackPage(view, api, name, id, tab, {go, onLeave}) {
                      ev.resource_status_reason)) {
       if (ev.stack_id === id) reloadResources();
     }
-    renderLegend();
+    scheduleFrame();
+  }
+
+  // Thousands of events can arrive at once (a replay, a big group): the DOM work they
+  // cause is done once per animation frame, not once per event.
+  let pendingRows = [], frameQueued = false;
+  function scheduleFrame() {
+    if (frameQueued) return;
+    frameQueued = true;
+    requestAnimationFrame(() => {
+      frameQueued = false;
+      const rows = pendingRows.slice(-MAX_EVENT_ROWS).reverse();
+      pendingRows = [];
+      eventRows.prepend(...rows.map(ev => h('tr', {}, h('td', {}, time(ev.event_time)),
+        h('td', {}, ev.stack_name || name), h('td', {}, ev.resource_name),
+        h('td', {}, badge(ev.resource_status)),
+        h('td', {class: 'muted'}, ev.resource_status_reason || ''))));
+      while (eventRows.children.length > MAX_EVENT_ROWS) eventRows.lastChild.remove();
+      renderLegend();
+    });
   }
 
   // -- loading ---------------------------------------------------------------------------
