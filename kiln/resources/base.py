@@ -196,6 +196,13 @@ class Resource:
         call ``super().validate()``. Raises StackValidationFailed."""
         _ = self.properties
 
+    async def validate_external(self, values: Mapping[str, Any],
+                                cache: dict[Any, Any]) -> None:
+        """Checks that need an outside system (Heat's custom constraints that look an
+        object up in the cloud), run at create before the stack is stored. *values* are
+        the property values that wait for no resource; *cache* is shared by every
+        resource of the request. Raise StackValidationFailed (a 400)."""
+
     @classmethod
     def validate_deletion_policy(cls, policy: str) -> None:
         """Heat's checks: a known policy, and Snapshot only for plugins that implement

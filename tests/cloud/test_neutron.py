@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+import pytest
 import yaml
 
 from tests.cloud.helpers import delete_and_wait, find, outputs
@@ -102,16 +103,18 @@ def test_network_stack_is_created_updated_and_deleted_in_neutron(cloud_heat: Any
     assert list(sdk.network.ips(port_id=ports[0].id)) == []
 
 
-def test_a_missing_network_fails_the_resource_with_neutrons_answer(cloud_heat: Any) -> None:
-    name = f"bad-{uuid.uuid4().hex[:8]}"
+def test_a_missing_network_is_a_400_naming_the_property(cloud_heat: Any) -> None:
+    """Heat 27's answer, recorded against the same cloud."""
+    from heatclient import exc
+
     template = {"heat_template_version": "2018-08-31", "resources": {"port": {
         "type": "OS::Neutron::Port", "properties": {"network": "no-such-net"}}}}
-    cloud_heat.stacks.create(stack_name=name, template=template)
-    stack = wait_for_stack_status(cloud_heat, name, timeout=60)
-    assert stack.stack_status == "CREATE_FAILED"
-    assert "Unable to find network with name or id 'no-such-net'" in \
-        stack.stack_status_reason
-    assert delete_and_wait(cloud_heat, stack.id) == "DELETE_COMPLETE"
+    with pytest.raises(exc.HTTPBadRequest) as caught:
+        cloud_heat.stacks.create(stack_name=f"bad-{uuid.uuid4().hex[:8]}",
+                                 template=template)
+    assert ("Property error: resources.port.properties.network: Error validating value "
+            "'no-such-net': Unable to find network with name or id 'no-such-net'"
+            ) in str(caught.value)
 
 
 def test_an_object_deleted_behind_kilns_back_counts_as_deleted(cloud_heat: Any,

@@ -195,7 +195,11 @@ async def prepare(engine: Engine, ctx: RequestContext, name: str,
     # Off the event loop: a template's functions may take a while within their bounds
     # (max_function_output_size, a yaql evaluation's timeout), and every other request
     # is served meanwhile. Nothing here touches the engine's shared state.
-    return await asyncio.to_thread(parse_and_check)
+    stack = await asyncio.to_thread(parse_and_check)
+    from kiln.engine.actions.validation import check_external
+
+    await check_external(stack)
+    return stack
 
 
 async def store(engine: Engine, stack: LiveStack) -> None:

@@ -39,7 +39,7 @@ from kiln.errors import (
     StackValidationFailed,
     format_path,
 )
-from kiln.resources.base import Properties
+from kiln.resources.base import Properties, Resource
 from kiln.resources.nested import NestedStackResource
 from kiln.resources.provider import TemplateNotFetched, TemplateResource
 from kiln.template import load_template
@@ -206,6 +206,27 @@ def check_services(stack: LiveStack, catalog: frozenset[str]) -> None:
         reason = missing_service(cls, catalog)
         if reason is not None:
             raise ResourceTypeUnavailable(slot.definition.type, cls.client_name, reason)
+
+
+async def check_external(stack: LiveStack) -> None:
+    """Each resource's checks against outside systems (a flavor, image or network named
+    in the template must exist), with the property values that wait for no resource;
+    lookups are shared by the whole request."""
+    cache: dict[Any, Any] = {}
+    for slot in stack.slots.values():
+        props = slot.definition.properties
+        if not isinstance(props, Mapping) or \
+                type(slot.plugin).validate_external is Resource.validate_external:
+            continue
+        values: dict[str, Any] = {}
+        for key, node in props.items():
+            if touches_resources({key: node}):
+                continue
+            try:
+                values[key] = stack.runtime.resolve(node)
+            except KilnError:
+                continue
+        await slot.plugin.validate_external(values, cache)
 
 
 def registry_additions(stack: LiveStack) -> dict[str, str]:

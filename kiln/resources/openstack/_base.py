@@ -19,8 +19,10 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from kiln.clients import CloudClients, clients_for, errors, rest
+from kiln.errors import StackValidationFailed
 from kiln.resources.base import Resource, ResourceFailure, Token
 from kiln.resources.openstack import _constraints  # noqa: F401  (registers them)
+from kiln.template.constraints import CustomConstraint
 
 
 class ResourceInError(ResourceFailure):
@@ -79,6 +81,35 @@ class OpenStackResource(Resource):
                 f"{self.type_name}, reason: no cloud is configured",
                 exc_type="ResourceTypeUnavailable")
         return ResourceFailure(errors.message_of(exc), exc_type=errors.heat_error_name(exc))
+
+    # -- checks at create -----------------------------------------------------------------
+    async def validate_external(self, values: Mapping[str, Any],
+                                cache: dict[Any, Any]) -> None:
+        """Heat's lookup constraints (``nova.flavor``, ``glance.image``,
+        ``neutron.network``, ...) on the properties that wait for no resource, with
+        Heat's ``Property error: ... Error validating value 'x': <reason>``."""
+        from kiln.resources.openstack._lookup import LOOKUPS
+
+        for key, value in values.items():
+            schema = self.properties_schema.get(key)
+            if schema is None or not isinstance(value, str) or not value:
+                continue
+            for constraint in schema.constraints:
+                lookup = LOOKUPS.get(getattr(constraint, "name", ""))
+                if not isinstance(constraint, CustomConstraint) or lookup is None:
+                    continue
+                seen = (constraint.name, value)
+                if seen not in cache:
+                    try:
+                        await lookup(self, value)
+                        cache[seen] = None
+                    except ResourceFailure as exc:
+                        cache[seen] = exc.message
+                if cache[seen] is not None:
+                    raise StackValidationFailed(
+                        f"Property error: resources.{self.name}.properties.{key}: "
+                        f"Error validating value '{value}': {cache[seen]}",
+                        path=("resources", self.name, "properties", key))
 
     # -- the remembered object ----------------------------------------------------------
     def remember(self, obj: Mapping[str, Any] | None) -> None:

@@ -3,10 +3,13 @@ volumes, volume types, with Heat's messages when there is none or more than one.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from urllib.parse import quote
 
 from kiln.resources.base import ResourceFailure
 from kiln.resources.openstack._base import OpenStackResource
+
+Lookup = Callable[[OpenStackResource, str], Awaitable[str]]
 
 
 def _not_found(entity: str, name: str) -> ResourceFailure:
@@ -23,7 +26,8 @@ async def find_flavor(owner: OpenStackResource, value: str) -> str:
     listing = await owner.api("GET", "/flavors/detail?is_public=None", service="compute")
     matches = [f for f in listing["flavors"] if f["name"] == value]
     if not matches:
-        raise _not_found("Flavor", value)
+        raise ResourceFailure(f"No Flavor matching {{'name': '{value}'}}. (HTTP 404)",
+                              exc_type="NotFound")
     return str(matches[0]["id"])
 
 
@@ -36,7 +40,8 @@ async def find_image(owner: OpenStackResource, value: str) -> str:
     listing = await owner.api("GET", f"/images?name={quote(value)}", service="image")
     matches = listing.get("images", [])
     if not matches:
-        raise _not_found("Image", value)
+        raise ResourceFailure(f"No images matching {{'name': '{value}'}}.",
+                              exc_type="NotFound")
     if len(matches) > 1:
         raise ResourceFailure(f"Multiple physical resources were found with name "
                               f"({value}).", exc_type="PhysicalResourceNameAmbiguity")
@@ -74,3 +79,28 @@ async def find_volume_type(owner: OpenStackResource, value: str) -> str:
     if not matches:
         raise _not_found("VolumeType", value)
     return str(matches[0]["id"])
+
+
+def _neutron(kind: str) -> Lookup:
+    async def find(owner: OpenStackResource, value: str) -> str:
+        from kiln.resources.openstack._neutron import find_id
+
+        return await find_id(owner, kind, value)
+    return find
+
+
+#: Heat's custom constraints that look an object up, by constraint name
+LOOKUPS: dict[str, Lookup] = {
+    "nova.flavor": find_flavor,
+    "nova.keypair": find_keypair,
+    "glance.image": find_image,
+    "cinder.volume": find_volume,
+    "cinder.vtype": find_volume_type,
+    "neutron.network": _neutron("network"),
+    "neutron.subnet": _neutron("subnet"),
+    "neutron.port": _neutron("port"),
+    "neutron.router": _neutron("router"),
+    "neutron.security_group": _neutron("security_group"),
+    "neutron.subnetpool": _neutron("subnetpool"),
+    "neutron.qos_policy": _neutron("qos_policy"),
+}
