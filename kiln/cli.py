@@ -166,6 +166,14 @@ def config_reference(target: str | None) -> None:
         f.write(new)
 
 
+@main.command("policy-reference")
+def policy_reference() -> None:
+    """Print Heat's default policy rules as a commented policy.yaml (for [oslo_policy]
+    policy_file), in oslopolicy-sample-generator's shape."""
+    from kiln.policy.reference import render
+    click.echo(render(), nl=False)
+
+
 def _register_client() -> None:
     from kiln.client.commands import stack
     main.add_command(stack)

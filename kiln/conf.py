@@ -215,6 +215,15 @@ CONF.register_opts(keystone_client_opts, group="clients_keystone")
 CONF.register_opts(kiln_clients_opts, group="kiln_clients")
 
 
+def _register_identity_options() -> None:
+    from kiln.auth import options
+
+    options.register(CONF)
+
+
+_register_identity_options()
+
+
 def load(args: Sequence[str] = (), config_files: Sequence[str] = ()) -> cfg.ConfigOpts:
     """Parse options; an unknown option in a config file is a startup error (see cli)."""
     CONF(list(args), project="kiln", default_config_files=list(config_files),

@@ -117,13 +117,23 @@ def check_files(paths: Sequence[str], conf: cfg.ConfigOpts = CONF) -> list[str]:
                 ignored.append(f"[{section}]")
                 continue
             for key in keys:
-                if key in allowed:
+                if key in allowed or _auth_plugin_key(name, key):
                     continue
                 if key in heat_only:
                     ignored.append(f"{section}.{key}")
                     continue
                 raise ConfigError(f"{path}: unknown option '{key}' in section [{section}]")
     return ignored
+
+
+def _auth_plugin_key(section: str, key: str) -> bool:
+    """A key of the keystoneauth1 auth plugin a section's auth_type names: such options
+    are registered only when the plugin is loaded, so any installed plugin's keys are
+    accepted there (looked up only when a file has such a key: the lookup imports
+    keystoneauth1)."""
+    from kiln.auth.options import AUTH_PLUGIN_GROUPS, plugin_option_names
+
+    return section in AUTH_PLUGIN_GROUPS and key in plugin_option_names()
 
 
 def _file_keys(opt: cfg.Opt, group_name: str) -> set[tuple[str, str]]:

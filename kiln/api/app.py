@@ -30,6 +30,7 @@ from kiln.api.openstack_v1.event_stream import StreamRegistry
 from kiln.api.openstack_v1.routes import v1_routes
 from kiln.api.response_cache import ResponseCache
 from kiln.api.tempurl import temp_url_routes
+from kiln.auth.setup import authenticator
 
 LOG = logging.getLogger("kiln.api")
 
@@ -128,7 +129,11 @@ async def _http_exception(request: Request, exc: Exception) -> Response:
 
 
 def create_app(service: Any, conf: cfg.ConfigOpts) -> Starlette:
-    """Build the API app around ``service`` (an EngineService) and ``conf`` (kiln.conf.CONF)."""
+    """Build the API app around ``service`` (an EngineService) and ``conf`` (kiln.conf.CONF).
+
+    With an authenticating ``[paste_deploy] flavor`` the app also checks every ``/v1``
+    request's credentials and Heat's policy rules; a configuration problem there is a
+    ConfigError raised here, before anything is served."""
     routes = [
         Route("/", dashboard.root(versions, conf), methods=["GET"]),
         Route(dashboard.PREFIX + "{path:path}", dashboard.asset_endpoint(conf),
@@ -148,5 +153,14 @@ def create_app(service: Any, conf: cfg.ConfigOpts) -> Starlette:
     app.state.conf = conf
     app.state.stack_responses = ResponseCache()
     app.state.event_streams = StreamRegistry()
+    app.state.policy = None
+    auth = authenticator(conf)
+    if auth is not None:
+        from kiln.auth.middleware import AuthMiddleware
+        from kiln.policy.enforcer import Policy
+
+        # built before serving, so a policy file that does not parse stops startup
+        app.state.policy = Policy(conf)
+        app.add_middleware(AuthMiddleware, authenticator=auth)
     app.add_middleware(RequestIdMiddleware)
     return app

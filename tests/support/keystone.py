@@ -290,6 +290,7 @@ class KeystoneProcess:
     token_expiration: int
     _admin: httpx.Client | None = field(default=None, repr=False)
     _admin_token: Token | None = field(default=None, repr=False)
+    _service: Account | None = field(default=None, repr=False)
 
     @property
     def url(self) -> str:
@@ -385,6 +386,26 @@ class KeystoneProcess:
         user_id = self.create_user(username, password, project, roles)
         return Account(self, username, password, project, self.project_id(project), user_id,
                        tuple(roles))
+
+    def service_account(self) -> Account:
+        """Kiln's own service user (project ``service``, roles admin and service), made
+        once per instance: the credentials of ``[keystone_authtoken]`` and ``[trustee]``."""
+        if self._service is None:
+            self._service = self.account(("admin", "service"), project="service",
+                                         prefix="kiln")
+        return self._service
+
+    def kiln_options(self, **authtoken: Any) -> dict[str, dict[str, Any]]:
+        """Kiln config sections for keystone mode with this Keystone."""
+        service = self.service_account()
+        section: dict[str, Any] = {
+            "www_authenticate_uri": self.url, "auth_url": self.url, "auth_type": "password",
+            "username": service.username, "password": service.password,
+            "project_name": service.project, "user_domain_name": "Default",
+            "project_domain_name": "Default", "interface": "public",
+            "http_connect_timeout": 5}
+        section.update(authtoken)
+        return {"paste_deploy": {"flavor": "keystone"}, "keystone_authtoken": section}
 
     def grant(self, user_id: str, project_id: str, role: str) -> None:
         self._call("PUT", f"/projects/{project_id}/users/{user_id}/roles/{self.role_id(role)}")

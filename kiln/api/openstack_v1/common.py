@@ -10,7 +10,7 @@ import datetime
 import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 from oslo_config import cfg
@@ -22,7 +22,11 @@ from kiln.api import identity as ident
 from kiln.api.body import read_json, require_json
 from kiln.api.faults import HTTPError
 from kiln.api.response_cache import ResponseCache, cached_json
+from kiln.auth.caller import Caller
 from kiln.engine.service import RequestContext
+
+if TYPE_CHECKING:
+    from kiln.policy.enforcer import Policy
 
 
 def _default(obj: Any) -> Any:
@@ -88,6 +92,10 @@ class Call:
     async def optional_body(self) -> dict[str, Any] | None:
         return await read_json(self.request, self.conf.max_json_body_size)
 
+    def enforce(self, rule: str) -> None:
+        """Check one of Heat's policy rules for this caller (authenticated modes only)."""
+        enforce_rule(self.request, rule, self.tenant)
+
 
 Handler = Callable[[Call], Awaitable[Any]]
 
@@ -105,22 +113,54 @@ async def stack_read(call: Call, build: Callable[[], Awaitable[Any]]) -> Respons
 
 
 def request_context(request: Request, tenant: str) -> RequestContext:
-    """No authentication: the project is the one in the URL, and the caller is confined
-    to it (its stacks, configs and deployments; the others answer 404 as absent). The
-    one wider view is the all-projects stack listing (``global_tenant``)."""
+    """The engine's view of the caller.
+
+    No authentication: the project is the one in the URL, and the caller is confined to
+    it (its stacks, configs and deployments; the others answer 404 as absent). The one
+    wider view is the all-projects stack listing (``global_tenant``).
+
+    Authenticated: the project, user and roles come from the token; ``is_admin`` is
+    Heat's ``context_is_admin`` rule, and the all-projects listing is its
+    ``stacks:global_index`` rule."""
     request_id = getattr(request.state, "request_id", None)
-    if request_id:
-        return RequestContext(project_id=tenant, request_id=request_id,
-                              lists_all_projects=True)
-    return RequestContext(project_id=tenant, lists_all_projects=True)
+    ids = {"request_id": request_id} if request_id else {}
+    caller: Caller | None = getattr(request.state, "caller", None)
+    if caller is None:
+        return RequestContext(project_id=tenant, lists_all_projects=True, **ids)
+    policy: Policy = request.app.state.policy
+    return RequestContext(
+        project_id=caller.project_id or "", user_id=caller.user_id,
+        username=caller.username, roles=caller.roles, is_admin=policy.is_admin(caller),
+        lists_all_projects=policy.allows("stacks:global_index", caller,
+                                         {"project_id": caller.project_id}),
+        auth_token=caller.auth_token, **ids)
 
 
-def endpoint(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
+def enforce_rule(request: Request, rule: str, tenant: str) -> None:
+    """403 in Heat's words unless the policy allows ``rule`` on ``tenant``'s objects."""
+    caller: Caller | None = getattr(request.state, "caller", None)
+    if caller is None:
+        return
+    policy: Policy = request.app.state.policy
+    if not policy.allows(rule, caller, {"project_id": tenant}):
+        raise forbidden_policy(rule)
+
+
+def endpoint(handler: Handler, rule: str | None = None,
+             ) -> Callable[[Request], Awaitable[Response]]:
+    """Wrap ``handler``: the caller's context, Heat's project check, then ``rule``."""
+
     async def run(request: Request) -> Response:
         tenant = str(request.path_params["tenant_id"])
         ctx = request_context(request, tenant)
-        if ctx.project_id != tenant and not ctx.is_admin:
-            raise errors.Forbidden("Access was denied to this resource.")
+        if ctx.is_admin and ctx.project_id:
+            # as Heat: an admin's request is read in its own project, whatever the URL
+            # names, and reaches other projects' stacks by id
+            tenant = ctx.project_id
+        if ctx.project_id != tenant:
+            raise HTTPError(403)
+        if rule is not None:
+            enforce_rule(request, rule, tenant)
         call = Call(request, request.app.state.service, request.app.state.conf, ctx, tenant)
         result = await handler(call)
         if isinstance(result, Response):

@@ -133,6 +133,7 @@ async def action(call: Call) -> Any:
     name = next(iter(body))
     if name not in ACTIONS:
         raise bad_request(f"Invalid action {name} specified")
+    call.enforce(f"actions:{name}")
     identity = call.identity()
     svc = call.service
     if name == "suspend":

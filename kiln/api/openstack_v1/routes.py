@@ -18,6 +18,7 @@ from starlette.routing import BaseRoute, Route
 
 from kiln.api.openstack_v1 import info, resources, software, stacks
 from kiln.api.openstack_v1.common import Handler, endpoint
+from kiln.api.openstack_v1.policy_names import rule_for
 
 
 class _Arn(Convertor[str]):
@@ -120,7 +121,8 @@ def _merged_table() -> list[tuple[str, list[str], list[Handler]]]:
 def v1_routes() -> list[BaseRoute]:
     routes: list[BaseRoute] = []
     for path, methods, handlers in _merged_table():
-        by_method = {m: endpoint(h) for m, h in zip(methods, handlers, strict=True)}
+        by_method = {m: endpoint(h, rule_for(h))
+                     for m, h in zip(methods, handlers, strict=True)}
         routes.append(Route(path, _dispatch(by_method), methods=[*by_method, "OPTIONS"],
                             name=re.sub(r"\W+", "_", path).strip("_")))
     return routes

@@ -38,6 +38,7 @@ def _pick(body: dict[str, Any], fields: tuple[str, ...], *,
 async def list_configs(call: Call) -> Any:
     query = call.query
     if "global_tenant" in query and p.extract_bool("global_tenant", query["global_tenant"]):
+        # listing every project's configs is not offered, whatever the policy says
         raise forbidden_policy("software_configs:global_index")
     params = p.allowed(query, {"limit": "single", "marker": "single"})
     if "limit" in params:

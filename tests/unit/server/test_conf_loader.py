@@ -117,18 +117,28 @@ bind_port = 8204
 
 def test_an_operators_heat_conf_starts_with_heats_own_options_ignored(
         tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    # Heat's options Kiln has are applied; Heat's options and sections Kiln does not
-    # implement (messaging, Keystone middleware, trustee) are accepted and named in a warning
+    # Heat's options Kiln has are applied (the Keystone middleware's and its auth plugin's
+    # too); Heat's options and sections Kiln does not implement (messaging, trustee) are
+    # accepted and named in a warning
     path = write(tmp_path, HEAT_CONF.format(db=tmp_path / "k.sqlite"))
     with caplog.at_level("WARNING", logger="kiln.conf_loader"):
         conf = load_config([path])
     assert conf.max_resources_per_stack == 2000
     assert conf.heat_api.bind_port == 8204
     assert conf.heat_metadata_server_url == "http://10.0.0.5:8000"
-    (warning,) = [r.getMessage() for r in caplog.records]
+    assert conf.keystone_authtoken.auth_type == "password"
+    (warning,) = [r.getMessage() for r in caplog.records if r.name == "kiln.conf_loader"]
     for name in ("DEFAULT.transport_url", "DEFAULT.num_engine_workers",
-                 "[keystone_authtoken]", "[trustee]", "[oslo_messaging_rabbit]"):
+                 "[trustee]", "[oslo_messaging_rabbit]"):
         assert name in warning
+    assert "keystone_authtoken" not in warning
+
+
+def test_a_misspelt_auth_plugin_option_is_refused(tmp_path: Path) -> None:
+    text = "[keystone_authtoken]\nauth_type = password\nusername = heat\nusrname = x\n"
+    with pytest.raises(ConfigError, match="unknown option 'usrname' in section "
+                                          r"\[keystone_authtoken\]"):
+        load_config([write(tmp_path, text)])
 
 
 def test_a_misspelt_option_is_still_refused_in_a_heat_conf(tmp_path: Path) -> None:

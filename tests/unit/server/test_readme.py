@@ -69,13 +69,31 @@ def test_rewriting_the_reference_keeps_the_rest_of_the_document() -> None:
 def test_the_example_configuration_loads(tmp_path: Path) -> None:
     from kiln.conf_loader import load_config
 
-    (example,) = re.findall(r"```ini\n(.*?)```", README, re.S)
+    example = re.findall(r"```ini\n(.*?)```", README, re.S)[0]
     path = tmp_path / "kiln.conf"
     path.write_text(example)
     try:
         conf = load_config([str(path)])
         assert conf.heat_api.bind_host == "0.0.0.0"
         assert conf.max_resources_per_stack == 2000
+    finally:
+        CONF.clear()
+
+
+def test_the_keystone_example_configuration_loads(tmp_path: Path) -> None:
+    from kiln.auth.options import flavor
+    from kiln.conf_loader import load_config
+
+    (example,) = [text for text in re.findall(r"```ini\n(.*?)```", README, re.S)
+                  if "[keystone_authtoken]" in text]
+    path = tmp_path / "kiln.conf"
+    path.write_text(example)
+    try:
+        conf = load_config([str(path)])
+        assert flavor(conf) == "keystone"
+        assert conf.keystone_authtoken.auth_type == "password"
+        # the plugin's own options (username, ...) are read by keystoneauth1 at serve
+        # time, not registered here (that would leave them on the shared CONF)
     finally:
         CONF.clear()
 

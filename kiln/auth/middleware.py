@@ -1,0 +1,76 @@
+"""The ASGI layer that authenticates every ``/v1`` request before routing.
+
+The version document (``/``) stays open, as Heat's version negotiation answers before
+its auth_token filter. A request the authenticator refuses gets keystonemiddleware's 401
+(its JSON body and ``WWW-Authenticate: Keystone uri="..."``); one it cannot decide because
+Keystone is unreachable gets Heat's 503 fault with ``Retry-After``. An accepted request
+carries its Caller in ``scope["state"]["caller"]``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from typing import Protocol
+
+from starlette.datastructures import Headers
+from starlette.responses import Response
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from kiln.auth.caller import Caller
+from kiln.auth.errors import IdentityUnavailable, InvalidToken
+
+LOG = logging.getLogger("kiln.auth")
+
+RETRY_AFTER_SECONDS = 5
+UNAUTHORIZED_BODY = json.dumps({"error": {
+    "code": 401, "title": "Unauthorized",
+    "message": "The request you have made requires authentication."}}).encode()
+
+
+class Authenticator(Protocol):
+    """One authentication mode: who the request's headers identify."""
+
+    #: the URL clients are sent to for a token (the WWW-Authenticate header of a 401)
+    www_authenticate_uri: str
+
+    async def authenticate_headers(self, headers: Mapping[str, str]) -> Caller: ...
+
+
+class AuthMiddleware:
+    def __init__(self, app: ASGIApp, authenticator: Authenticator) -> None:
+        self.app = app
+        self.authenticator = authenticator
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or not str(scope.get("path", "")).startswith("/v1/"):
+            await self.app(scope, receive, send)
+            return
+        try:
+            caller = await self.authenticator.authenticate_headers(Headers(scope=scope))
+        except InvalidToken as exc:
+            LOG.info("request refused: %s", exc)
+            response = self.unauthorized()
+        except IdentityUnavailable as exc:
+            LOG.warning("cannot authenticate a request: %s", exc)
+            response = unavailable()
+        else:
+            scope.setdefault("state", {})["caller"] = caller
+            await self.app(scope, receive, send)
+            return
+        await response(scope, receive, send)
+
+    def unauthorized(self) -> Response:
+        headers = {"WWW-Authenticate":
+                   f'Keystone uri="{self.authenticator.www_authenticate_uri}"'}
+        return Response(UNAUTHORIZED_BODY, status_code=401, headers=headers,
+                        media_type="application/json")
+
+
+def unavailable() -> Response:
+    from kiln.api.faults import HTTPError, fault_response
+
+    return fault_response(HTTPError(
+        503, "The Keystone service is temporarily unavailable.",
+        headers={"Retry-After": str(RETRY_AFTER_SECONDS)}))

@@ -1,0 +1,23 @@
+"""Choosing and building the authentication mode at startup (``[paste_deploy] flavor``)."""
+
+from __future__ import annotations
+
+from oslo_config import cfg
+
+from kiln.auth.middleware import Authenticator
+from kiln.auth.options import FLAVORS, flavor
+
+
+def authenticator(conf: cfg.ConfigOpts) -> Authenticator | None:
+    """The configured mode's authenticator; None for noauth. Raises ConfigError."""
+    from kiln.conf_loader import ConfigError
+
+    mode = flavor(conf)
+    if mode == "noauth":
+        return None
+    if mode == "keystone":
+        from kiln.auth.keystone import KeystoneAuthenticator
+
+        return KeystoneAuthenticator(conf)
+    raise ConfigError(f"[paste_deploy] flavor: unknown value {conf.paste_deploy.flavor!r}; "
+                      f"one of {', '.join(FLAVORS)} (empty means keystone)")

@@ -1,0 +1,1 @@
+"""Heat's policy rules, enforced with oslo.policy (see rules.py and enforcer.py)."""

@@ -1,0 +1,55 @@
+"""Kiln behind the test suite's real Keystone (tests/support/keystone.py), in keystone
+mode: module-scoped server and accounts, and clients carrying each account's token."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.support.keystone import Account, KeystoneProcess
+from tests.support.server import KilnProcess, start_kiln
+
+
+def token_client(kiln: KilnProcess, account: Account) -> httpx.Client:
+    """An HTTP client for ``kiln`` sending a fresh token of ``account``."""
+    return httpx.Client(base_url=kiln.url, timeout=60.0, follow_redirects=False,
+                        headers={"X-Auth-Token": account.token().id})
+
+
+@pytest.fixture(scope="module")
+def ks_kiln(keystone: KeystoneProcess,
+            tmp_path_factory: pytest.TempPathFactory) -> Iterator[KilnProcess]:
+    proc = start_kiln(tmp_path_factory.mktemp("kiln-keystone"),
+                      options=keystone.kiln_options())
+    yield proc
+    proc.stop()
+
+
+@pytest.fixture(scope="module")
+def member(keystone: KeystoneProcess) -> Account:
+    return keystone.account(("member",), prefix="alice")
+
+
+@pytest.fixture(scope="module")
+def other(keystone: KeystoneProcess) -> Account:
+    return keystone.account(("member",), prefix="bob")
+
+
+@pytest.fixture(scope="module")
+def member_http(ks_kiln: KilnProcess, member: Account) -> Iterator[httpx.Client]:
+    with token_client(ks_kiln, member) as client:
+        yield client
+
+
+@pytest.fixture(scope="module")
+def other_http(ks_kiln: KilnProcess, other: Account) -> Iterator[httpx.Client]:
+    with token_client(ks_kiln, other) as client:
+        yield client
+
+
+def write_policy(path: Path, text: str) -> Path:
+    path.write_text(text)
+    return path
