@@ -182,8 +182,8 @@ class KeystoneAuthenticator:
 
     def __init__(self, conf: cfg.ConfigOpts) -> None:
         self.validator = TokenValidator(conf)
-        self.www_authenticate_uri = self.validator.www_authenticate_uri
+        self.www_authenticate = f'Keystone uri="{self.validator.www_authenticate_uri}"'
 
-    async def authenticate_headers(self, headers: Mapping[str, str]) -> Caller:
+    async def authenticate(self, path: str, headers: Mapping[str, str]) -> Caller:
         return await self.validator.authenticate(headers.get("x-auth-token"),
                                                  headers.get("x-service-token"))

@@ -30,12 +30,16 @@ UNAUTHORIZED_BODY = json.dumps({"error": {
 
 
 class Authenticator(Protocol):
-    """One authentication mode: who the request's headers identify."""
+    """One authentication mode: who a request identifies itself as.
 
-    #: the URL clients are sent to for a token (the WWW-Authenticate header of a 401)
-    www_authenticate_uri: str
+    ``authenticate`` gets the URL path (``/v1/<project>/...``) and the headers; it returns
+    the Caller, or raises InvalidToken (401) or IdentityUnavailable (503). Plugins for
+    ``flavor = custombackend`` implement this protocol (see kiln/auth/tokens_file.py)."""
 
-    async def authenticate_headers(self, headers: Mapping[str, str]) -> Caller: ...
+    #: the value of the WWW-Authenticate header of a 401 ("Keystone uri=...")
+    www_authenticate: str
+
+    async def authenticate(self, path: str, headers: Mapping[str, str]) -> Caller: ...
 
 
 class AuthMiddleware:
@@ -48,7 +52,8 @@ class AuthMiddleware:
             await self.app(scope, receive, send)
             return
         try:
-            caller = await self.authenticator.authenticate_headers(Headers(scope=scope))
+            caller = await self.authenticator.authenticate(str(scope["path"]),
+                                                           Headers(scope=scope))
         except InvalidToken as exc:
             LOG.info("request refused: %s", exc)
             response = self.unauthorized()
@@ -62,8 +67,7 @@ class AuthMiddleware:
         await response(scope, receive, send)
 
     def unauthorized(self) -> Response:
-        headers = {"WWW-Authenticate":
-                   f'Keystone uri="{self.authenticator.www_authenticate_uri}"'}
+        headers = {"WWW-Authenticate": self.authenticator.www_authenticate}
         return Response(UNAUTHORIZED_BODY, status_code=401, headers=headers,
                         media_type="application/json")
 

@@ -63,7 +63,11 @@ authtoken_opts = [
 custom_auth_opts = [
     cfg.StrOpt("backend",
                help="Name of the kiln.auth entry point that authenticates requests when "
-                    "[paste_deploy] flavor = custombackend."),
+                    "[paste_deploy] flavor = custombackend (Kiln ships tokens_file)."),
+    cfg.StrOpt("tokens_file",
+               help="YAML list of fixed tokens for the tokens_file backend "
+                    "(kiln/auth/tokens_file.py: token or token_sha256, user_id, "
+                    "project_id, roles)."),
 ]
 
 policy_extra_opts = [

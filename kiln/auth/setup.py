@@ -19,5 +19,13 @@ def authenticator(conf: cfg.ConfigOpts) -> Authenticator | None:
         from kiln.auth.keystone import KeystoneAuthenticator
 
         return KeystoneAuthenticator(conf)
+    if mode == "standalone":
+        from kiln.auth.standalone import StandaloneAuthenticator
+
+        return StandaloneAuthenticator(conf)
+    if mode == "custombackend":
+        from kiln.auth.custom import load_backend
+
+        return load_backend(conf)
     raise ConfigError(f"[paste_deploy] flavor: unknown value {conf.paste_deploy.flavor!r}; "
                       f"one of {', '.join(FLAVORS)} (empty means keystone)")
