@@ -20,24 +20,26 @@ class Connection:
     """One keep-alive connection to ``host:port``; requests on it are sequential."""
 
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
-                 host: str) -> None:
+                 host: str, headers: dict[str, str] | None = None) -> None:
         self._reader = reader
         self._writer = writer
         self._host = host
+        #: sent with every request (an X-Auth-Token)
+        self._extra = "".join(f"{k}: {v}\r\n" for k, v in (headers or {}).items())
 
     @classmethod
-    async def open(cls, url: str) -> Connection:
+    async def open(cls, url: str, headers: dict[str, str] | None = None) -> Connection:
         parts = urlsplit(url)
         host, port = parts.hostname or "127.0.0.1", parts.port or 80
         reader, writer = await asyncio.open_connection(host, port, limit=2**22)
-        return cls(reader, writer, f"{host}:{port}")
+        return cls(reader, writer, f"{host}:{port}", headers)
 
     async def get(self, url: str) -> tuple[int, bytes]:
         """GET ``url`` (absolute, same host) and return (status, body)."""
         parts = urlsplit(url)
         target = parts.path + (f"?{parts.query}" if parts.query else "")
         self._writer.write(f"GET {target} HTTP/1.1\r\nHost: {self._host}\r\n"
-                           "Accept: application/json\r\n\r\n".encode())
+                           f"Accept: application/json\r\n{self._extra}\r\n".encode())
         head = await self._reader.readuntil(b"\r\n\r\n")
         lines = head.decode("latin-1").split("\r\n")
         status = int(lines[0].split(" ", 2)[1])
