@@ -48,7 +48,8 @@ class AuthMiddleware:
         self.authenticator = authenticator
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or not str(scope.get("path", "")).startswith("/v1/"):
+        if (scope["type"] != "http" or not str(scope.get("path", "")).startswith("/v1/")
+                or _signed_temp_url(scope)):
             await self.app(scope, receive, send)
             return
         try:
@@ -70,6 +71,14 @@ class AuthMiddleware:
         headers = {"WWW-Authenticate": self.authenticator.www_authenticate}
         return Response(UNAUTHORIZED_BODY, status_code=401, headers=headers,
                         media_type="application/json")
+
+
+def _signed_temp_url(scope: Scope) -> bool:
+    """A Swift-style temp URL (``/v1/AUTH_<project>/...?temp_url_sig=...``): its signature
+    is its credential, checked by its own route (kiln.api.tempurl), as Swift's tempurl
+    middleware lets such requests past token authentication."""
+    return (str(scope["path"]).startswith("/v1/AUTH_")
+            and b"temp_url_sig=" in scope.get("query_string", b""))
 
 
 def unavailable() -> Response:
