@@ -19,6 +19,8 @@ from kiln.auth.caller import Caller
 from kiln.policy import rules
 
 LOG = logging.getLogger("kiln.policy")
+#: remembered decisions before the memory is emptied (callers x rules in use)
+DECISIONS = 20000
 
 
 class PolicyDenied(Exception):
@@ -48,15 +50,29 @@ class Policy:
         except cfg.ConfigFilesNotFoundError:
             raise ConfigError(f"[oslo_policy] policy_file not found: "
                               f"{conf.oslo_policy.policy_file}") from None
+        self._decisions: dict[tuple[Any, ...], bool] = {}
         if self._enforcer.policy_path:
             LOG.info("policy file %s loaded", self._enforcer.policy_path)
 
     def allows(self, rule: str, caller: Caller, target: Mapping[str, Any]) -> bool:
-        try:
-            return bool(self._enforcer.enforce(rule, dict(target),
-                                               caller.policy_credentials()))
-        except policy.InvalidScope:
-            return False
+        """The decision, remembered per (rule, caller's credentials, target): each call
+        into oslo.policy re-checks the policy file and directories on disk, which tripled
+        a cached stack show's time (bench/keystone_bench.py). The rules are read at
+        startup; a changed policy file takes effect at the next start."""
+        key = (rule, caller.user_id, caller.project_id, caller.roles, caller.domain_id,
+               caller.system_scope, caller.is_admin_project, caller.service_roles,
+               tuple(sorted(target.items())))
+        found = self._decisions.get(key)
+        if found is None:
+            try:
+                found = bool(self._enforcer.enforce(rule, dict(target),
+                                                    caller.policy_credentials()))
+            except policy.InvalidScope:
+                found = False
+            if len(self._decisions) >= DECISIONS:
+                self._decisions.clear()
+            self._decisions[key] = found
+        return found
 
     def enforce(self, rule: str, caller: Caller, target: Mapping[str, Any]) -> None:
         if not self.allows(rule, caller, target):
