@@ -59,6 +59,19 @@ class SoftwareDeploymentStore(Protocol):
     async def signal(self, deployment_id: str, details: Any) -> str | None: ...
 
 
+class AlarmStore(Protocol):
+    """The alarms the watcher evaluates (kiln.alarms), as alarm resources see them: one
+    alarm per resource, in the stack's project. ``rule`` is a
+    :class:`kiln.alarms.rules.Rule`."""
+
+    async def put(self, name: str, rule: Any, *, resource_name: str,
+                  enabled: bool = True) -> None: ...
+
+    async def delete(self, resource_name: str) -> None: ...
+
+    async def set_enabled(self, name: str, enabled: bool) -> None: ...
+
+
 class ResourceRuntime(Protocol):
     """Everything a plugin may reach outside itself; the engine implements it.
 
@@ -93,6 +106,9 @@ class ResourceRuntime(Protocol):
     @property
     def software_deployments(self) -> SoftwareDeploymentStore: ...
 
+    @property
+    def alarms(self) -> AlarmStore: ...
+
     def resolve(self, node: Any) -> Any:
         """Resolve an unresolved template tree (functions) in this stack's template."""
 
@@ -117,6 +133,10 @@ class ResourceRuntime(Protocol):
         ``auth_url``, ``region_name``, and with ``keypair`` an EC2 ``access_key_id`` /
         ``secret_access_key`` plus the CFN ``metadata_url``; ``password`` is set as the
         user's password. Without an identity service the values are placeholders."""
+
+    async def save_resource(self, resource_name: str) -> None:
+        """Persist the data and metadata of *resource_name* now, outside an action of
+        its own (a policy's signal resizing its group); the stack's outputs follow."""
 
     def signal_token(self, resource_name: str) -> str | None:
         """A token an agent may send with a signal to *resource_name* (Heat's stack-user

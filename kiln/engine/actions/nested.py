@@ -205,6 +205,21 @@ class NestedOps:
         if slot is not None and slot.plugin is parent:
             await self.engine.recorder.progress(slot, token)
 
+    async def save_resource(self, stack: LiveStack, name: str) -> None:
+        """Persist a resource's data and metadata changed outside any action of its
+        stack (a scaling group resized by a policy's signal) and, the stack being at
+        rest, its outputs, which may read them."""
+        from kiln.engine.model import outputs
+        from kiln.engine.runtime import hooks
+
+        slot = stack.slots.get(name)
+        if slot is None:
+            return
+        await hooks.save_side_state(self.engine, stack, slot, metadata=True)
+        if stack.info.status != IN_PROGRESS:
+            await self.engine.db.write(db_stacks.update_stack, stack.info.id,
+                                       {"outputs": outputs.resolve_all(stack)})
+
     def action_timeout(self, parent: Resource) -> float:
         return float(self.engine.timeout_seconds(self._parent_stack(parent)))
 

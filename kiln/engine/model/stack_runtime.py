@@ -61,6 +61,16 @@ class StackRuntime:
         return ServiceConfigStore(self._service(), self._owner())
 
     @property
+    def alarms(self) -> Any:
+        """The alarms the watcher evaluates, for this stack's alarm resources (an
+        adapter over the service's database, as the software stores are)."""
+        from kiln.alarms.stack_store import StackAlarms
+
+        info = self._stack.info
+        return StackAlarms(self._service().db, project_id=info.project_id,
+                           stack_id=info.id)
+
+    @property
     def software_deployments(self) -> SoftwareDeploymentStore:
         """The engine's software_deployment table, acting as the stack's owner; the
         deployments belong to the stack's user project as Heat's do."""
@@ -108,6 +118,10 @@ class StackRuntime:
 
     def signal_token(self, resource_name: str) -> str | None:
         return None
+
+    async def save_resource(self, resource_name: str) -> None:
+        if self._stack.nested is not None:
+            await self._stack.nested.save_resource(self._stack, resource_name)
 
     async def stack_user(self, resource_name: str, *, password: str | None = None,
                          keypair: bool = False) -> Mapping[str, Any]:

@@ -94,6 +94,7 @@ class FakeRuntime:
     software_deployments: MemoryDeploymentStore = field(default_factory=MemoryDeploymentStore)
     resources: dict[str, Resource] = field(default_factory=dict)
     stack_user_calls: list[tuple[str, str | None, bool]] = field(default_factory=list)
+    saved: list[str] = field(default_factory=list)
 
     def resolve(self, node: Any) -> Any:
         return node  # tests pass already-resolved properties
@@ -121,6 +122,9 @@ class FakeRuntime:
 
     def signal_token(self, resource_name: str) -> str | None:
         return "stack-user-token"
+
+    async def save_resource(self, resource_name: str) -> None:
+        self.saved.append(resource_name)
 
     async def stack_user(self, resource_name: str, *, password: str | None = None,
                          keypair: bool = False) -> Mapping[str, Any]:
