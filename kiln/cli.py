@@ -100,6 +100,13 @@ def engine(config_files: tuple[str, ...]) -> None:
     _run(config_files, "engine")
 
 
+@main.command("api-cloudwatch")
+@_config_option
+def api_cloudwatch(config_files: tuple[str, ...]) -> None:
+    """Run only the CloudWatch API ([heat_api_cloudwatch] bind_host:bind_port)."""
+    _run(config_files, "api-cloudwatch")
+
+
 def _register_cfn() -> None:
     from kiln.cli_cfn import register
     register(main, _config_option, _run)

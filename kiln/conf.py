@@ -61,6 +61,9 @@ default_opts = [
     cfg.ListOpt("shared_services_types", default=["image", "volumev3"],
                 help="Service types reached in region_name_for_shared_services when set."),
     cfg.StrOpt("heat_metadata_server_url", help="URL agents use for metadata."),
+    cfg.StrOpt("heat_watch_server_url",
+               help="URL of the CloudWatch-compatible API servers push metrics to "
+                    "(cfn-push-stats); default: http://<[heat_api_cloudwatch] bind>."),
     cfg.StrOpt("heat_waitcondition_server_url", help="URL for wait condition signals."),
     cfg.ListOpt("template_url_allowed_schemes", default=["http", "https"],
                 help="Schemes a template_url may use."),
@@ -99,6 +102,29 @@ heat_api_cfn_opts = [
     cfg.PortOpt("bind_port", default=8000,
                 help="Port of the CloudFormation-compatible API and of the pre-signed "
                      "wait-condition and signal URLs servers call."),
+]
+
+heat_api_cloudwatch_opts = [
+    cfg.HostAddressOpt("bind_host", default="127.0.0.1",
+                       help="Address the CloudWatch-compatible query API binds."),
+    cfg.PortOpt("bind_port", default=8003,
+                help="Port of the CloudWatch-compatible query API (heat-api-cloudwatch)."),
+]
+
+alarm_opts = [
+    cfg.FloatOpt("evaluation_interval", default=10.0, min=0.05,
+                 help="Seconds between the watcher's rounds; each round evaluates the "
+                      "alarms whose period has passed since they were last evaluated."),
+    cfg.IntOpt("metric_retention", default=86400, min=60,
+               help="Seconds metric data points are kept; older ones are deleted, and "
+                    "PutMetricData refuses points older than this."),
+    cfg.IntOpt("history_retention", default=1209600, min=60,
+               help="Seconds alarm history items are kept."),
+    cfg.FloatOpt("lease_ttl", default=30.0, min=1.0,
+                 help="Seconds the engine evaluating alarms holds its lease; another "
+                      "engine on the same database takes over when it lapses."),
+    cfg.IntOpt("max_datums_per_request", default=1000, min=1,
+               help="Data points one PutMetricData request may carry."),
 ]
 
 yaql_opts = [
@@ -205,6 +231,8 @@ CONF.register_opts(default_opts)
 CONF.register_opts(database_opts, group="database")
 CONF.register_opts(heat_api_opts, group="heat_api")
 CONF.register_opts(heat_api_cfn_opts, group="heat_api_cfn")
+CONF.register_opts(heat_api_cloudwatch_opts, group="heat_api_cloudwatch")
+CONF.register_opts(alarm_opts, group="kiln_alarms")
 CONF.register_opts(yaql_opts, group="yaql")
 CONF.register_opts(engine_opts, group="kiln_engine")
 CONF.register_opts(api_opts, group="kiln_api")

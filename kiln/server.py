@@ -30,15 +30,21 @@ from kiln.conf_loader import ConfigError, database_url, state_path
 
 LOG = logging.getLogger("kiln.server")
 
-Role = Literal["all", "api", "api-cfn", "engine"]
+Role = Literal["all", "api", "api-cfn", "api-cloudwatch", "engine"]
 #: The command that runs each role, as operators know it from the logs.
 COMMAND: dict[str, str] = {"all": "serve", "api": "api", "api-cfn": "api-cfn",
-                           "engine": "engine"}
+                           "api-cloudwatch": "api-cloudwatch", "engine": "engine"}
 #: Which HTTP APIs each role serves: the native API on [heat_api], the CloudFormation
-#: query API on [heat_api_cfn].
-LISTENERS: dict[str, tuple[str, ...]] = {"all": ("heat_api", "heat_api_cfn"),
-                                         "api": ("heat_api",),
-                                         "api-cfn": ("heat_api_cfn",), "engine": ()}
+#: query API on [heat_api_cfn], the CloudWatch API on [heat_api_cloudwatch].
+LISTENERS: dict[str, tuple[str, ...]] = {
+    "all": ("heat_api", "heat_api_cfn", "heat_api_cloudwatch"), "api": ("heat_api",),
+    "api-cfn": ("heat_api_cfn",), "api-cloudwatch": ("heat_api_cloudwatch",),
+    "engine": ()}
+#: The roles that run the alarm watcher (kiln.alarms.watcher).
+WATCHERS = ("all", "engine")
+#: How each listener is named in the logs.
+API_NAMES = {"heat_api": "", "heat_api_cfn": " CloudFormation API",
+             "heat_api_cloudwatch": " CloudWatch API"}
 
 
 class StartupError(Exception):
@@ -93,6 +99,14 @@ def build_service(conf: cfg.ConfigOpts, role: Role) -> Any:
     """
     from kiln.engine.service import EngineService
     return EngineService(conf=conf, db_url=database_url(conf))
+
+
+def build_alarms(conf: cfg.ConfigOpts, service: Any, role: Role) -> Any:
+    """The alarm side of the process (kiln.alarms.process): the CloudWatch API's service
+    and, in ``kiln serve`` and ``kiln engine``, the watcher. Built once the engine has
+    started, on its database."""
+    from kiln.alarms.process import AlarmProcess
+    return AlarmProcess(conf, service, watch=role in WATCHERS)
 
 
 async def start_service(service: Any, db_url: str) -> None:
@@ -196,6 +210,8 @@ async def run(conf: cfg.ConfigOpts, role: Role, *, started_at: float | None = No
         for _, sock in socks:
             sock.close()
         raise
+    alarms = build_alarms(conf, service, role)
+    alarms.start()
     freeze_startup_objects()
     timeout = conf.graceful_shutdown_timeout or None
     try:
@@ -203,15 +219,18 @@ async def run(conf: cfg.ConfigOpts, role: Role, *, started_at: float | None = No
             LOG.info("kiln engine running")
             await stop.wait()
         else:
-            await _serve_http(conf, role, service, socks, stop, started_at)
+            await _serve_http(conf, role, service, socks, stop, started_at, alarms)
     finally:
+        await alarms.stop()
         await stop_service(service, timeout)
         for _, sock in socks:
             sock.close()
     LOG.info("kiln %s stopped", COMMAND[role])
 
 
-def _app_for(group: str, service: Any, conf: cfg.ConfigOpts) -> Any:
+def _app_for(group: str, service: Any, conf: cfg.ConfigOpts, alarms: Any) -> Any:
+    if group == "heat_api_cloudwatch":
+        return alarms.app()
     if group == "heat_api_cfn":
         from kiln.api.cfn.app import create_cfn_app
         return create_cfn_app(service, conf)
@@ -221,19 +240,19 @@ def _app_for(group: str, service: Any, conf: cfg.ConfigOpts) -> Any:
 
 async def _serve_http(conf: cfg.ConfigOpts, role: Role, service: Any,
                       socks: list[tuple[str, socket.socket]], stop: asyncio.Event,
-                      started_at: float | None) -> None:
+                      started_at: float | None, alarms: Any) -> None:
     from kiln.logging import RequestIdMiddleware
     servers: list[_Server] = []
     serving: list[asyncio.Task[None]] = []
     apps: list[Any] = []
     for group, sock in socks:
-        app = _app_for(group, service, conf)
+        app = _app_for(group, service, conf, alarms)
         apps.append(app)
         http = _make_http_server(RequestIdMiddleware(app), conf)
         servers.append(http)
         serving.append(asyncio.create_task(http.serve(sockets=[sock])))
         host, port = sock.getsockname()[:2]
-        what = "" if group == "heat_api" else " CloudFormation API"
+        what = API_NAMES[group]
         LOG.info("kiln %s%s listening on http://%s:%d", COMMAND[role], what, host, port,
                  extra={"bind_host": host, "bind_port": port, "api": group,
                         "startup_seconds": None if started_at is None

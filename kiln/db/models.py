@@ -281,3 +281,80 @@ class ChangeCounter(Base):
 
 #: The counters every database holds from creation (migration 0002 and ``create_all``).
 CHANGE_COUNTERS = ("stacks",)
+
+
+# -- metrics and alarms (kiln.alarms: the CloudWatch API and the watcher) -------------------
+
+class MetricDatum(Base):
+    """One data point a server (cfn-push-stats) or client pushed with PutMetricData.
+    ``dimensions`` is the canonical JSON of the sorted name/value pairs, so a metric is
+    (project, namespace, name, dimensions) and is looked up by equality."""
+
+    __tablename__ = "metric_datum"
+    __table_args__ = (
+        sa.Index("ix_metric_datum_metric", "project_id", "namespace", "metric_name",
+                 "dimensions", "timestamp"),
+        sa.Index("ix_metric_datum_timestamp", "timestamp"),
+        _TABLE_ARGS,
+    )
+    id: Mapped[int] = mapped_column(sa.BigInteger().with_variant(sa.Integer, "sqlite"),
+                                    primary_key=True, autoincrement=True)
+    project_id: Mapped[str] = mapped_column(sa.String(256), nullable=False)
+    namespace: Mapped[str] = mapped_column(sa.String(255), nullable=False)
+    metric_name: Mapped[str] = mapped_column(sa.String(255), nullable=False)
+    dimensions: Mapped[str] = mapped_column(sa.String(2048), nullable=False, default="[]")
+    unit: Mapped[str | None] = mapped_column(sa.String(32))
+    value: Mapped[float] = mapped_column(sa.Float, nullable=False)
+    #: seconds since the epoch (float: cheap range scans and arithmetic on every backend)
+    timestamp: Mapped[float] = mapped_column(sa.Float, nullable=False)
+
+
+class Alarm(Base):
+    """An alarm (Heat's watch rule): made by PutMetricAlarm or by an alarm resource
+    (``stack_id`` and ``resource_name`` then name it). ``rule`` holds the metric, statistic,
+    period, threshold, comparison and actions; the state is AWS's (OK / ALARM /
+    INSUFFICIENT_DATA)."""
+
+    __tablename__ = "alarm"
+    __table_args__ = (sa.UniqueConstraint("project_id", "name"), _TABLE_ARGS)
+    id: Mapped[int] = mapped_column(sa.Integer, primary_key=True, autoincrement=True)
+    project_id: Mapped[str] = mapped_column(sa.String(256), nullable=False)
+    name: Mapped[str] = mapped_column(sa.String(255), nullable=False)
+    stack_id: Mapped[str | None] = mapped_column(sa.String(36))
+    resource_name: Mapped[str | None] = mapped_column(sa.String(255))
+    rule: Mapped[Any] = mapped_column(Json, nullable=False)
+    actions_enabled: Mapped[bool] = mapped_column(sa.Boolean, nullable=False, default=True)
+    state: Mapped[str] = mapped_column(sa.String(32), nullable=False,
+                                       default="INSUFFICIENT_DATA")
+    state_reason: Mapped[str] = mapped_column(LongText, nullable=False, default="")
+    state_reason_data: Mapped[str | None] = mapped_column(LongText)
+    state_updated_at: Mapped[float] = mapped_column(sa.Float, nullable=False, default=0.0)
+    last_evaluated: Mapped[float] = mapped_column(sa.Float, nullable=False, default=0.0)
+    created_at: Mapped[dt.datetime] = mapped_column(Timestamp, nullable=False, default=utcnow)
+    updated_at: Mapped[dt.datetime] = mapped_column(Timestamp, nullable=False, default=utcnow)
+
+
+class AlarmHistory(Base):
+    """What happened to an alarm: state changes, configuration changes, actions run."""
+
+    __tablename__ = "alarm_history"
+    __table_args__ = (sa.Index("ix_alarm_history_project_name", "project_id", "alarm_name",
+                               "timestamp"), _TABLE_ARGS)
+    id: Mapped[int] = mapped_column(sa.Integer, primary_key=True, autoincrement=True)
+    project_id: Mapped[str] = mapped_column(sa.String(256), nullable=False)
+    alarm_name: Mapped[str] = mapped_column(sa.String(255), nullable=False)
+    item_type: Mapped[str] = mapped_column(sa.String(32), nullable=False)
+    summary: Mapped[str] = mapped_column(LongText, nullable=False)
+    data: Mapped[str] = mapped_column(LongText, nullable=False, default="{}")
+    timestamp: Mapped[float] = mapped_column(sa.Float, nullable=False)
+
+
+class Lease(Base):
+    """A named lease one process holds until ``expires_at`` (epoch seconds): the watcher's,
+    so exactly one engine evaluates alarms when several share the database."""
+
+    __tablename__ = "lease"
+    __table_args__ = (_TABLE_ARGS,)
+    name: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
+    holder: Mapped[str] = mapped_column(sa.String(64), nullable=False)
+    expires_at: Mapped[float] = mapped_column(sa.Float, nullable=False)

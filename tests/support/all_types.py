@@ -60,9 +60,58 @@ def _deployment(server: str, x: str) -> dict[str, Any]:
 def _group(*servers: str) -> dict[str, Any]:
     return {"config": {"get_resource": "cfg"}, "signal_transport": "NO_SIGNAL",
             "servers": {s: {"get_resource": s} for s in servers}, "input_values": {"x": "a"}}
+_LAUNCH = {"lc": {"type": "AWS::AutoScaling::LaunchConfiguration",
+                  "properties": {"ImageId": "image", "InstanceType": "m1.small"}},
+           "lc2": {"type": "AWS::AutoScaling::LaunchConfiguration",
+                   "properties": {"ImageId": "image2", "InstanceType": "m1.small"}}}
+_GROUPS = {g: {"type": "OS::Heat::AutoScalingGroup",
+               "properties": {"min_size": 1, "max_size": 2,
+                              "resource": {"type": "OS::Heat::None"}}} for g in ("g", "g2")}
+
+
+def _aws_group(lc: str, zones: list[str], **sizes: int) -> dict[str, Any]:
+    return {"AvailabilityZones": zones, "LaunchConfigurationName": {"get_resource": lc},
+            **sizes}
+
+
+def _policy(group: str, adjustment: int, *, aws: bool = False) -> dict[str, Any]:
+    if aws:
+        return {"AutoScalingGroupName": {"get_resource": group},
+                "AdjustmentType": "ChangeInCapacity", "ScalingAdjustment": adjustment}
+    return {"auto_scaling_group_id": {"get_resource": group},
+            "adjustment_type": "change_in_capacity", "scaling_adjustment": adjustment}
+
+
+def _alarm(metric: str, threshold: str) -> dict[str, Any]:
+    return {"MetricName": metric, "Namespace": "test", "Statistic": "Average",
+            "Period": "60", "EvaluationPeriods": "1", "Threshold": threshold,
+            "ComparisonOperator": "GreaterThanThreshold"}
 
 
 SAMPLES: dict[str, Sample] = {
+    # members of the AWS groups are AWS::EC2::Instance (Nova): their samples hold none
+    "AWS::AutoScaling::AutoScalingGroup": Sample(
+        _aws_group("lc", [], MinSize=0, MaxSize=2), _aws_group("lc2", [], MinSize=0,
+                                                               MaxSize=3),
+        _aws_group("lc", ["nova"], MinSize=0, MaxSize=2), _LAUNCH),
+    "AWS::AutoScaling::LaunchConfiguration": Sample(
+        {"ImageId": "image", "InstanceType": "m1.small"}, None,
+        {"ImageId": "image2", "InstanceType": "m1.small"}),
+    "AWS::AutoScaling::ScalingPolicy": Sample(
+        _policy("g", 1, aws=True), _policy("g", 2, aws=True), _policy("g2", 1, aws=True),
+        _GROUPS),
+    "AWS::CloudWatch::Alarm": Sample(_alarm("cpu", "1"), _alarm("cpu", "2"),
+                                     _alarm("mem", "2")),
+    "OS::Heat::AutoScalingGroup": Sample(
+        {"min_size": 1, "max_size": 2, "resource": {"type": "OS::Heat::None"}},
+        {"min_size": 1, "max_size": 3, "resource": {"type": "OS::Heat::None"}}),
+    "OS::Heat::CWLiteAlarm": Sample(_alarm("cpu", "1"), _alarm("cpu", "2"),
+                                    _alarm("mem", "2")),
+    "OS::Heat::InstanceGroup": Sample(
+        _aws_group("lc", [], Size=0), _aws_group("lc2", [], Size=0),
+        _aws_group("lc", ["nova"], Size=0), _LAUNCH),
+    "OS::Heat::ScalingPolicy": Sample(_policy("g", 1), _policy("g", 2), _policy("g2", 1),
+                                      _GROUPS),
     "AWS::CloudFormation::Stack": Sample(
         {"TemplateURL": "child.json"}, {"TemplateURL": "child.json",
                                         "Parameters": {"V": "two"}}),

@@ -68,6 +68,8 @@ class KilnProcess:
     port: int | None
     #: the CloudFormation API's port (``kiln serve``, ``kiln api-cfn``)
     cfn_port: int | None = None
+    #: the CloudWatch API's port (``kiln serve``, ``kiln api-cloudwatch``)
+    cloudwatch_port: int | None = None
     #: wall-clock seconds from exec to the first HTTP answer (or the engine's "running")
     startup_seconds: float = 0.0
     #: CPU seconds (user + system) the process had used by then: the start-up work itself,
@@ -78,6 +80,11 @@ class KilnProcess:
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def cloudwatch_url(self) -> str:
+        """The CloudWatch API's endpoint (boto3's ``endpoint_url``)."""
+        return f"http://127.0.0.1:{self.cloudwatch_port}"
 
     @property
     def cfn_url(self) -> str:
@@ -169,7 +176,7 @@ def start_kiln(workdir: Path, *, command: str = "serve",
     the same arguments, e.g. bench/traced_serve.py).
     """
     workdir.mkdir(parents=True, exist_ok=True)
-    serves_http = command in ("serve", "api", "api-cfn")
+    serves_http = command in ("serve", "api", "api-cfn", "api-cloudwatch")
     # every listener on a port of its own: the defaults (8004, 8000) would collide with
     # any other server on the machine
     if serves_http and port is None:
@@ -179,6 +186,8 @@ def start_kiln(workdir: Path, *, command: str = "serve",
     if command in ("serve", "api"):
         base["heat_api"] = {"bind_host": "127.0.0.1", "bind_port": port}
     base["heat_api_cfn"] = {"bind_host": "127.0.0.1", "bind_port": cfn_port}
+    watch_port = port if command == "api-cloudwatch" else free_port()
+    base["heat_api_cloudwatch"] = {"bind_host": "127.0.0.1", "bind_port": watch_port}
     config = write_config(workdir / "kiln.conf", merge_sections(base, options or {}))
     stderr_path = workdir / f"kiln-{command}.log"
     stderr = stderr_path.open("ab")
@@ -190,6 +199,8 @@ def start_kiln(workdir: Path, *, command: str = "serve",
     kiln = KilnProcess(proc=proc, workdir=workdir, config_file=config,
                        stderr_path=stderr_path, port=port if serves_http else None,
                        cfn_port=cfn_port if command in ("serve", "api-cfn") else None,
+                       cloudwatch_port=(watch_port if command in ("serve", "api-cloudwatch")
+                                        else None),
                        _stderr=stderr)
     if wait:
         deadline = started + ready_deadline

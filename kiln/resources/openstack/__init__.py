@@ -1,0 +1,1 @@
+"""Plugins for OpenStack services."""

@@ -43,6 +43,20 @@ class RecordingService:
         self.events.append("engine stopped")
 
 
+class NoAlarms:
+    """The alarm side of a process whose engine is a recording stand-in: nothing to
+    evaluate, and an app that answers nothing (the tests are about the native API)."""
+
+    def start(self) -> None:
+        pass
+
+    async def stop(self) -> None:
+        pass
+
+    def app(self) -> Starlette:
+        return Starlette()
+
+
 async def wait_until_listening(port: int) -> None:
     for _ in range(200):
         try:
@@ -89,11 +103,13 @@ async def test_stop_refuses_new_connections_finishes_requests_then_stops_engine(
     monkeypatch.setattr(kiln.api.app, "create_app", fake_app)
     monkeypatch.setattr(kiln.server, "build_service",
                         lambda conf, role: RecordingService(events))
+    monkeypatch.setattr(kiln.server, "build_alarms", lambda conf, service, role: NoAlarms())
     port = free_port()
     conf_file = tmp_path / "kiln.conf"
     conf_file.write_text(f"[DEFAULT]\nstate_path = {tmp_path}/state\n"
                          f"[heat_api]\nbind_port = {port}\n"
-                         f"[heat_api_cfn]\nbind_port = {free_port()}\n")
+                         f"[heat_api_cfn]\nbind_port = {free_port()}\n"
+                         f"[heat_api_cloudwatch]\nbind_port = {free_port()}\n")
     conf = load_config([str(conf_file)])
     stop = asyncio.Event()
     server = asyncio.create_task(kiln.server.run(conf, "all", stop=stop))
@@ -121,6 +137,7 @@ async def test_engine_that_will_not_stop_is_bounded_by_graceful_shutdown_timeout
             await asyncio.Event().wait()
 
     monkeypatch.setattr(kiln.server, "build_service", lambda conf, role: Stuck([]))
+    monkeypatch.setattr(kiln.server, "build_alarms", lambda conf, service, role: NoAlarms())
     monkeypatch.setattr(kiln.server, "STOP_GRACE", 0.5)
     conf_file = tmp_path / "kiln.conf"
     conf_file.write_text(f"[DEFAULT]\nstate_path = {tmp_path}/state\n"

@@ -1,0 +1,248 @@
+"""Issue 15's speed claims: the watcher's CPU with 10,000 alarms evaluated every minute
+on data from 10,000 metrics, and PutMetricData throughput and latency through a real
+``kiln serve``.
+
+    .venv/bin/python bench/alarm_bench.py watcher --alarms 10000 --minutes 3 --write
+    .venv/bin/python bench/alarm_bench.py put --rate 1000 --batch 10 --seconds 30 --write
+
+``watcher``: a SQLite database gets N alarms (period 60 s, one metric each); a child
+process runs the real :class:`kiln.alarms.watcher.Watcher` (its own process, so its CPU
+is measured alone: its event loop and its database threads) for ``--minutes`` while this
+process pushes one data point per metric per minute (spread evenly: ~167 points/s for
+10,000 metrics) through :class:`kiln.alarms.service.AlarmService`. Reported: the child's
+CPU seconds per wall second, and alarm evaluations per minute.
+
+``put``: ``kiln serve`` on a fresh state directory; a client paces signed PutMetricData
+requests (botocore's SigV4 signer, JSON protocol, ``--batch`` points each; signed before
+the timed part) so that ``--rate`` points/s are offered on an open-loop schedule (a slow
+answer does not delay the next request), and records every request's latency.
+Reported: points/s achieved, p50/p99 latency, the server's CPU per request.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def _meta() -> dict[str, Any]:
+    return {"machine": platform.machine(), "python": platform.python_version(),
+            "cpus": os.cpu_count(), "loadavg_start": os.getloadavg()[0],
+            "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+
+
+# -- watcher -----------------------------------------------------------------------------------
+
+async def _seed(url: str, alarms: int) -> None:
+    from kiln.alarms import rules, store
+    from kiln.db.facade import open_database
+
+    db = await open_database(url)
+    rows = []
+    for i in range(alarms):
+        rows.append(rules.make_rule(
+            namespace="bench", metric_name=f"m{i}", statistic="Average", period=60,
+            evaluation_periods=1 + i % 3, threshold=50, comparison="GreaterThanThreshold",
+            dimensions=(("host", f"h{i}"),)))
+
+    def put_all(s: Any) -> None:
+        for i, rule in enumerate(rows):
+            store.put_alarm(s, "bench", f"alarm-{i}", rule)
+
+    await db.write(put_all)
+    await db.close()
+
+
+async def _watch(url: str, seconds: float, out: Path) -> None:
+    from kiln.alarms.service import AlarmService
+    from kiln.alarms.watcher import Watcher
+    from kiln.db.facade import open_database
+
+    db = await open_database(url)
+    svc = AlarmService(db)
+    watcher = Watcher(svc, interval=10.0)
+    evaluated = 0
+    start = time.monotonic()
+    cpu0 = resource.getrusage(resource.RUSAGE_SELF)
+    while time.monotonic() - start < seconds:
+        evaluated += await watcher.round()
+        await asyncio.sleep(max(0.0, 10.0 - (time.monotonic() - start) % 10.0))
+    cpu1 = resource.getrusage(resource.RUSAGE_SELF)
+    wall = time.monotonic() - start
+    cpu = (cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime)
+    await watcher.stop()
+    await db.close()
+    out.write_text(json.dumps({"cpu_seconds": cpu, "wall_seconds": wall,
+                               "evaluations": evaluated, "rounds": watcher.evaluated}))
+
+
+async def _feed(url: str, metrics: int, seconds: float) -> int:
+    from kiln.alarms.service import AlarmService
+    from kiln.db.facade import open_database
+
+    db = await open_database(url)
+    svc = AlarmService(db)
+    sent = 0
+    start = time.monotonic()
+    per_second = metrics / 60.0
+    i = 0
+    while time.monotonic() - start < seconds:
+        due = int((time.monotonic() - start) * per_second) - sent
+        for _ in range(max(due, 0)):
+            n = i % metrics
+            await svc.put_metric_data("bench", "bench", [{
+                "MetricName": f"m{n}", "Value": float(40 + (i % 30)),
+                "Dimensions": [{"Name": "host", "Value": f"h{n}"}]}])
+            i += 1
+            sent += 1
+        await asyncio.sleep(0.05)
+    await db.close()
+    return sent
+
+
+def bench_watcher(args: argparse.Namespace) -> dict[str, Any]:
+    work = Path(tempfile.mkdtemp(prefix="alarm-bench-"))
+    url = f"sqlite:///{work}/bench.sqlite"
+    asyncio.run(_seed(url, args.alarms))
+    seconds = args.minutes * 60
+    out = work / "watcher.json"
+    child = subprocess.Popen([sys.executable, __file__, "_watch", "--url", url,
+                              "--seconds", str(seconds), "--out", str(out)])
+    sent = asyncio.run(_feed(url, args.alarms, seconds))
+    child.wait(timeout=seconds + 120)
+    got = json.loads(out.read_text())
+    minutes = got["wall_seconds"] / 60
+    return {"bench": "watcher", **_meta(), "alarms": args.alarms, "metrics": args.alarms,
+            "points_pushed": sent, "minutes": round(minutes, 2),
+            "watcher_cpu_seconds": round(got["cpu_seconds"], 2),
+            "watcher_cpu_percent_of_one_core":
+                round(100 * got["cpu_seconds"] / got["wall_seconds"], 2),
+            "evaluations_per_minute": round(got["evaluations"] / minutes),
+            "rounds": got["rounds"]}
+
+
+# -- PutMetricData ------------------------------------------------------------------------------
+
+def bench_put(args: argparse.Namespace) -> dict[str, Any]:
+    import httpx
+    from botocore.auth import SigV4Auth
+    from botocore.awsrequest import AWSRequest
+    from botocore.credentials import Credentials
+
+    from tests.support.server import kiln_command, start_kiln
+
+    work = Path(tempfile.mkdtemp(prefix="put-bench-"))
+    kiln = start_kiln(work, options={"kiln_alarms": {"evaluation_interval": 10}})
+    try:
+        made = subprocess.run([*kiln_command(), "ec2-credentials", "create",
+                               "--config-file", str(kiln.config_file), "--project", "bench"],
+                              capture_output=True, text=True, check=True)
+        keys = json.loads(made.stdout)
+        creds = Credentials(keys["access"], keys["secret"])
+        with httpx.Client() as warm:     # the first request pays for lazy imports
+            warm.get(kiln.cloudwatch_url + "/")
+        url = kiln.cloudwatch_url + "/"
+        per_second = args.rate / args.batch
+        total = int(args.seconds * per_second)
+        # signed before the clock starts (a SigV4 signature stays valid 15 minutes), so
+        # the client's own signing cost cannot queue the requests it measures
+        signed = []
+        for n in range(total):
+            body = json.dumps({"Namespace": "bench", "MetricData": [
+                {"MetricName": f"m{(n * args.batch + j) % 1000}", "Value": 1.0 * j}
+                for j in range(args.batch)]})
+            req = AWSRequest("POST", url, data=body, headers={
+                "X-Amz-Target": "GraniteServiceVersion20100801.PutMetricData",
+                "Content-Type": "application/x-amz-json-1.0"})
+            SigV4Auth(creds, "monitoring", "RegionOne").add_auth(req)
+            signed.append((body, dict(req.headers)))
+        import psutil
+
+        server = psutil.Process(kiln.proc.pid)
+        latencies: list[float] = []
+        errors = 0
+
+        async def run() -> float:
+            nonlocal errors
+            limits = httpx.Limits(max_connections=200, max_keepalive_connections=200)
+            async with httpx.AsyncClient(timeout=30, limits=limits) as client:
+                async def one(body: str, headers: dict[str, str]) -> None:
+                    nonlocal errors
+                    started = time.perf_counter()
+                    answer = await client.post(url, content=body, headers=headers)
+                    latencies.append(time.perf_counter() - started)
+                    if answer.status_code != 200:
+                        errors += 1
+
+                tasks = []
+                start = time.perf_counter()
+                for n, (body, headers) in enumerate(signed):
+                    delay = start + n / per_second - time.perf_counter()
+                    if delay > 0:
+                        await asyncio.sleep(delay)  # the offered load's schedule
+                    tasks.append(asyncio.create_task(one(body, headers)))
+                await asyncio.gather(*tasks)
+                return time.perf_counter() - start
+
+        cpu_before = sum(server.cpu_times()[:2])
+        wall = asyncio.run(run())
+        server_cpu = sum(server.cpu_times()[:2]) - cpu_before
+        latencies.sort()
+
+        def pct(p: float) -> float:
+            return round(1000 * latencies[min(len(latencies) - 1,
+                                              int(p * len(latencies)))], 2)
+
+        return {"bench": "put_metric_data", **_meta(), "offered_points_per_second": args.rate,
+                "batch": args.batch, "requests": len(latencies), "errors": errors,
+                "points_per_second": round(len(latencies) * args.batch / wall),
+                "p50_ms": pct(0.50), "p99_ms": pct(0.99), "max_ms": pct(1.0),
+                "server_cpu_ms_per_request": round(1000 * server_cpu / max(len(latencies), 1),
+                                                   3),
+                "server_cpu_percent_of_one_core": round(100 * server_cpu / wall, 1)}
+    finally:
+        kiln.stop()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    sub = parser.add_subparsers(dest="what", required=True)
+    watcher = sub.add_parser("watcher")
+    watcher.add_argument("--alarms", type=int, default=10000)
+    watcher.add_argument("--minutes", type=float, default=3)
+    watcher.add_argument("--write", action="store_true")
+    put = sub.add_parser("put")
+    put.add_argument("--rate", type=int, default=1000)
+    put.add_argument("--batch", type=int, default=10)
+    put.add_argument("--seconds", type=float, default=30)
+    put.add_argument("--write", action="store_true")
+    child = sub.add_parser("_watch")
+    child.add_argument("--url")
+    child.add_argument("--seconds", type=float)
+    child.add_argument("--out", type=Path)
+    args = parser.parse_args()
+    if args.what == "_watch":
+        asyncio.run(_watch(args.url, args.seconds, args.out))
+        return
+    result = bench_watcher(args) if args.what == "watcher" else bench_put(args)
+    print(json.dumps(result, indent=1))
+    if args.write:
+        name = "alarm_watcher.json" if args.what == "watcher" else "alarm_put.json"
+        (ROOT / "bench" / "results" / name).write_text(json.dumps(result, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
