@@ -1,4 +1,4 @@
-"""A small dependency-graph package: an immutable DAG and a parallel async walker.
+"""A small dependency-graph package: an immutable DAG and the frontier of a walk over it.
 
 Pure: it imports nothing from Kiln but :mod:`kiln.errors`.
 """
@@ -6,6 +6,6 @@ Pure: it imports nothing from Kiln but :mod:`kiln.errors`.
 from __future__ import annotations
 
 from kiln.graph.graph import CircularDependencyException, Graph
-from kiln.graph.walk import WalkResult, walk
+from kiln.graph.walk import Frontier, WalkResult
 
-__all__ = ["CircularDependencyException", "Graph", "WalkResult", "walk"]
+__all__ = ["CircularDependencyException", "Frontier", "Graph", "WalkResult"]

@@ -1,24 +1,35 @@
-"""The engine-wide scheduler: one concurrency limit, stack timeouts, per-stack cancel.
+"""The engine-wide scheduler: the one place for limits, deadlines and cancellation.
 
-:func:`traverse` walks a stack's graph with a visit function. The engine-wide semaphore
-is taken inside each visit (not by the walker), so a resource that only waits for a
-nested stack (whose own resources need slots) can run without holding one: that is what
-keeps small limits from deadlocking deep nesting. The walker itself keeps at most as many
-visits in flight as the semaphore has slots (nested-stack waiters apart): more could not
-run anyway, and each would hold a parked coroutine for the whole wait.
+:func:`traverse` walks a stack's graph with a visit function; the graph package only
+says which resources may start (:class:`~kiln.graph.walk.Frontier`), everything about
+*running* them is here:
+
+- one engine-wide :class:`Limit` on resource actions running at once, taken inside each
+  visit, so a resource that only waits for a nested stack (whose own resources need
+  places) runs without holding one: that keeps small limits from deadlocking deep
+  nesting;
+- at most as many visits of one walk in flight as the limit has places (nested-stack
+  waiters apart): ready resources beyond that wait as names, since more could not run
+  anyway and each would hold a parked coroutine for the whole wait (a 10,000-wide
+  stack would otherwise start 10,000 tasks at once);
+- the first failure stops new starts (``fail_fast``, as Heat does); the stack's
+  deadline and a user's cancel interrupt the running resource actions;
+- cancelling the task that awaits :func:`traverse` cancels the running visits too.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from kiln.engine.model.states import CANCELLED, TIMED_OUT, resource_failed
 from kiln.engine.runtime.runner import failure_reason
-from kiln.graph import Graph, walk
+from kiln.graph import Graph
+from kiln.graph.walk import Frontier, WalkResult
 
 
 @dataclass
@@ -64,17 +75,8 @@ async def traverse(graph: Graph[str], visit: Callable[[str], Awaitable[None]], *
                    cancel: asyncio.Event | None = None, fail_fast: bool = True) -> Outcome:
     """Walk ``graph``; the first failure stops new starts (as Heat does) and names the
     stack's reason ``Resource <ACTION> failed: <resource reason>``."""
-
-    async def guarded(name: str) -> None:
-        if limit is None or unlimited(name):
-            await visit(name)
-        else:
-            async with limit:
-                await visit(name)
-
-    concurrency = limit.size if isinstance(limit, Limit) else None
-    walker = asyncio.ensure_future(walk(graph, guarded, fail_fast=fail_fast,
-                                        concurrency=concurrency, unbounded=unlimited))
+    walker = asyncio.ensure_future(
+        walk(graph, visit, limit=limit, unlimited=unlimited, fail_fast=fail_fast))
     waiter = asyncio.ensure_future(cancel.wait()) if cancel is not None else None
     try:
         async with asyncio.timeout_at(deadline.at if deadline else None):
@@ -113,3 +115,119 @@ async def _stop(task: asyncio.Task[Any]) -> None:
     task.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await task
+
+
+async def walk(graph: Graph[str], visit: Callable[[str], Awaitable[None]], *,
+               limit: asyncio.Semaphore | None = None,
+               unlimited: Callable[[str], bool] = lambda name: False,
+               fail_fast: bool = False) -> WalkResult[str]:
+    """Visit every node of ``graph`` after all it requires, in parallel: each visit holds
+    a place of ``limit`` (unless ``unlimited``), and at most as many visits are in flight
+    as ``limit`` has places (a :class:`Limit`; other semaphores leave it unbounded)."""
+    run = _Walk(graph, visit, limit, unlimited, fail_fast)
+    run.start()
+    try:
+        await run.finished
+    except asyncio.CancelledError:
+        run.closed = True
+        for task in list(run.running):
+            task.cancel()
+        if run.running:
+            await asyncio.gather(*run.running, return_exceptions=True)
+        raise
+    return run.frontier.result
+
+
+class _Walk:
+    """One walk's running visits over a :class:`Frontier`. Completions are handled as
+    each visit ends (no polling, no ``asyncio.wait`` over every running task)."""
+
+    def __init__(self, graph: Graph[str], visit: Callable[[str], Awaitable[None]],
+                 limit: asyncio.Semaphore | None, unlimited: Callable[[str], bool],
+                 fail_fast: bool) -> None:
+        self.frontier = Frontier(graph)
+        self.visit = visit
+        self.limit = limit
+        self.unlimited = unlimited
+        self.fail_fast = fail_fast
+        self.concurrency = limit.size if isinstance(limit, Limit) else None
+        self.running: set[asyncio.Task[None]] = set()
+        #: ready nodes not yet started because ``concurrency`` visits are in flight
+        self.queued: deque[str] = deque()
+        #: started visits that count against ``concurrency``
+        self.active = 0
+        self.stopping = False
+        #: the walk itself was cancelled: nothing more may start
+        self.closed = False
+        self.finished: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    def start(self) -> None:
+        for node in self.frontier.ready():
+            self._launch(node)
+        self._check_finished()
+
+    def _launch(self, node: str) -> None:
+        if self.stopping:
+            return
+        counted = not self.unlimited(node)
+        if counted and self.concurrency is not None and self.active >= self.concurrency:
+            self.queued.append(node)
+            return
+        self._start(node, counted)
+
+    def _start(self, node: str, counted: bool) -> None:
+        self.frontier.start(node)
+        if counted:
+            self.active += 1
+        task = asyncio.ensure_future(self._run(node, counted))
+        self.running.add(task)
+        task.add_done_callback(self.running.discard)
+
+    def _pump(self) -> None:
+        """Start queued nodes while there is room (a finished visit made some)."""
+        while not self.closed and not self.stopping and self.queued and (
+                self.concurrency is None or self.active < self.concurrency):
+            node = self.queued.popleft()
+            if self.frontier.pending(node):  # not skipped while it waited
+                self._start(node, True)
+
+    async def _run(self, node: str, counted: bool) -> None:
+        try:
+            if self.limit is None or not counted:
+                await self._visit(node)
+            else:
+                async with self.limit:
+                    await self._visit(node)
+        finally:
+            if counted:
+                self.active -= 1
+                self._pump()
+            self._check_finished()
+
+    async def _visit(self, node: str) -> None:
+        if self.stopping:  # a failure came while this one waited for a place
+            self.frontier.not_run(node)
+            return
+        try:
+            await self.visit(node)
+        except asyncio.CancelledError as exc:
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                raise
+            self._failed(node, exc)  # raised by the visitor itself, not by us
+        except Exception as exc:  # a node's failure is data, not a crash
+            self._failed(node, exc)
+        else:
+            for ready in self.frontier.succeeded(node):
+                self._launch(ready)
+
+    def _failed(self, node: str, exc: BaseException) -> None:
+        self.frontier.failed(node, exc)
+        if self.fail_fast:
+            self.stopping = True
+            self.queued.clear()
+            self.frontier.stop(cancelled=False)
+
+    def _check_finished(self) -> None:
+        if self.frontier.finished and not self.finished.done():
+            self.finished.set_result(None)

@@ -1,3 +1,6 @@
+"""The scheduler's walk: dependencies from the graph's frontier, everything about running
+the visits (the limit, the visits in flight, fail-fast, cancellation) from the scheduler."""
+
 from __future__ import annotations
 
 import asyncio
@@ -6,9 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kiln.graph import Graph, walk
+from kiln.engine.runtime.scheduler import Limit, traverse, walk
+from kiln.graph import Graph
 
-from .test_graph import dags
+from ..graph.test_graph import dags
 
 
 def run(coro):  # type: ignore[no-untyped-def]
@@ -33,7 +37,7 @@ def test_every_node_starts_only_after_all_it_requires(
             await asyncio.sleep(0)
             finished.append(node)
 
-        result = await walk(graph, visit, limit=asyncio.Semaphore(width))
+        result = await walk(graph, visit, limit=Limit(width))
         assert result.ok
         assert sorted(result.succeeded) == sorted(nodes)
         return started, finished
@@ -97,7 +101,7 @@ async def test_semaphore_bounds_parallelism() -> None:
             await asyncio.sleep(0)
         running -= 1
 
-    result = await walk(graph, visit, limit=asyncio.Semaphore(3))
+    result = await walk(graph, visit, limit=Limit(3))
     assert result.ok
     assert peak == 3
 
@@ -141,26 +145,6 @@ async def test_fail_fast_starts_nothing_after_a_failure() -> None:
     assert result.skipped == ["c"]
 
 
-async def test_cancel_event_stops_new_starts_and_lets_running_finish() -> None:
-    graph = Graph.from_edges(["a", "b", "c"], {"b": ["a"], "c": ["b"]})
-    cancel = asyncio.Event()
-    a_started = asyncio.Event()
-    release = asyncio.Event()
-
-    async def visit(node: str) -> None:
-        if node == "a":
-            a_started.set()
-            await release.wait()
-
-    task = asyncio.ensure_future(walk(graph, visit, cancel=cancel))
-    await a_started.wait()
-    cancel.set()
-    release.set()
-    result = await task
-    assert result.succeeded == ["a"]
-    assert result.cancelled == ["b", "c"]
-
-
 async def test_cancelling_the_walk_cancels_running_visits() -> None:
     graph = Graph.from_edges(["a"], {})
     started = asyncio.Event()
@@ -188,7 +172,7 @@ async def test_empty_graph_walks_at_once() -> None:
 
 
 async def test_concurrency_bounds_the_visits_in_flight_and_still_visits_all() -> None:
-    """Ready nodes beyond ``concurrency`` wait as names, not as started visits."""
+    """Ready nodes beyond the limit's size wait as names, not as started visits."""
     graph = Graph.from_edges([f"n{i}" for i in range(50)], {"n49": ["n0", "n1"]})
     running = 0
     peak = 0
@@ -202,7 +186,7 @@ async def test_concurrency_bounds_the_visits_in_flight_and_still_visits_all() ->
         await asyncio.sleep(0)
         running -= 1
 
-    result = await walk(graph, visit, concurrency=4)
+    result = await walk(graph, visit, limit=Limit(4))
     assert result.ok
     assert peak == 4
     assert sorted(result.succeeded) == sorted(graph)
@@ -227,33 +211,45 @@ async def test_unbounded_nodes_start_beside_a_full_walk() -> None:
                 bounded_done.set()
 
     result = await asyncio.wait_for(
-        walk(graph, visit, concurrency=1, unbounded=lambda n: n == "waiter"), 5)
+        walk(graph, visit, limit=Limit(1), unlimited=lambda n: n == "waiter"), 5)
     assert result.ok and sorted(result.succeeded) == sorted(names)
 
 
-async def test_queued_nodes_are_cancelled_and_skipped_like_pending_ones() -> None:
-    graph = Graph.from_edges(["a", "b", "c", "d"], {})
+async def test_a_user_cancel_interrupts_running_visits_and_starts_nothing_more() -> None:
+    graph = Graph.from_edges(["a", "b", "c", "d"], {"d": ["a"]})
     cancel = asyncio.Event()
     a_started = asyncio.Event()
-    release = asyncio.Event()
+    interrupted: list[str] = []
+    started: list[str] = []
 
     async def visit(node: str) -> None:
-        a_started.set()
-        await release.wait()
+        started.append(node)
+        if node == "a":
+            a_started.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            interrupted.append(node)
+            raise
 
-    task = asyncio.ensure_future(walk(graph, visit, cancel=cancel, concurrency=1))
+    task = asyncio.ensure_future(traverse(graph, visit, action="CREATE", limit=Limit(1),
+                                          cancel=cancel))
     await a_started.wait()
     cancel.set()
-    release.set()
-    result = await task
-    assert result.succeeded == ["a"]
-    assert sorted(result.cancelled) == ["b", "c", "d"]
+    outcome = await task
+    assert (outcome.ok, outcome.cancelled, outcome.reason) == (
+        False, True, "Stack CREATE cancelled")
+    assert started == ["a"] and interrupted == ["a"]  # b, c queued; d never ready
+
+
+async def test_queued_nodes_are_skipped_after_a_fail_fast_failure() -> None:
+    graph = Graph.from_edges(["a", "b", "c", "d"], {})
 
     async def fail_first(node: str) -> None:
         if node == "a":
             raise RuntimeError("boom")
 
-    result = await walk(graph, fail_first, concurrency=1, fail_fast=True)
+    result = await walk(graph, fail_first, limit=Limit(1), fail_fast=True)
     assert list(result.failed) == ["a"]
     assert sorted(result.skipped) == ["b", "c", "d"]
 
@@ -268,7 +264,7 @@ async def test_cancelling_a_bounded_walk_starts_nothing_more() -> None:
         first.set()
         await asyncio.Event().wait()
 
-    task = asyncio.ensure_future(walk(graph, visit, concurrency=1))
+    task = asyncio.ensure_future(walk(graph, visit, limit=Limit(1)))
     await first.wait()
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
