@@ -38,7 +38,7 @@ class Subscription:
         """End the current :meth:`wait` early, with no ids (the owner is closing)."""
         self._ready.set()
 
-    async def wait(self, timeout: float | None) -> set[str]:
+    async def wait(self, timeout: float | None) -> set[str]:  # noqa: ASYNC109
         """The stack ids committed since the previous call (waiting up to ``timeout``
         seconds for one; an empty set when none came)."""
         if not self._pending:

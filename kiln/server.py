@@ -143,7 +143,8 @@ def _database_name(db_url: str) -> str:
 STOP_GRACE = 10.0
 
 
-async def stop_service(service: Any, timeout: float | None) -> None:
+async def stop_service(service: Any,
+                       timeout: float | None) -> None:  # the configured shutdown budget  # noqa: ASYNC109
     """Let the engine finish or checkpoint its work; bounded so a stop cannot hang forever."""
     bound = None if timeout is None else timeout + STOP_GRACE
     try:

@@ -142,7 +142,7 @@ def _pinned(url: str, address: str) -> tuple[str, str, str]:
 
 
 async def fetch(url: str, *, allowed_schemes: Sequence[str], allowed_hosts: Sequence[str],
-                timeout: float, limit: int,
+                timeout: float, limit: int,  # httpx's per-request timeout  # noqa: ASYNC109
                 transport: httpx.AsyncBaseTransport | None = None,
                 resolve: Resolver = system_resolve) -> bytes:
     """The body at ``url`` (at most ``limit`` bytes), each hop checked by :class:`URLGuard`.

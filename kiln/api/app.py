@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 import uuid
 from importlib import resources
-from typing import Any
 from urllib.parse import unquote_to_bytes
 
 from oslo_config import cfg
@@ -31,6 +30,7 @@ from kiln.api.openstack_v1.routes import v1_routes
 from kiln.api.response_cache import ResponseCache
 from kiln.api.tempurl import temp_url_routes
 from kiln.auth.setup import authenticator
+from kiln.engine.service import EngineServiceAPI
 
 LOG = logging.getLogger("kiln.api")
 
@@ -128,7 +128,7 @@ async def _http_exception(request: Request, exc: Exception) -> Response:
     return fault_response(HTTPError(exc.status_code, headers=headers))
 
 
-def create_app(service: Any, conf: cfg.ConfigOpts) -> Starlette:
+def create_app(service: EngineServiceAPI, conf: cfg.ConfigOpts) -> Starlette:
     """Build the API app around ``service`` (an EngineService) and ``conf`` (kiln.conf.CONF).
 
     With an authenticating ``[paste_deploy] flavor`` the app also checks every ``/v1``

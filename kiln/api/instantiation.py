@@ -119,7 +119,8 @@ def check_stack_name(name: Any) -> str:
     return name
 
 
-async def fetch_template(url: str, *, allowed_schemes: list[str], timeout: float,
+async def fetch_template(url: str, *, allowed_schemes: list[str],
+                         timeout: float,  # httpx's per-request timeout  # noqa: ASYNC109
                          limit: int, allowed_hosts: Sequence[str] = ()) -> bytes:
     """The template at ``url``, every hop checked (see :mod:`kiln.urlfetch`)."""
     try:
@@ -149,7 +150,8 @@ class Instantiation:
             raise bad_request("No stack name specified")
         return check_stack_name(self.data["stack_name"])
 
-    async def template(self, *, allowed_schemes: list[str], timeout: float,
+    async def template(self, *, allowed_schemes: list[str],
+                       timeout: float,  # the template_url fetch timeout  # noqa: ASYNC109
                        allowed_hosts: Sequence[str] = ()) -> dict[str, Any] | None:
         data = self.data
         if "adopt_stack_data" in data:

@@ -114,7 +114,7 @@ class StreamSource:
                 elif kind == "end":
                     break
             self._queue.put(None)
-        except Exception as exc:  # the stream broke: the watcher falls back to polling
+        except Exception as exc:  # stream broke: the watcher polls instead  # noqa: BLE001
             self._queue.put(exc)
 
     def fetch(self, marker: str | None, wait: float) -> list[JSON]:

@@ -138,7 +138,7 @@ class CloudClients:
             return self._catalog
         try:
             types = await self.call(self._read_catalog, what="service catalog")
-        except Exception as exc:
+        except Exception as exc:  # the SDK/keystoneauth raise many types  # noqa: BLE001
             LOG.warning("cannot read the service catalog: %s", exc)
             return self._catalog or frozenset()
         overrides = {t for c, s in self.settings.services.items() if s.endpoint_override

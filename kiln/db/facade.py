@@ -150,7 +150,7 @@ class Database:
         outcomes: list[tuple[_Job, bool, Any]] = []
         try:
             results = self._transaction(batch)
-        except Exception as exc:
+        except Exception as exc:  # each job's own error reaches its future  # noqa: BLE001
             if len(batch) == 1:
                 outcomes.append((batch[0], False, exc))
             else:
@@ -158,7 +158,7 @@ class Database:
                 for job in batch:
                     try:
                         (result,) = self._transaction([job])
-                    except Exception as one_exc:
+                    except Exception as one_exc:  # delivered to the job's future  # noqa: BLE001
                         outcomes.append((job, False, one_exc))
                     else:
                         outcomes.append((job, True, result))

@@ -218,8 +218,14 @@ class Resource:
     def supports(cls, action: str) -> bool:
         """Whether the plugin implements *action* itself (Heat reports CHECK as
         "not supported" for plugins that do not)."""
-        hook = "handle_" + action.lower()
-        return getattr(cls, hook, None) is not getattr(Resource, hook, None)
+        handlers = {
+            "check": (cls.handle_check, Resource.handle_check),
+            "snapshot": (cls.handle_snapshot, Resource.handle_snapshot),
+            "restore": (cls.handle_restore, Resource.handle_restore),
+            "snapshot_delete": (cls.handle_snapshot_delete, Resource.handle_snapshot_delete),
+        }
+        own, base = handlers.get(action.lower(), (None, None))
+        return own is not base
 
     # -- persisted state ----------------------------------------------------------------
     @property
@@ -292,6 +298,11 @@ class Resource:
         return True
 
     async def handle_restore(self, snapshot_data: Mapping[str, Any]) -> Token:
+        return None
+
+    async def handle_snapshot_delete(self) -> Token:
+        """Keep a snapshot before the resource is deleted (``deletion_policy: Snapshot``);
+        only plugins that override it accept that policy (:meth:`supports`)."""
         return None
 
     async def check_restore_complete(self, token: Token) -> bool:

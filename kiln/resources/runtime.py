@@ -103,6 +103,15 @@ class ResourceRuntime(Protocol):
     @property
     def software_configs(self) -> SoftwareConfigStore: ...
 
+    #: the stack's files (get_file contents, provider templates), by name
+    @property
+    def files(self) -> Mapping[str, str]: ...
+
+    def plugin_class(self, type_name: str) -> type[Resource]:
+        """The plugin class ``type_name`` runs as in this stack: the environment's
+        mappings, provider templates, the registry. Heat's ResourceTypeNotFound (or the
+        provider template's error, a KilnError) when there is none."""
+
     @property
     def software_deployments(self) -> SoftwareDeploymentStore: ...
 

@@ -182,7 +182,7 @@ def _cron_expression(value: Any) -> str | None:
 
     try:
         croniter.croniter(value)
-    except Exception as exc:  # croniter reports bad input with several exception types
+    except Exception as exc:  # croniter raises several types for bad input  # noqa: BLE001
         return f"Invalid CRON expression: {exc}"
     return None
 

@@ -60,11 +60,11 @@ def _child(write_fd: int, evaluate: Any, yaql_error: type[Exception]) -> None:
             outcome = ("yaql", str(exc))
         except MemoryError:
             outcome = ("memory", "the expression needs too much memory")
-        except Exception as exc:  # reported by the parent at the function's place
+        except Exception as exc:  # reported by the parent at the function  # noqa: BLE001
             outcome = ("python", str(exc))
         try:
             payload = pickle.dumps(outcome)
-        except Exception as exc:
+        except Exception as exc:  # any unpicklable result is reported  # noqa: BLE001
             payload = pickle.dumps(("python", f"result cannot be returned: {exc}"))
         view = memoryview(payload)
         while view:
@@ -102,7 +102,7 @@ def run(evaluate: Any, *, yaql_error: type[Exception], timeout: float) -> Any:
         os.waitpid(pid, 0)
     try:
         kind, value = pickle.loads(b"".join(chunks))
-    except Exception:
+    except Exception:  # a child killed mid-write leaves any garbage  # noqa: BLE001
         raise Failed("memory", "the expression needs too much memory") from None
     if kind != "ok":
         raise Failed(kind, value)

@@ -185,7 +185,7 @@ def race(clients: tuple[httpx.Client, httpx.Client], trial: Trial) -> None:
         try:
             barrier.wait(timeout=30)
             answers[side] = send(clients[side], trial, action)
-        except BaseException as exc:  # reported by the test, not lost in a thread
+        except BaseException as exc:  # reported by the test, not lost in a thread  # noqa: BLE001
             errors.append(exc)
 
     threads = [threading.Thread(target=run, args=(0, trial.first)),

@@ -23,7 +23,7 @@ from kiln.api.body import read_json, require_json
 from kiln.api.faults import HTTPError
 from kiln.api.response_cache import ResponseCache, cached_json
 from kiln.auth.caller import Caller
-from kiln.engine.service import RequestContext
+from kiln.engine.service import EngineServiceAPI, RequestContext
 
 if TYPE_CHECKING:
     from kiln.policy.enforcer import Policy
@@ -64,7 +64,7 @@ def empty(status: int) -> Response:
 @dataclass
 class Call:
     request: Request
-    service: Any
+    service: EngineServiceAPI
     conf: cfg.ConfigOpts
     ctx: RequestContext
     tenant: str
@@ -170,15 +170,6 @@ def endpoint(handler: Handler, rule: str | None = None,
     run.__name__ = handler.__name__
     run.__doc__ = handler.__doc__
     return run
-
-
-def first(result: Any) -> Any:
-    """Heat's engine answers some calls with a one-element list; accept either."""
-    if isinstance(result, list):
-        if not result:
-            raise errors.EntityNotFound("Not found")
-        return result[0]
-    return result
 
 
 def forbidden_policy(rule: str) -> HTTPError:

@@ -129,11 +129,11 @@ class _Reader:
             page = await call.service.list_events(
                 call.ctx, stack_identity=self.identity, filters=self.filters, limit=PAGE,
                 marker=marker, sort_dir="asc", nested_depth=self.nested_depth or None)
-            for event in page:
-                if event["id"] in sent:
+            for item in page:
+                if item["id"] in sent:
                     continue
-                sent.add(event["id"])
-                out.append(event)
+                sent.add(item["id"])
+                out.append(dict(item))
             if len(page) < PAGE:
                 break
             marker = page[-1]["id"]

@@ -34,6 +34,8 @@ async def validate(call: Call) -> Any:
         allowed_schemes=list(call.conf.template_url_allowed_schemes),
         timeout=float(call.conf.template_url_timeout),
         allowed_hosts=list(call.conf.template_url_allowed_hosts))
+    if template is None:  # data.template() refuses this itself unless it is a PATCH
+        raise bad_request("No template specified")
     env, files, env_files = data.environment(), data.files(), data.environment_files()
     result = await call.service.validate_template(
         call.ctx, template=template, params=env, files=files, environment_files=env_files,

@@ -57,10 +57,7 @@ async def create_config(call: Call) -> Any:
 
 
 async def delete_config(call: Call) -> Any:
-    res = await call.service.delete_software_config(call.ctx,
-                                                    config_id=call.path("config_id"))
-    if isinstance(res, dict) and "Error" in res:
-        raise bad_request(str(res["Error"]))
+    await call.service.delete_software_config(call.ctx, config_id=call.path("config_id"))
     return empty(204)
 
 
@@ -100,8 +97,6 @@ async def update_deployment(call: Call) -> Any:
 
 
 async def delete_deployment(call: Call) -> Any:
-    res = await call.service.delete_software_deployment(
+    await call.service.delete_software_deployment(
         call.ctx, deployment_id=call.path("deployment_id"))
-    if isinstance(res, dict) and "Error" in res:
-        raise bad_request(str(res["Error"]))
     return empty(204)

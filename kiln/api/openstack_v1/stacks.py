@@ -17,7 +17,6 @@ from kiln.api.instantiation import Instantiation
 from kiln.api.openstack_v1.common import (
     Call,
     empty,
-    first,
     forbidden_policy,
     json_response,
     stack_read,
@@ -42,9 +41,17 @@ def _instantiation(call: Call, body: dict[str, Any], *, patch: bool = False) -> 
 
 
 async def _template(call: Call, data: Instantiation) -> dict[str, Any] | None:
+    """The request's template; None only for a PATCH that keeps the stored one."""
     return await data.template(allowed_schemes=list(call.conf.template_url_allowed_schemes),
                                timeout=float(call.conf.template_url_timeout),
         allowed_hosts=list(call.conf.template_url_allowed_hosts))
+
+
+async def _required_template(call: Call, data: Instantiation) -> dict[str, Any]:
+    template = await _template(call, data)
+    if template is None:  # data.template() refuses this itself unless it is a PATCH
+        raise bad_request("No template specified")
+    return template
 
 
 _STATUSES = ("COMPLETE", "FAILED", "IN_PROGRESS")
@@ -145,7 +152,7 @@ async def create(call: Call) -> Any:
     data = _instantiation(call, await call.body())
     name = data.stack_name()
     args = data.args()
-    template = await _template(call, data)
+    template = await _required_template(call, data)
     env, files, env_files = data.environment(), data.files(), data.environment_files()
     result = await call.service.create_stack(
         call.ctx, stack_name=name, template=template, params=env, files=files, args=args,
@@ -164,7 +171,7 @@ async def preview(call: Call) -> Any:
     data = _instantiation(call, await call.body())
     name = data.stack_name()
     args = data.args()
-    template = await _template(call, data)
+    template = await _required_template(call, data)
     env, files, env_files = data.environment(), data.files(), data.environment_files()
     result = await call.service.preview_stack(
         call.ctx, stack_name=name, template=template, params=env, files=files, args=args,
@@ -209,8 +216,8 @@ async def show(call: Call) -> Any:
 
 
 async def _show(call: Call, resolve: bool) -> Any:
-    result = first(await call.service.show_stack(call.ctx, stack_identity=call.identity(),
-                                                 resolve_outputs=resolve))
+    result = await call.service.show_stack(call.ctx, stack_identity=call.identity(),
+                                           resolve_outputs=resolve)
     body = {"stack": views.format_stack(call.api_root, call.tenant, result)}
     if resolve and str(result.get("stack_status", "")).endswith("_IN_PROGRESS"):
         # outputs are resolved from resources that change without a stack write, so
@@ -237,17 +244,18 @@ async def _update(call: Call, *, patch: bool, preview_only: bool) -> Any:
     if preview_only and "show_nested" in call.query:
         args["show_nested"] = p.extract_bool("show_nested", call.query["show_nested"])
     template = await _template(call, data)
-    kwargs = dict(stack_identity=call.identity(), template=template,
-                  params=data.environment(), files=data.files(), args=args,
-                  environment_files=data.environment_files())
+    identity, params, files = call.identity(), data.environment(), data.files()
+    env_files = data.environment_files()
     if preview_only:
-        changes = await call.service.preview_update_stack(call.ctx, **kwargs)
+        changes = await call.service.preview_update_stack(
+            call.ctx, identity, template, params, files, args, env_files)
         if isinstance(changes, dict) and set(changes) == {"resource_changes"}:
             changes = changes["resource_changes"]
         if isinstance(changes, dict):
             changes = {k: views.engine_resource(v) for k, v in changes.items()}
         return {"resource_changes": changes}
-    await call.service.update_stack(call.ctx, **kwargs)
+    await call.service.update_stack(call.ctx, identity, template, params, files, args,
+                                    env_files)
     return empty(202)
 
 

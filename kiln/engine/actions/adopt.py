@@ -31,8 +31,10 @@ from kiln.engine.model.states import (
 from kiln.engine.runtime.engine import Engine
 from kiln.engine.runtime.runner import run_action
 from kiln.engine.runtime.scheduler import Deadline, traverse
-from kiln.engine.service.interface import JSON
 from kiln.errors import StackValidationFailed
+
+#: Heat's abandon document (and its per-resource entries): JSON, handed out as it is
+JSON = dict[str, Any]
 
 
 def resource_data(slot: Slot) -> JSON:

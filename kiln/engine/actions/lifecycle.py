@@ -19,7 +19,7 @@ from kiln.engine.model.states import (
     stack_completed,
 )
 from kiln.engine.runtime.engine import Engine
-from kiln.engine.runtime.runner import ActionFailed, is_nested, run_action
+from kiln.engine.runtime.runner import ActionFailed, is_nested, plugin_steps, run_action
 from kiln.engine.runtime.scheduler import Deadline, traverse
 from kiln.resources.base import ResourceFailure
 
@@ -34,8 +34,6 @@ async def act(engine: Engine, stack: LiveStack, slot: Slot, action: str,
               deadline: Deadline) -> None:
     plugin = slot.plugin
     state = slot.state
-    handle_name, check_name = f"handle_{action.lower()}", f"check_{action.lower()}_complete"
-
     # refused before anything is recorded, as Heat does
     if action == SUSPEND and (state.action == DELETE or (
             state.action != SUSPEND and state.status != COMPLETE)):
@@ -44,7 +42,7 @@ async def act(engine: Engine, stack: LiveStack, slot: Slot, action: str,
             (SUSPEND, COMPLETE), (RESUME, FAILED), (RESUME, COMPLETE)):
         raise ActionFailed(_invalid(slot, action).status_reason(slot.name), action)
     await run_action(engine.recorder, engine.poller, stack, slot, action,
-                     getattr(plugin, handle_name), getattr(plugin, check_name),
+                     *plugin_steps(plugin, action),
                      abort_reason=deadline.reason)
 
 

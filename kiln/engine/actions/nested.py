@@ -16,31 +16,53 @@ import asyncio
 import dataclasses
 import datetime as dt
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Protocol
 
-from kiln.db import resources as db_resources
 from kiln.db import stacks as db_stacks
 from kiln.engine.actions import create as create_action
 from kiln.engine.actions import delete as delete_action
 from kiln.engine.actions import lifecycle, new_stack
 from kiln.engine.actions import update as update_action
+from kiln.engine.model.context import RequestContext
 from kiln.engine.model.live_stack import LiveStack
 from kiln.engine.model.states import CREATE, DELETE, FAILED, IN_PROGRESS, UPDATE, stack_started
 from kiln.engine.runtime.claims import Claim
+from kiln.engine.runtime.engine import Engine
 from kiln.engine.store.loader import info_from_record
 from kiln.errors import EntityNotFound, RequestLimitExceeded
 from kiln.resources.base import Resource, Token
 from kiln.resources.nested import NAME_KEY, ChildMember
+from kiln.resources.runtime import SoftwareConfigStore, SoftwareDeploymentStore
+from kiln.resources.stores import ServiceConfigStore, ServiceDeploymentStore
 from kiln.template import load_template
 
 
+class ServiceHost(Protocol):
+    """The EngineService as NestedOps sees it: its engine, and the software-config and
+    deployment calls the plugins' stores make (:mod:`kiln.resources.stores`)."""
+
+    @property
+    def engine(self) -> Engine: ...
+
+
 class NestedOps:
-    def __init__(self, service: Any) -> None:
+    """:class:`~kiln.engine.model.live_stack.PluginServices` of one engine service."""
+
+    def __init__(self, service: ServiceHost) -> None:
         self.service = service
 
     @property
-    def engine(self) -> Any:
+    def engine(self) -> Engine:
         return self.service.engine
+
+    # -- the service's stores, for plugins ----------------------------------------------
+    def config_store(self, owner: RequestContext) -> SoftwareConfigStore:
+        return ServiceConfigStore(self.service, owner)
+
+    def deployment_store(self, owner: RequestContext,
+                         stack_user_project_id: str | None) -> SoftwareDeploymentStore:
+        return ServiceDeploymentStore(self.service, owner,
+                                      stack_user_project_id=stack_user_project_id)
 
     # -- helpers ------------------------------------------------------------------------
     @staticmethod
@@ -53,7 +75,7 @@ class NestedOps:
         update_policy = parent.definition.update_policy
         try:
             update_policy = stack.runtime.resolve(update_policy) if update_policy else {}
-        except Exception:
+        except Exception:  # plugin code (get_attr) may fail any way: then no policy  # noqa: BLE001
             update_policy = {}
         return {"metadata": dict(parent.metadata or {}),
                 "deletion_policy": parent.definition.deletion_policy,
@@ -222,12 +244,3 @@ class NestedOps:
 
     def action_timeout(self, parent: Resource) -> float:
         return float(self.engine.timeout_seconds(self._parent_stack(parent)))
-
-    async def facade_for(self, rec: Any) -> dict[str, Any]:
-        """resource_facade inside a stored child: the parent resource's metadata."""
-        if rec.owner_id is None or rec.parent_resource_name is None:
-            return {}
-        row = await self.engine.db.run(db_resources.get_resource_by_name, rec.owner_id,
-                                       rec.parent_resource_name)
-        metadata = dict(row.metadata or {}) if row is not None else {}
-        return {"metadata": metadata, "deletion_policy": "Delete", "update_policy": {}}

@@ -29,7 +29,7 @@ from kiln.db.records import NewEvent, NewResource, NewStack, StackRecord
 from kiln.engine.actions import property_check
 from kiln.engine.model.context import RequestContext
 from kiln.engine.model.live_stack import LiveStack, StackInfo
-from kiln.engine.model.plugins import add_template_slots, check_types, validates_definition
+from kiln.engine.model.slots import add_template_slots, check_types
 from kiln.engine.model.states import CREATE, IN_PROGRESS, stack_started
 from kiln.engine.runtime.engine import Engine
 from kiln.errors import (
@@ -99,8 +99,8 @@ def build(engine: Engine, *, name: str, project_id: str, template: Any,
                      parent_resource_name=parent.resource_name if parent else None,
                      username=username, user_id=user_id)
     stack = LiveStack(info, template=template, environment=environment,
-                      user_params=environment.parameters, files=files, conf=engine.conf,
-                      nested=engine.nested, parent_facade=parent.facade if parent else None)
+                      user_params=environment.parameters, files=files, support=engine.support,
+                      parent_facade=parent.facade if parent else None)
     # Heat makes every resource (its type, its name) before it validates the stack:
     # an unknown type is reported before parameter values, groups and references
     stack.bind(validate_params=None)
@@ -122,12 +122,12 @@ def validate(engine: Engine, stack: LiveStack) -> None:
     engine.graph(stack)
     for slot in stack.slots.values():
         if slot.definition.deletion_policy == "Snapshot" and not (
-                hasattr(slot.plugin, "handle_snapshot_delete")
+                slot.plugin.supports("snapshot_delete")
                 or slot.plugin.supports("SNAPSHOT")):
             raise StackValidationFailed(
                 f'resources.{slot.name}.deletion_policy: "Snapshot" deletion policy '
                 "not supported")
-        if not validates_definition(slot.plugin):
+        if not slot.plugin.validates_definition:
             slot.props_final = True  # its properties stay empty: nothing to resolve
             continue
         final = property_check.check_new(stack, slot)

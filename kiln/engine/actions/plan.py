@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from kiln.engine.model.live_stack import LiveStack, Slot
-from kiln.engine.model.plugins import validates_definition
 from kiln.engine.model.states import CHECK, COMPLETE, DELETE, FAILED, INIT, Change
 from kiln.resources.base import Properties, Resource
 from kiln.template.definitions import ResourceDefinition
@@ -34,7 +33,7 @@ def replace_kind(plugin: type[Resource] | Resource) -> Change:
 def new_properties(target: LiveStack, slot: Slot, definition: ResourceDefinition,
                    ) -> Properties:
     plugin = slot.plugin
-    if not validates_definition(plugin):  # OS::Heat::None: no properties, nothing resolved
+    if not plugin.validates_definition:  # OS::Heat::None: no properties, nothing resolved
         return plugin.make_properties(definition.name, {})
     props = plugin.make_properties(definition.name,
                                    target.runtime.resolve(definition.properties))

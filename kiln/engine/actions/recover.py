@@ -36,6 +36,7 @@ removes it too.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, NoReturn
@@ -66,11 +67,13 @@ from kiln.engine.model.states import (
     UPDATE,
     stack_completed,
 )
+from kiln.engine.runtime.engine import Engine
 from kiln.engine.runtime.runner import (
     ActionFailed,
     Persisted,
     failure_reason,
     is_nested,
+    plugin_check,
     run_action,
 )
 from kiln.engine.runtime.scheduler import Deadline, Outcome
@@ -88,7 +91,7 @@ def engine_went_down(action: str) -> str:
     return f"Engine went down during stack {action}"
 
 
-async def tokens(engine: Any, stack_id: str) -> Progress:
+async def tokens(engine: Engine, stack_id: str) -> Progress:
     """``name -> (progress_action, token)`` of the stack's current rows."""
     rows = await engine.db.run(db_resources.list_resources, stack_id)
     return {r.name: (r.progress_action, r.progress) for r in sorted(rows, key=lambda r: r.id)
@@ -100,7 +103,7 @@ def _persisted(progress: Progress, slot: Slot) -> Persisted | None:
     return Persisted(token) if kind is not None and kind == slot.state.action else None
 
 
-async def find_children(engine: Any, stack: LiveStack) -> None:
+async def find_children(engine: Engine, stack: LiveStack) -> None:
     """Give a nested-stack resource caught inside its handle (no physical id) the child
     stack its handle had already made, so deleting the resource deletes the child."""
     lost = {s.name: s for s in stack.slots.values()
@@ -114,20 +117,20 @@ async def find_children(engine: Any, stack: LiveStack) -> None:
             await engine.recorder.progress(slot, None)
 
 
-async def _fail_resource(engine: Any, stack: LiveStack, slot: Slot, action: str) -> NoReturn:
+async def _fail_resource(engine: Engine, stack: LiveStack, slot: Slot, action: str) -> NoReturn:
     reason = worker_went_down(action)
     await engine.recorder.resource(stack, slot, action, FAILED, reason)
     raise ActionFailed(reason)
 
 
-async def _resume_one(engine: Any, stack: LiveStack, slot: Slot, persisted: Persisted,
+async def _resume_one(engine: Engine, stack: LiveStack, slot: Slot, persisted: Persisted,
                       deadline: Deadline) -> None:
     """Continue a resource action (not a create) from its token, through the runner."""
     action = slot.state.action
     if action == DELETE:
         await delete_action.delete_resource(engine, stack, slot, deadline, persisted)
         return
-    check = getattr(slot.plugin, f"check_{action.lower()}_complete")
+    check = plugin_check(slot.plugin, action)
 
     async def no_handle() -> Any:
         raise AssertionError("a resumed action does not call its handle again")
@@ -136,7 +139,7 @@ async def _resume_one(engine: Any, stack: LiveStack, slot: Slot, persisted: Pers
                      abort_reason=deadline.reason, resume_from=persisted)
 
 
-async def settle(engine: Any, stack: LiveStack, deadline: Deadline) -> Outcome:
+async def settle(engine: Engine, stack: LiveStack, deadline: Deadline) -> Outcome:
     """Bring every resource the dead engine left IN_PROGRESS to COMPLETE or FAILED: one
     with a token continues, one without is FAILED (a delete is left to be issued
     again). Replaced rows left IN_PROGRESS are
@@ -153,13 +156,15 @@ async def settle(engine: Any, stack: LiveStack, deadline: Deadline) -> Outcome:
             await _fail_resource(engine, stack, slot, slot.state.action)
         await _resume_one(engine, stack, slot, persisted, deadline)
 
-    for item in stack.stale:
+    for index, item in enumerate(stack.stale):
         if item.status == IN_PROGRESS:
             reason = worker_went_down(item.action)
             await engine.db.write(db_resources.update_resource, item.id, {
                 "status": FAILED, "status_reason": reason, "engine_id": None,
                 "progress": None, "progress_action": None})
-            item.status, item.status_reason = FAILED, reason
+            # records are frozen: the stale list gets the row as it now is
+            stack.stale[index] = dataclasses.replace(item, status=FAILED,
+                                                     status_reason=reason)
     results = await asyncio.gather(*(one(s) for s in busy), return_exceptions=True)
     for slot, result in zip(busy, results, strict=True):
         if isinstance(result, asyncio.CancelledError):
@@ -171,11 +176,11 @@ async def settle(engine: Any, stack: LiveStack, deadline: Deadline) -> Outcome:
     return Outcome(ok=True)
 
 
-async def resume_create(engine: Any, stack: LiveStack) -> None:
+async def resume_create(engine: Engine, stack: LiveStack) -> None:
     await find_children(engine, stack)
     progress = await tokens(engine, stack.info.id)
 
-    async def step(engine: Any, stack: LiveStack, slot: Slot, deadline: Deadline) -> None:
+    async def step(engine: Engine, stack: LiveStack, slot: Slot, deadline: Deadline) -> None:
         state = slot.state
         if state.action == CREATE and state.status == COMPLETE:
             return
@@ -193,7 +198,7 @@ async def resume_create(engine: Any, stack: LiveStack) -> None:
     await create_action.run_create(engine, stack, step=step)
 
 
-async def resume_delete(engine: Any, stack: LiveStack) -> None:
+async def resume_delete(engine: Engine, stack: LiveStack) -> None:
     outcome = await settle(engine, stack, Deadline(engine.timeout_seconds(stack)))
     if not outcome.ok:
         await engine.recorder.stack(stack, DELETE, FAILED, outcome.reason)
@@ -201,7 +206,7 @@ async def resume_delete(engine: Any, stack: LiveStack) -> None:
     await delete_action.run_delete(engine, stack)
 
 
-async def resume_create_rollback(engine: Any, stack: LiveStack) -> None:
+async def resume_create_rollback(engine: Engine, stack: LiveStack) -> None:
     outcome = await settle(engine, stack, Deadline(engine.timeout_seconds(stack)))
     if outcome.ok:
         outcome = await delete_action.delete_resources(engine, stack, action=ROLLBACK,
@@ -213,7 +218,7 @@ async def resume_create_rollback(engine: Any, stack: LiveStack) -> None:
         await engine.recorder.stack(stack, ROLLBACK, FAILED, outcome.reason)
 
 
-async def resume_update(engine: Any, stack: LiveStack) -> None:
+async def resume_update(engine: Engine, stack: LiveStack) -> None:
     """An update, restore or an update's rollback: the update to the stored template
     (``raw_template_id``) runs again from where the resources are."""
     action = stack.info.action
@@ -227,7 +232,7 @@ async def resume_update(engine: Any, stack: LiveStack) -> None:
                                    allow_rollback=rollback)
 
 
-async def resume_snapshot(engine: Any, stack: LiveStack) -> None:
+async def resume_snapshot(engine: Engine, stack: LiveStack) -> None:
     """The snapshot runs again; the newest snapshot row still IN_PROGRESS is the one it
     completes (older ones, left by earlier crashes, are FAILED)."""
     await settle(engine, stack, Deadline(engine.timeout_seconds(stack)))
@@ -243,12 +248,12 @@ async def resume_snapshot(engine: Any, stack: LiveStack) -> None:
         await engine.recorder.stack(stack, SNAPSHOT, COMPLETE, stack_completed(SNAPSHOT))
 
 
-async def resume_simple(engine: Any, stack: LiveStack) -> None:
+async def resume_simple(engine: Engine, stack: LiveStack) -> None:
     await settle(engine, stack, Deadline(engine.timeout_seconds(stack)))
     await lifecycle.run_simple(engine, stack, stack.info.action)
 
 
-async def fail_stack(engine: Any, stack: LiveStack) -> None:
+async def fail_stack(engine: Engine, stack: LiveStack) -> None:
     """Heat's reset: everything IN_PROGRESS becomes FAILED with the same reason."""
     reason = engine_went_down(stack.info.action)
     pending = [engine.recorder.resource(stack, slot, slot.state.action, FAILED, reason)
@@ -271,7 +276,7 @@ RESUMERS: dict[str, Callable[[Any, LiveStack], Awaitable[None]]] = {
 }
 
 
-async def resume(engine: Any, stack: LiveStack) -> None:
+async def resume(engine: Engine, stack: LiveStack) -> None:
     action = stack.info.action
     if action == ROLLBACK:
         if stack.info.prev_raw_template_id is None:

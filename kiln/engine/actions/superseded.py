@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import Any
 
 from kiln.engine.actions.delete import delete_with_row
 from kiln.engine.model.live_stack import LiveStack, Slot
+from kiln.engine.runtime.engine import Engine
 from kiln.engine.runtime.runner import failure_reason, is_nested
 from kiln.engine.runtime.scheduler import Deadline
 from kiln.graph import Graph
@@ -34,7 +34,7 @@ from kiln.graph import Graph
 class SupersededCleaner:
     """Tracks the update's walk and deletes replaced resources the moment they are free."""
 
-    def __init__(self, engine: Any, stack: LiveStack, graph: Graph[str],
+    def __init__(self, engine: Engine, stack: LiveStack, graph: Graph[str],
                  doomed: dict[int, Slot], deadline: Deadline) -> None:
         self.engine = engine
         self.stack = stack
@@ -95,7 +95,7 @@ class SupersededCleaner:
                 if self.stopped:
                     return
                 await delete_with_row(engine, self.stack, old, self.deadline)
-        except Exception as exc:
+        except Exception as exc:  # a plugin's delete failure fails the update  # noqa: BLE001
             self.stopped = True
             if self.failure is None:
                 self.failure = failure_reason(old.name, exc)

@@ -28,7 +28,7 @@ from kiln.engine.actions.plan import decide
 from kiln.engine.actions.superseded import SupersededCleaner
 from kiln.engine.model import outputs
 from kiln.engine.model.live_stack import LiveStack, Slot
-from kiln.engine.model.plugins import make_slot, plugin_class
+from kiln.engine.model.slots import make_slot
 from kiln.engine.model.states import (
     COMPLETE,
     DELETE,
@@ -169,7 +169,7 @@ async def update_one(engine: Engine, target: Target, name: str, deadline: Deadli
     stack = target.stack
     slot = stack.slots[name]
     definition = target.definitions[name]
-    new_type, cls = plugin_class(stack, definition)
+    new_type, cls = stack.plugin_class(definition)
     existing = None if name in target.fresh else slot
     if existing is not None and new_type == slot.type_name and cls is not type(slot.plugin):
         # same type, new implementation (a provider template whose text changed): the
@@ -318,8 +318,8 @@ async def bound_to(engine: Engine, current: LiveStack, raw_template_id: int) -> 
 
     env = environment_from_stored(raw.environment, raw.files)
     new = LiveStack(current.info, template=engine.template_cache.get(raw), environment=env,
-                    user_params=env.parameters, files=raw.files, conf=engine.conf,
-                    nested=engine.nested, parent_facade=current.parent_facade)
+                    user_params=env.parameters, files=raw.files, support=engine.support,
+                    parent_facade=current.parent_facade)
     new.bind(validate_params=False)
     return new
 

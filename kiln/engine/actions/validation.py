@@ -26,9 +26,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kiln.engine.actions import new_stack
-from kiln.engine.model.live_stack import LiveStack, Slot, StackInfo
-from kiln.engine.model.plugins import add_template_slots, attribute_known
+from kiln.engine.model.live_stack import LiveStack, Slot, StackInfo, StackSupport
+from kiln.engine.model.slots import add_template_slots
 from kiln.engine.model.states import CREATE, IN_PROGRESS
+from kiln.engine.runtime.engine import Engine
 from kiln.errors import (
     EntityNotFound,
     HTTPBadRequest,
@@ -47,6 +48,7 @@ from kiln.template import validation as tv
 from kiln.template.environment import Environment, build_environment
 from kiln.template.function import touches_resources
 from kiln.template.param_schema import all_parameter_schemas
+from kiln.template.template import Template
 from kiln.template.validation import describe_nested
 
 #: Heat's stack name for the stack it validates
@@ -100,7 +102,7 @@ class ValidationStack(LiveStack):
     template, and resolves references as :class:`NullResolver` does until then."""
 
     def has_attribute(self, name: str, attr: str) -> bool:
-        return attribute_known(self, name, attr)
+        return self.attribute_known(name, attr)
 
     def reference(self, name: str) -> Any:
         return super().reference(name) if name in self.slots else name
@@ -112,8 +114,9 @@ class ValidationStack(LiveStack):
         return super().all_attributes(name) if name in self.slots else {}
 
 
-def make_stack(tmpl: Any, env: Environment, files: Mapping[str, str], conf: Any, *,
-               project_id: str, name: str = VALIDATE_STACK_NAME, nested: Any = None,
+def make_stack(tmpl: Template, env: Environment, files: Mapping[str, str],
+               support: StackSupport, *,
+               project_id: str, name: str = VALIDATE_STACK_NAME,
                validate_params: bool | None = False, nested_depth: int = 0,
                parent_facade: Mapping[str, Any] | None = None,
                slots: bool = True) -> ValidationStack:
@@ -123,13 +126,11 @@ def make_stack(tmpl: Any, env: Environment, files: Mapping[str, str], conf: Any,
     info = StackInfo(id="None", name=name, project_id=project_id, action=CREATE,
                      status=IN_PROGRESS, root_stack_id="None", nested_depth=nested_depth)
     stack = ValidationStack(info, template=tmpl, environment=env,
-                            user_params=env.parameters, files=files, conf=conf,
-                            nested=nested, parent_facade=parent_facade)
+                            user_params=env.parameters, files=files, support=support,
+                            parent_facade=parent_facade)
     stack.bind(validate_params=validate_params)
     if validate_params:
-        bound_params = getattr(stack.bound, "parameters", None)
-        if bound_params is not None and hasattr(bound_params, "validate"):
-            bound_params.validate()
+        stack.bound.parameters.validate()
     if slots:
         add_template_slots(stack)
     return stack
@@ -188,7 +189,7 @@ def check_resources(stack: LiveStack) -> None:
     for slot in stack.slots.values():
         _update_policy_check(stack, slot)
         policy = slot.definition.deletion_policy
-        if policy == "Snapshot" and not (hasattr(slot.plugin, "handle_snapshot_delete")
+        if policy == "Snapshot" and not (slot.plugin.supports("snapshot_delete")
                                          or slot.plugin.supports("SNAPSHOT")):
             raise StackValidationFailed(
                 f'resources.{slot.name}.deletion_policy: "Snapshot" deletion policy '
@@ -307,8 +308,8 @@ def _child_stack(stack: LiveStack, slot: Slot, template: Any, params: Mapping[st
     tmpl = load_template(template, files=files, max_size=conf.max_template_size)
     env = stack.environment.child(dict(params), resource_name=slot.name,
                                   resource_type=slot.definition.type)
-    return make_stack(tmpl, env, files, conf, project_id=stack.info.project_id,
-                      name=f"{stack.info.name}-{slot.name}", nested=stack.nested,
+    return make_stack(tmpl, env, files, stack.support, project_id=stack.info.project_id,
+                      name=f"{stack.info.name}-{slot.name}",
                       validate_params=validate_params,
                       nested_depth=stack.info.nested_depth + 1)
 
@@ -448,7 +449,7 @@ def _nested_error(slot: Slot, exc: KilnError) -> StackValidationFailed:
                                  else f"resources.{slot.name}<{label}>: {message}")
 
 
-def deep_check(engine: Any, stack: LiveStack) -> None:
+def deep_check(engine: Engine, stack: LiveStack) -> None:
     """Everything a create checks before storing the stack, then what Heat defers:
     property values beside references, and nested stacks all the way down."""
     new_stack.validate(engine, stack)

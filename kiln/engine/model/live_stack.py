@@ -10,24 +10,71 @@ loading is in :mod:`kiln.engine.store.loader`, writing in :mod:`kiln.engine.stor
 
 from __future__ import annotations
 
+import datetime as dt
 import random
 import string
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol, TypedDict
 
+from kiln.db.records import ResourceRecord
+from kiln.engine.model.context import RequestContext
+from kiln.engine.model.settings import EngineConf
 from kiln.engine.model.stack_runtime import StackRuntime
-from kiln.errors import InvalidTemplateReference, NotSupported
-from kiln.resources.base import (
-    Resource,
-    ResourceState,
-)
+from kiln.errors import InvalidTemplateReference, KilnError, NotSupported, ResourceTypeNotFound
+from kiln.resources.base import Resource, ResourceState
+from kiln.resources.nested import NestedStackOps
+from kiln.resources.provider import TemplateResource
+from kiln.resources.runtime import SoftwareConfigStore, SoftwareDeploymentStore
+from kiln.template.bound import BoundTemplate
 from kiln.template.definitions import NO_NAMES, ResourceDefinition, StackIdentity
-from kiln.template.limits import DEFAULT_MAX_OUTPUT
-from kiln.template.yaql_function import DEFAULT_TIMEOUT as DEFAULT_YAQL_TIMEOUT
+from kiln.template.environment import Environment
+from kiln.template.template import Template
 
-if TYPE_CHECKING:
-    from kiln.engine.actions.nested import NestedOps
+
+class PluginLookup(Protocol):
+    """Finds plugin classes: the engine passes one in (the registry and provider
+    templates, :mod:`kiln.engine.runtime.plugin_loader`), so the model never loads one."""
+
+    def __call__(self, type_name: str, files: Mapping[str, str]) -> type[Resource]:
+        """The class for a type the environment's registry resolved (a provider template
+        when it names a file); raises ResourceTypeNotFound."""
+        ...
+
+
+class PluginServices(NestedStackOps, Protocol):
+    """What the engine lends a live stack's plugins beyond the stack itself: child stacks
+    run in the same engine and the service's software configs and deployments."""
+
+    def config_store(self, owner: RequestContext) -> SoftwareConfigStore: ...
+
+    def deployment_store(self, owner: RequestContext,
+                         stack_user_project_id: str | None) -> SoftwareDeploymentStore: ...
+
+    def build_child(self, parent: Resource, template: Mapping[str, Any],
+                    parameters: Mapping[str, Any], files: Mapping[str, str] | None, *,
+                    name: str) -> LiveStack:
+        """The child stack ``parent`` would make, validated but not stored (preview)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class StackSupport:
+    """What a live stack gets from whoever builds it: the configuration, the plugin
+    lookup, and the services its plugins reach (None for a stack only validated)."""
+
+    conf: EngineConf
+    plugins: PluginLookup
+    services: PluginServices | None = None
+
+
+class StackIdentityReply(TypedDict):
+    """Heat's stack identity: enough to build any link to the stack."""
+
+    stack_name: str
+    stack_id: str
+    tenant: str
+    path: str
 
 
 @dataclass
@@ -67,8 +114,8 @@ class Slot:
     db_id: int = 0
     uuid: str = ""
     requires: frozenset[str] = NO_NAMES
-    created_at: Any = None
-    updated_at: Any = None
+    created_at: dt.datetime | None = None
+    updated_at: dt.datetime | None = None
     #: row ids for replacement bookkeeping
     replaces: int | None = None
     replaced_by: int | None = None
@@ -109,44 +156,62 @@ def describe(stack: LiveStack, slot: Slot) -> str:
 class LiveStack:
     """Template + environment + resources of one stack, for one action or one read."""
 
-    def __init__(self, info: StackInfo, *, template: Any, environment: Any,
+    def __init__(self, info: StackInfo, *, template: Template, environment: Environment,
                  user_params: Mapping[str, Any], files: Mapping[str, str],
-                 conf: Any, nested: NestedOps | None = None,
+                 support: StackSupport,
                  parent_facade: Mapping[str, Any] | None = None) -> None:
         self.info = info
         self.template = template
         self.environment = environment
         self.user_params = dict(user_params)
         self.files = dict(files)
-        self.conf = conf
-        self.nested = nested
+        self.support = support
         self.parent_facade = dict(parent_facade or {})
         self.slots: dict[str, Slot] = {}
-        #: rows superseded by a replacement but not yet deleted (ResourceRecord)
-        self.stale: list[Any] = []
-        #: type name -> (final type, plugin class), see kiln.engine.model.plugins.plugin_class
-        self.type_cache: dict[str, Any] = {}
+        #: rows superseded by a replacement but not yet deleted
+        self.stale: list[ResourceRecord] = []
+        #: type name -> (final type, plugin class), see :meth:`plugin_class`
+        self.type_cache: dict[str, tuple[str, type[Resource]]] = {}
         self.type_cache_usable: bool | None = None
         self.runtime = StackRuntime(self)
-        self.bound: Any = None
+        self._bound: BoundTemplate | None = None
+
+    @property
+    def conf(self) -> EngineConf:
+        return self.support.conf
+
+    @property
+    def nested(self) -> PluginServices | None:
+        return self.support.services
+
+    @property
+    def bound(self) -> BoundTemplate:
+        """The template bound by :meth:`bind` (every stack the engine builds is)."""
+        if self._bound is None:
+            raise RuntimeError(f"stack {self.info.name} is not bound yet")
+        return self._bound
+
+    @property
+    def is_bound(self) -> bool:
+        return self._bound is not None
 
     @property
     def identity(self) -> StackIdentity:
         return StackIdentity(stack_name=self.info.name, stack_id=self.info.id,
                              project_id=self.info.project_id,
-                             region=getattr(self.conf, "region_name_for_services", "RegionOne"))
+                             region=self.conf.region_name_for_services)
 
-    def bind(self, *, validate_params: bool | None = True) -> Any:
-        self.bound = self.template.bind(environment=self.environment,
-                                        user_params=self.user_params,
-                                        identity=self.identity, resolver=self,
-                                        validate_params=validate_params,
-                                        max_output=_max_output(self.conf),
-                                        yaql_limits=_yaql_limits(self.conf),
-                                        yaql_timeout=_yaql_timeout(self.conf))
-        return self.bound
+    def bind(self, *, validate_params: bool | None = True) -> BoundTemplate:
+        conf = self.conf
+        self._bound = self.template.bind(
+            environment=self.environment, user_params=self.user_params,
+            identity=self.identity, resolver=self, validate_params=validate_params,
+            max_output=conf.kiln_engine.max_function_output_size,
+            yaql_limits=(conf.yaql.limit_iterators, conf.yaql.memory_quota),
+            yaql_timeout=conf.yaql.timeout)
+        return self._bound
 
-    def identity_dict(self) -> dict[str, str]:
+    def identity_dict(self) -> StackIdentityReply:
         return {"stack_name": self.info.name, "stack_id": self.info.id,
                 "tenant": self.info.project_id, "path": ""}
 
@@ -192,27 +257,70 @@ class LiveStack:
         re-judged, so one that failed on such a name can still be deleted."""
         if self.info.raw_template_id:
             return True
-        from kiln.engine.model.plugins import attribute_known
+        return self.attribute_known(name, attr)
 
-        return attribute_known(self, name, attr)
+    def attribute_known(self, name: str, attr: str) -> bool:
+        """Whether ``get_attr: [name, attr]`` names an attribute resource ``name`` can
+        have (the template layer asks while it builds definitions, as Heat checks at
+        validation)."""
+        snippet = self.template.resources.get(name)
+        if snippet is None or not isinstance(snippet.type, str):
+            return True
+        try:
+            _, cls = self.plugin_class(ResourceDefinition(name=name, type=snippet.type))
+        except KilnError:
+            return True  # the unknown type is reported with the resource's own error
+        return not _attributes_fixed(cls) or attr in cls.attribute_names()
 
     def plugin_class_name(self, name: str) -> str:
         """Heat's cycle message names each resource with its plugin class; asked while
         definitions are built, before the slots exist."""
-        from kiln.engine.model.plugins import declared_class
-
-        return declared_class(self, name).__name__
+        return self.declared_class(name).__name__
 
     def validates_definition(self, name: str) -> bool:
         """Whether the template checks validate this resource (not OS::Heat::None)."""
-        from kiln.engine.model.plugins import declared_class, validates_definition
-        from kiln.errors import KilnError
-
         try:
-            cls = declared_class(self, name)
+            cls = self.declared_class(name)
         except KilnError:
             return True  # the unknown type is reported with the resource's own error
-        return validates_definition(cls)
+        return cls.validates_definition
+
+    # -- plugin classes -------------------------------------------------------------------
+    def plugin_class(self, definition: ResourceDefinition) -> tuple[str, type[Resource]]:
+        """(final type name, plugin class) for a definition, through the environment's
+        registry and the injected :class:`PluginLookup`."""
+        registry = self.environment.registry
+        # without per-resource registry entries the answer depends on the type alone:
+        # resolve each type once per stack (a stack of 1,000 of one type asks once)
+        if self.type_cache_usable is None:
+            self.type_cache_usable = not (registry.as_dict().get("resources") or {})
+        if self.type_cache_usable:
+            hit = self.type_cache.get(definition.type)
+            if hit is not None:
+                return hit
+        resolved = registry.resolve(definition.type, definition.name)
+        if registry.is_template(resolved):  # a provider template: its own errors stand
+            found = resolved, self.support.plugins(resolved, self.files)
+        else:
+            try:
+                found = resolved, self.support.plugins(resolved, self.files)
+            except (KeyError, ResourceTypeNotFound):
+                raise ResourceTypeNotFound(
+                    f"The Resource Type ({definition.type}) could not be found.") from None
+        if self.type_cache_usable:
+            self.type_cache[definition.type] = found
+        return found
+
+    def declared_class(self, name: str) -> type[Resource]:
+        """The plugin class of resource ``name`` as the template declares it (its slot
+        may not exist yet: the template checks ask while definitions are built); an
+        unknown type raises Heat's ResourceTypeNotFound."""
+        slot = self.slots.get(name)
+        if slot is not None:
+            return type(slot.plugin)
+        snippet = self.template.resources[name]
+        rtype = snippet.type if isinstance(snippet.type, str) else ""
+        return self.plugin_class(ResourceDefinition(name=name, type=rtype))[1]
 
     def availability_zones(self) -> list[str]:
         return ["nova"]
@@ -222,19 +330,9 @@ class LiveStack:
         return f"{self.info.name}-{resource_name}-{short_id()}"
 
 
-def _max_output(conf: Any) -> int:
-    """``[kiln_engine] max_function_output_size`` (the template layer's default for a
-    runtime configured without the group, as some tests build one)."""
-    group = getattr(conf, "kiln_engine", None)
-    return int(getattr(group, "max_function_output_size", DEFAULT_MAX_OUTPUT))
 
-
-def _yaql_limits(conf: Any) -> tuple[int, int]:
-    """``[yaql] limit_iterators`` and ``memory_quota`` (Heat's defaults without them)."""
-    group = getattr(conf, "yaql", None)
-    return (int(getattr(group, "limit_iterators", 200)),
-            int(getattr(group, "memory_quota", 10000)))
-
-
-def _yaql_timeout(conf: Any) -> float:
-    return float(getattr(getattr(conf, "yaql", None), "timeout", DEFAULT_YAQL_TIMEOUT))
+def _attributes_fixed(cls: type[Resource]) -> bool:
+    """Whether Heat checks ``get_attr`` names against this plugin's schema: not for
+    plugins whose attributes are dynamic (they answer any name) nor provider templates."""
+    return (cls.get_attribute is Resource.get_attribute
+            and not issubclass(cls, TemplateResource))

@@ -6,11 +6,21 @@ Storing them means GET /stacks/{id} needs no plugin, template or resource to ans
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from kiln.engine.model.live_stack import LiveStack
+from kiln.errors import KilnError
 
 NO_DESCRIPTION = "No description given"
+
+
+class OutputReply(TypedDict):
+    """One output as Heat shows it: a value, or ``output_error`` when it failed."""
+
+    output_key: str
+    description: str
+    output_value: Any
+    output_error: NotRequired[str]
 
 
 def _jsonable(value: Any) -> Any:
@@ -21,25 +31,23 @@ def _jsonable(value: Any) -> Any:
         return str(value)
 
 
-def resolve_all(stack: LiveStack) -> list[dict[str, Any]]:
+def resolve_all(stack: LiveStack) -> list[OutputReply]:
     """``[{"output_key", "description", "output_value" | "output_error"}]``."""
-    if stack.bound is None:
+    if not stack.is_bound:
         return []
     try:
         results = stack.bound.outputs()
-    except Exception as exc:  # an output section that cannot resolve at all
+    except KilnError as exc:  # an output section that cannot resolve at all
         return [{"output_key": "", "description": NO_DESCRIPTION, "output_value": None,
                  "output_error": str(exc)}]
-    out: list[dict[str, Any]] = []
+    out: list[OutputReply] = []
     for key, res in results.items():
-        item: dict[str, Any] = {"output_key": key,
-                                "description": getattr(res, "description", None)
-                                or NO_DESCRIPTION}
-        error = getattr(res, "error", None)
-        if error:
-            item["output_value"] = None
-            item["output_error"] = str(error)
+        item: OutputReply = {"output_key": key,
+                             "description": res.description or NO_DESCRIPTION,
+                             "output_value": None}
+        if res.error:
+            item["output_error"] = str(res.error)
         else:
-            item["output_value"] = _jsonable(getattr(res, "value", None))
+            item["output_value"] = _jsonable(res.value)
         out.append(item)
     return out

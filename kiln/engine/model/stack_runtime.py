@@ -13,15 +13,16 @@ from typing import TYPE_CHECKING, Any
 
 from kiln.clients import CloudClients, clients_for_owner
 from kiln.engine.model.context import RequestContext
+from kiln.engine.model.settings import EngineConf
 from kiln.resources.base import (
     Resource,
     SoftwareConfigStore,
     SoftwareDeploymentStore,
 )
-from kiln.resources.stores import ServiceConfigStore, ServiceDeploymentStore
+from kiln.template.definitions import ResourceDefinition
 
 if TYPE_CHECKING:
-    from kiln.engine.model.live_stack import LiveStack
+    from kiln.engine.model.live_stack import LiveStack, PluginServices
 
 
 class StackRuntime:
@@ -43,11 +44,11 @@ class StackRuntime:
         return self._stack.info.project_id
 
     @property
-    def conf(self) -> Any:
+    def conf(self) -> EngineConf:
         return self._stack.conf
 
     @property
-    def nested(self) -> Any:
+    def nested(self) -> PluginServices | None:
         return self._stack.nested
 
     @property
@@ -56,9 +57,16 @@ class StackRuntime:
         return clients_for_owner(self._stack.conf, self._owner())
 
     @property
+    def files(self) -> Mapping[str, str]:
+        return self._stack.files
+
+    def plugin_class(self, type_name: str) -> type[Resource]:
+        return self._stack.plugin_class(ResourceDefinition(name="", type=type_name))[1]
+
+    @property
     def software_configs(self) -> SoftwareConfigStore:
         """The engine's software_config table, acting as the stack's owner."""
-        return ServiceConfigStore(self._service(), self._owner())
+        return self._services().config_store(self._owner())
 
     @property
     def alarms(self) -> Any:
@@ -74,15 +82,14 @@ class StackRuntime:
     def software_deployments(self) -> SoftwareDeploymentStore:
         """The engine's software_deployment table, acting as the stack's owner; the
         deployments belong to the stack's user project as Heat's do."""
-        return ServiceDeploymentStore(
-            self._service(), self._owner(),
-            stack_user_project_id=self._stack.info.stack_user_project_id)
+        return self._services().deployment_store(
+            self._owner(), self._stack.info.stack_user_project_id)
 
-    def _service(self) -> Any:
-        nested = self._stack.nested
-        if nested is None:
+    def _services(self) -> PluginServices:
+        services = self._stack.nested
+        if services is None:
             raise RuntimeError("this stack was loaded without an engine service")
-        return nested.service
+        return services
 
     def _owner(self) -> RequestContext:
         """Who the stack's plugins act as: the project (and user) that owns the stack."""
@@ -95,10 +102,9 @@ class StackRuntime:
         return self._stack
 
     def resolve(self, node: Any) -> Any:
-        bound = self._stack.bound
-        if bound is None:
+        if not self._stack.is_bound:
             return node
-        return bound.resolve(node)
+        return self._stack.bound.resolve(node)
 
     def now(self) -> float:
         return time.time()
@@ -134,18 +140,18 @@ class StackRuntime:
             "user_id": uuid.uuid5(uuid.NAMESPACE_URL, "kiln-user:" + seed).hex,
             "project_id": info.stack_user_project_id or info.project_id,
             "auth_url": "",
-            "region_name": getattr(conf, "region_name_for_services", "RegionOne"),
+            "region_name": conf.region_name_for_services,
         }
         if keypair:
-            key = str(getattr(conf, "auth_encryption_key", "")).encode()
+            key = str(conf.auth_encryption_key or "").encode()
             user["access_key_id"] = uuid.uuid5(uuid.NAMESPACE_URL, "kiln-ak:" + seed).hex
             user["secret_access_key"] = hmac.new(key, seed.encode(), hashlib.sha256).hexdigest()
-            base = getattr(conf, "heat_metadata_server_url", None) or ""
+            base = conf.heat_metadata_server_url or ""
             user["metadata_url"] = f"{base.rstrip('/')}/v1/" if base else ""
         return user
 
     def signal_url(self, resource_name: str, kind: str) -> str:
-        base = getattr(self._stack.conf, "heat_metadata_server_url", None) or ""
+        base = self._stack.conf.heat_metadata_server_url or ""
         ident = self._stack.info
         if kind == "heat":
             return (f"{base.rstrip('/')}/v1/{ident.project_id}/stacks/{ident.name}/"
@@ -153,5 +159,5 @@ class StackRuntime:
         arn = (f"arn:openstack:heat::{ident.project_id}:stacks/{ident.name}/{ident.id}/"
                f"resources/{resource_name}")
         path = "waitcondition" if kind == "cfn_waitcondition" else "signal"
-        cfn = getattr(self._stack.conf, "heat_waitcondition_server_url", None) or base
+        cfn = self._stack.conf.heat_waitcondition_server_url or base
         return f"{cfn.rstrip('/')}/v1/{path}/{arn}"

@@ -16,12 +16,19 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from sqlalchemy.orm import Session
+
 from kiln.db import events as db_events
 from kiln.db import resources as db_resources
 from kiln.db import stacks as db_stacks
 from kiln.db import templates as db_templates
-from kiln.engine.model.live_stack import LiveStack
+from kiln.db.facade import Database
+from kiln.db.records import RawTemplateRecord, ResourceRecord, StackRecord
+from kiln.engine.model.live_stack import LiveStack, PluginLookup, PluginServices, StackSupport
+from kiln.engine.model.settings import EngineConf
 from kiln.engine.runtime.claims import Claim, Claims
+from kiln.engine.runtime.hooks import Breakpoints
+from kiln.engine.runtime.plugin_loader import find_plugin
 from kiln.engine.runtime.runner import Poller
 from kiln.engine.runtime.scheduler import Limit
 from kiln.engine.store.loader import stored_live_stack
@@ -35,9 +42,18 @@ LOG = logging.getLogger(__name__)
 
 
 class Engine:
-    def __init__(self, db: Any, conf: Any, engine_id: str | None = None) -> None:
+    """Everything an action runs with, all given here: the database, the configuration,
+    the services plugins reach (child stacks, software configs: the service's
+    :class:`~kiln.engine.actions.nested.NestedOps`; None for an engine that runs no
+    nested plugins) and the plugin lookup."""
+
+    def __init__(self, db: Database, conf: EngineConf, *,
+                 services: PluginServices | None = None,
+                 plugins: PluginLookup = find_plugin,
+                 engine_id: str | None = None) -> None:
         self.db = db
         self.conf = conf
+        self.support = StackSupport(conf=conf, plugins=plugins, services=services)
         self.engine_id = engine_id or str(uuid.uuid4())
         self.recorder = Recorder(db, self.engine_id)
         opts = conf.kiln_engine
@@ -47,17 +63,18 @@ class Engine:
         self.cancels: dict[str, asyncio.Event] = {}
         #: set by cancel_update: whether the cancelled update must roll back
         self.cancel_rollback: dict[str, bool] = {}
-        self.nested: Any = None  # kiln.engine.actions.nested.NestedOps, set by the service
         self.template_cache = TemplateCache()
         #: the LiveStack each running action works on (signals must reach its plugins)
         self.live: dict[str, LiveStack] = {}
         self.claims = Claims(self)
+        #: the lifecycle hooks this engine's actions are paused at
+        self.breakpoints = Breakpoints()
 
     # -- loading ------------------------------------------------------------------------
     async def load(self, stack_id: str, *, show_deleted: bool = False) -> LiveStack:
         cache = self.template_cache
 
-        def read(s: Any) -> tuple[Any, Any, Any]:
+        def read(s: Session) -> tuple[StackRecord, RawTemplateRecord, list[ResourceRecord]]:
             rec = db_stacks.get_stack(s, stack_id, show_deleted=show_deleted)
             if rec is None:
                 raise EntityNotFound(f"The Stack ({stack_id}) could not be found.")
@@ -73,15 +90,18 @@ class Engine:
             if not raw.template:  # evicted since the read: fetch the body after all
                 raw = await self.db.run(db_stacks.get_raw_template, raw.id)
             template = cache.get(raw)
-        return stored_live_stack(rec, raw, rows, conf=self.conf, nested=self.nested,
+        return stored_live_stack(rec, raw, rows, support=self.support,
                                  parent_facade=await self.parent_facade(rec),
                                  template=template)
 
-    async def parent_facade(self, rec: Any) -> dict[str, Any]:
-        if self.nested is None or rec.owner_id is None:
+    async def parent_facade(self, rec: StackRecord) -> dict[str, Any]:
+        """resource_facade inside a stored child: the parent resource's metadata."""
+        if rec.owner_id is None or rec.parent_resource_name is None:
             return {}
-        facade: dict[str, Any] = await self.nested.facade_for(rec)
-        return facade
+        row = await self.db.run(db_resources.get_resource_by_name, rec.owner_id,
+                                rec.parent_resource_name)
+        metadata = dict(row.metadata or {}) if row is not None else {}
+        return {"metadata": metadata, "deletion_policy": "Delete", "update_policy": {}}
 
     @staticmethod
     def graph(stack: LiveStack) -> Graph[str]:
@@ -172,10 +192,11 @@ class Engine:
             await self.db.write(db_events.purge_events, stack_id, keep,
                                 int(self.conf.event_purge_batch_size))
 
-    async def wait(self, stack_id: str, timeout: float | None = None) -> None:
+    async def wait(self, stack_id: str) -> None:
+        """Until no action of this engine runs on the stack (bound it with a timeout)."""
         task = self.tasks.get(stack_id)
         if task is not None and not task.done():
-            await asyncio.wait_for(asyncio.shield(task), timeout)
+            await asyncio.shield(task)
 
     async def stop(self) -> None:
         """Let running actions finish for ``graceful_shutdown_timeout`` seconds (0: no
@@ -184,7 +205,7 @@ class Engine:
         engine's recovery sweep continues them."""
         running = [t for t in self.tasks.values() if not t.done()]
         if running:
-            limit = float(getattr(self.conf, "graceful_shutdown_timeout", 0) or 0)
+            limit = float(self.conf.graceful_shutdown_timeout or 0)
             await asyncio.wait(running, timeout=limit or None)
         self.recorder.handoff = True
         for task in list(self.tasks.values()):
@@ -196,48 +217,6 @@ class Engine:
     def timeout_seconds(self, stack: LiveStack) -> float:
         mins = stack.info.timeout_mins
         return float(mins * 60) if mins else float(self.conf.stack_action_timeout)
-
-    # -- read helpers used by the service ----------------------------------------------
-    def parameters_display(self, rec: Any, tmpl: Any, raw: Any) -> dict[str, str]:
-        """Stack show's ``parameters``: every value as text, hidden ones masked."""
-        from kiln.engine.store.loader import environment_from_stored, info_from_record
-
-        env = environment_from_stored(raw.environment, raw.files)
-        stack = LiveStack(info_from_record(rec), template=tmpl, environment=env,
-                          user_params=env.parameters, files=raw.files, conf=self.conf)
-        try:
-            stack.bind(validate_params=False)
-            display: dict[str, str] = stack.bound.parameters.display_map()
-        except Exception:  # a stored stack whose parameters no longer bind: show raw
-            display = {k: str(v) for k, v in env.parameters.items()}
-        return display
-
-    def hidden_params(self, rec: Any, raw: Any) -> list[str]:
-        tmpl = self.template_cache.get(raw)
-        schemas = getattr(tmpl, "parameter_schemas", {}) or {}
-        return [n for n, s in schemas.items() if getattr(s, "hidden", False)]
-
-    async def resource_attributes(self, stack_id: str, name: str,
-                                  with_attr: Any = None) -> dict[str, Any]:
-        """Heat's ``attributes`` of resource show: ``show`` if it is a map, else every
-        declared attribute (plus any asked for with ``with_attr``)."""
-        stack = await self.load(stack_id)
-        slot = stack.slots.get(name)
-        return {} if slot is None else _shown_attributes(slot.plugin, with_attr)
-
-    async def all_resource_attributes(self, stack_id: str) -> dict[str, dict[str, Any]]:
-        """Every resource's ``attributes`` as resource show gives them, from one load of
-        the stack (the detailed resource list shows them all)."""
-        stack = await self.load(stack_id)
-        return {name: _shown_attributes(slot.plugin, None)
-                for name, slot in stack.slots.items()}
-
-    async def nested_of(self, stack_id: str, resource_name: str) -> Any:
-        children = await self.db.run(db_stacks.list_child_stacks, stack_id)
-        for child in children:
-            if child.parent_resource_name == resource_name:
-                return child
-        return None
 
 
 #: actions over at least this many resources end with a full garbage collection
@@ -253,18 +232,3 @@ def _collect() -> None:
     cancelled, the traceback through its frames) still holds the stack."""
     asyncio.get_running_loop().call_soon(gc.collect)
 
-
-def _shown_attributes(plugin: Any, with_attr: Any) -> dict[str, Any]:
-    def value(attr: str) -> Any:
-        try:
-            return plugin.get_attribute(attr)
-        except Exception:
-            return None
-
-    shown = value("show")
-    if isinstance(shown, dict):
-        for attr in with_attr or ():
-            shown.setdefault(attr, value(attr))
-        return shown
-    names = set(type(plugin).attributes_schema) | set(with_attr or ())
-    return {attr: value(attr) for attr in sorted(names)}

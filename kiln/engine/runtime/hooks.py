@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.orm import Session
 
@@ -25,6 +25,9 @@ from kiln.db import events as db_events
 from kiln.db import resources as db_resources
 from kiln.db.records import NewEvent
 from kiln.engine.model.live_stack import LiveStack, Slot
+
+if TYPE_CHECKING:
+    from kiln.engine.runtime.engine import Engine
 
 SET = "True"
 
@@ -65,15 +68,6 @@ class Breakpoints:
         return list(self._waiting)
 
 
-def breakpoints_of(engine: Any) -> Breakpoints:
-    """The engine's breakpoint registry (made on first use)."""
-    found = getattr(engine, "breakpoints", None)
-    if not isinstance(found, Breakpoints):
-        found = Breakpoints()
-        engine.breakpoints = found
-    return found
-
-
 def _persist(s: Session, resource_id: int, data_set: dict[str, str], data_del: list[str],
              metadata: Any, event: NewEvent | None) -> None:
     for key, value in data_set.items():
@@ -97,7 +91,7 @@ def resource_event(stack: LiveStack, slot: Slot, reason: str,
                     resource_properties=state.properties_data)
 
 
-async def save_side_state(engine: Any, stack: LiveStack, slot: Slot, *,
+async def save_side_state(engine: Engine, stack: LiveStack, slot: Slot, *,
                           event: NewEvent | None = None, metadata: bool = False) -> None:
     """Persist the slot's data (and metadata) changed outside an action, plus an event.
 
@@ -113,7 +107,7 @@ async def save_side_state(engine: Any, stack: LiveStack, slot: Slot, *,
                           dict(slot.state.metadata) if metadata else None, event)
 
 
-async def _still_set(engine: Any, slot: Slot, hook: str) -> bool:
+async def _still_set(engine: Engine, slot: Slot, hook: str) -> bool:
     """Re-read the hook key from the database (a signal may have come to another
     process); the in-memory state follows what is stored."""
     stored = await engine.db.run(db_resources.get_resource_data, slot.db_id)
@@ -124,7 +118,7 @@ async def _still_set(engine: Any, slot: Slot, hook: str) -> bool:
     return False
 
 
-async def pause(engine: Any, stack: LiveStack, slot: Slot, phase: str, action: str) -> None:
+async def pause(engine: Engine, stack: LiveStack, slot: Slot, phase: str, action: str) -> None:
     """Stop here while the ``<phase>-<action>`` hook of ``slot`` is set.
 
     A no-op unless the stack itself is running ``action`` and the environment hooks this
@@ -134,10 +128,9 @@ async def pause(engine: Any, stack: LiveStack, slot: Slot, phase: str, action: s
     if stack.info.action != action:
         return
     hook = hook_name(phase, action)
-    registry = getattr(stack.environment, "registry", None)
-    if registry is None or hook not in registry.hooks_for(slot.name):
+    if hook not in stack.environment.registry.hooks_for(slot.name):
         return
-    breakpoints = breakpoints_of(engine)
+    breakpoints = engine.breakpoints
     waiter = breakpoints.event(stack.info.id, slot.name, hook)
     waiter.clear()
     slot.state.data[hook] = SET

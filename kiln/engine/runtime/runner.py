@@ -24,10 +24,24 @@ from dataclasses import dataclass
 from typing import Any
 
 from kiln.engine.model.live_stack import LiveStack, Slot, describe
-from kiln.engine.model.states import COMPLETE, FAILED, IN_PROGRESS, TIMED_OUT
+from kiln.engine.model.states import (
+    ADOPT,
+    CHECK,
+    COMPLETE,
+    CREATE,
+    DELETE,
+    FAILED,
+    IN_PROGRESS,
+    RESTORE,
+    RESUME,
+    SNAPSHOT,
+    SUSPEND,
+    TIMED_OUT,
+    UPDATE,
+)
 from kiln.engine.store.recorder import Recorder
 from kiln.errors import KilnError
-from kiln.resources.base import ResourceFailure
+from kiln.resources.base import Resource, ResourceFailure
 
 LOG = logging.getLogger(__name__)
 
@@ -57,6 +71,33 @@ def is_nested(slot: Slot) -> bool:
     return slot.plugin.is_nested_stack
 
 
+Handle = Callable[[], Awaitable[Any]]
+Check = Callable[[Any], Awaitable[bool]]
+
+
+def plugin_steps(plugin: Resource, action: str) -> tuple[Handle, Check]:
+    """The plugin's own ``handle_<action>`` and ``check_<action>_complete`` for the
+    actions whose handle takes no argument, named in code (never looked up by string)."""
+    steps: dict[str, tuple[Handle, Check]] = {
+        CREATE: (plugin.handle_create, plugin.check_create_complete),
+        DELETE: (plugin.handle_delete, plugin.check_delete_complete),
+        SUSPEND: (plugin.handle_suspend, plugin.check_suspend_complete),
+        RESUME: (plugin.handle_resume, plugin.check_resume_complete),
+        CHECK: (plugin.handle_check, plugin.check_check_complete),
+        SNAPSHOT: (plugin.handle_snapshot, plugin.check_snapshot_complete),
+    }
+    return steps[action]
+
+
+def plugin_check(plugin: Resource, action: str) -> Check:
+    """``check_<action>_complete`` of any action: what a resumed action polls."""
+    checks: dict[str, Check] = {
+        UPDATE: plugin.check_update_complete, RESTORE: plugin.check_restore_complete,
+        ADOPT: plugin.check_adopt_complete}
+    found = checks.get(action)
+    return found if found is not None else plugin_steps(plugin, action)[1]
+
+
 @dataclass(frozen=True)
 class Persisted:
     """The token a resource action committed before its engine went away."""
@@ -83,8 +124,7 @@ class Poller:
 
 
 async def run_action(recorder: Recorder, poller: Poller, stack: LiveStack, slot: Slot,
-                     action: str, handle: Callable[[], Awaitable[Any]],
-                     check: Callable[[Any], Awaitable[bool]], *,
+                     action: str, handle: Handle, check: Check, *,
                      on_complete: Callable[[], None] | None = None,
                      abort_reason: Callable[[], str | None] = lambda: None,
                      resume_from: Persisted | None = None) -> None:

@@ -215,7 +215,7 @@ class _Walk:
             if task is not None and task.cancelling():
                 raise
             self._failed(node, exc)  # raised by the visitor itself, not by us
-        except Exception as exc:  # a node's failure is data, not a crash
+        except Exception as exc:  # a node's failure is data, not a crash  # noqa: BLE001
             self._failed(node, exc)
         else:
             for ready in self.frontier.succeeded(node):

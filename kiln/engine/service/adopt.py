@@ -20,6 +20,7 @@ from kiln.engine.model.states import (
 )
 from kiln.engine.service.interface import JSON, Identity
 from kiln.engine.service.mixin_base import ServiceBase
+from kiln.engine.service.replies import StackIdentityReply
 from kiln.errors import StackValidationFailed
 
 
@@ -47,19 +48,19 @@ class AdoptOps(ServiceBase):
     async def create_stack(self, ctx: RequestContext, stack_name: str,
                            template: Mapping[str, Any] | str, params: Mapping[str, Any],
                            files: Mapping[str, str], args: Mapping[str, Any],
-                           environment_files: Sequence[str] | None = None) -> JSON:
+                           environment_files: Sequence[str] | None = None) -> StackIdentityReply:
         if args.get("adopt_stack_data"):
             return await self.adopt_stack(ctx, stack_name, template, params, files, args,
                                           environment_files)
-        created: JSON = await super().create_stack(ctx, stack_name, template, params, files,
-                                                   args, environment_files)
+        created: StackIdentityReply = await super().create_stack(
+            ctx, stack_name, template, params, files, args, environment_files)
         return created
 
     async def adopt_stack(self, ctx: RequestContext, stack_name: str,
                           template: Mapping[str, Any] | str | None,
                           params: Mapping[str, Any], files: Mapping[str, str],
                           args: Mapping[str, Any],
-                          environment_files: Sequence[str] | None = None) -> JSON:
+                          environment_files: Sequence[str] | None = None) -> StackIdentityReply:
         """create_stack with ``args["adopt_stack_data"]``: the template defaults to the
         adopted document's own."""
         engine = self.engine

@@ -26,10 +26,11 @@ from kiln.db import resources as db_resources
 from kiln.db import stacks as db_stacks
 from kiln.engine.actions import validation as v
 from kiln.engine.model.context import RequestContext
-from kiln.engine.model.plugins import add_template_slots, check_types
+from kiln.engine.model.live_stack import StackSupport
+from kiln.engine.model.slots import add_template_slots, check_types
 from kiln.engine.service.interface import JSON
 from kiln.engine.service.mixin_base import ServiceBase
-from kiln.engine.service.replies import identity
+from kiln.engine.service.replies import StackIdentityReply, identity
 from kiln.errors import (
     Conflict,
     EntityNotFound,
@@ -126,8 +127,8 @@ class CatalogOps(ServiceBase):
             # the stack is the checks' resolver: it knows the plugins, so a cycle is
             # worded and get_attr attribute names are checked as Heat does; resource
             # types are looked at after the template's own checks, as in Heat
-            stack = v.make_stack(tmpl, env, files, conf, project_id=ctx.project_id,
-                                 nested=self._nested_ops(), slots=False)
+            stack = v.make_stack(tmpl, env, files, self._support(), project_id=ctx.project_id,
+                                 slots=False)
             body = tv.validate_template(tmpl, env, resolver=stack,
                                         before_references=lambda: check_types(stack))
             add_template_slots(stack)
@@ -145,8 +146,8 @@ class CatalogOps(ServiceBase):
         conf = self.conf
         tmpl, env = v.parse(template, params, files, environment_files, conf)
         v.check_resource_count(tmpl, conf)
-        stack = v.make_stack(tmpl, env, files, conf, project_id=ctx.project_id,
-                             nested=self._nested_ops(), validate_params=True)
+        stack = v.make_stack(tmpl, env, files, self._support(), project_id=ctx.project_id,
+                             validate_params=True)
         stack.bound.validate()
         v.check_resources(stack)
         v.check_services(stack, catalog)
@@ -157,9 +158,11 @@ class CatalogOps(ServiceBase):
             raise StackValidationFailed(exc.message, path=exc.path) from None
         return self._body(body, stack, show_nested)
 
-    def _nested_ops(self) -> Any:
-        engine = self._engine
-        return getattr(engine, "nested", None) if engine is not None else None
+    def _support(self) -> StackSupport:
+        """The engine's (child stacks included) once started; validation may come first."""
+        if self._engine is not None:
+            return self._engine.support
+        return StackSupport(conf=self.conf, plugins=self.plugins)
 
     @staticmethod
     def _body(body: JSON, stack: v.ValidationStack, show_nested: bool) -> JSON:
@@ -216,7 +219,7 @@ class CatalogOps(ServiceBase):
 
     # -- physical resources -------------------------------------------------------------
     async def find_physical_resource(self, ctx: RequestContext,
-                                     physical_resource_id: str) -> JSON:
+                                     physical_resource_id: str) -> StackIdentityReply:
         """The identity of the resource with this physical id (CFN's
         DescribeStackResources by PhysicalResourceId), within the caller's projects."""
 

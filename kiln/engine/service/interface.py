@@ -25,6 +25,15 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kiln.engine.model.context import RequestContext
+from kiln.engine.service.replies import (
+    EventReply,
+    OutputReply,
+    OutputSummaryReply,
+    ResourceReply,
+    StackDetailReply,
+    StackIdentityReply,
+    StackSummaryReply,
+)
 from kiln.errors import NotSupported
 
 Identity = Mapping[str, Any]
@@ -45,11 +54,13 @@ class EngineServiceAPI:
     async def stop(self) -> None:
         """Finish or hand off running work, close the database."""
 
-    async def wait_for_stack(self, stack_id: str, timeout: float | None = None) -> None:
-        """Return when no action of this engine is running on the stack (tests, CLI)."""
+    async def wait_for_stack(self, stack_id: str,
+                             timeout: float | None = None) -> None:  # callers' bound  # noqa: ASYNC109
+        """Return when no action of this engine is running on the stack (tests, CLI);
+        TimeoutError after ``timeout`` seconds (the callers' one-argument bound)."""
 
     # -- stacks ---------------------------------------------------------------------------
-    async def identify_stack(self, ctx: RequestContext, stack_name: str) -> JSON:
+    async def identify_stack(self, ctx: RequestContext, stack_name: str) -> StackIdentityReply:
         """Name or id -> identity dict; EntityNotFound ("The Stack (x) could not be found.")."""
         raise _todo("identify_stack")
 
@@ -61,7 +72,7 @@ class EngineServiceAPI:
                           tags_any: Sequence[str] | None = None,
                           not_tags: Sequence[str] | None = None,
                           not_tags_any: Sequence[str] | None = None,
-                          global_tenant: bool = False) -> list[JSON]:
+                          global_tenant: bool = False) -> list[StackSummaryReply]:
         """Stack summaries as in GET /stacks (no outputs/parameters/template)."""
         raise _todo("list_stacks")
 
@@ -76,7 +87,7 @@ class EngineServiceAPI:
         raise _todo("count_stacks")
 
     async def show_stack(self, ctx: RequestContext, stack_identity: Identity,
-                         resolve_outputs: bool = True) -> JSON:
+                         resolve_outputs: bool = True) -> StackDetailReply:
         """One stack as in GET /stacks/{name}/{id} (``stack`` body, without links)."""
         raise _todo("show_stack")
 
@@ -90,7 +101,7 @@ class EngineServiceAPI:
     async def create_stack(self, ctx: RequestContext, stack_name: str,
                            template: Mapping[str, Any] | str, params: Mapping[str, Any],
                            files: Mapping[str, str], args: Mapping[str, Any],
-                           environment_files: Sequence[str] | None = None) -> JSON:
+                           environment_files: Sequence[str] | None = None) -> StackIdentityReply:
         """Validate, store, start the create; returns the new stack's identity dict."""
         raise _todo("create_stack")
 
@@ -105,7 +116,7 @@ class EngineServiceAPI:
                            template: Mapping[str, Any] | str | None,
                            params: Mapping[str, Any], files: Mapping[str, str],
                            args: Mapping[str, Any],
-                           environment_files: Sequence[str] | None = None) -> JSON:
+                           environment_files: Sequence[str] | None = None) -> StackIdentityReply:
         """PUT (new template) or PATCH (``args["existing"]``); returns the identity."""
         raise _todo("update_stack")
 
@@ -137,12 +148,13 @@ class EngineServiceAPI:
     async def get_files(self, ctx: RequestContext, stack_identity: Identity) -> JSON:
         raise _todo("get_files")
 
-    async def list_outputs(self, ctx: RequestContext, stack_identity: Identity) -> list[JSON]:
+    async def list_outputs(self, ctx: RequestContext,
+                           stack_identity: Identity) -> list[OutputSummaryReply]:
         """``[{"output_key", "description"}]`` as GET .../outputs."""
         raise _todo("list_outputs")
 
     async def show_output(self, ctx: RequestContext, stack_identity: Identity,
-                          output_key: str) -> JSON:
+                          output_key: str) -> OutputReply:
         """``{"output_key", "output_value", "description"[, "output_error"]}``."""
         raise _todo("show_output")
 
@@ -184,20 +196,20 @@ class EngineServiceAPI:
     # -- resources ------------------------------------------------------------------------
     async def list_stack_resources(self, ctx: RequestContext, stack_identity: Identity,
                                    nested_depth: int = 0, with_detail: bool = False,
-                                   filters: Mapping[str, Any] | None = None) -> list[JSON]:
+                                   filters: Mapping[str, Any] | None = None) -> list[ResourceReply]:
         raise _todo("list_stack_resources")
 
     async def describe_stack_resource(self, ctx: RequestContext, stack_identity: Identity,
                                       resource_name: str,
-                                      with_attr: Sequence[str] | None = None) -> JSON:
+                                      with_attr: Sequence[str] | None = None) -> ResourceReply:
         raise _todo("describe_stack_resource")
 
     async def describe_stack_resources(self, ctx: RequestContext, stack_identity: Identity,
-                                       resource_name: str | None) -> list[JSON]:
+                                       resource_name: str | None) -> list[ResourceReply]:
         raise _todo("describe_stack_resources")
 
     async def find_physical_resource(self, ctx: RequestContext,
-                                     physical_resource_id: str) -> JSON:
+                                     physical_resource_id: str) -> StackIdentityReply:
         raise _todo("find_physical_resource")
 
     async def resource_signal(self, ctx: RequestContext, stack_identity: Identity,
@@ -215,11 +227,11 @@ class EngineServiceAPI:
                           filters: Mapping[str, Any] | None = None, limit: int | None = None,
                           marker: str | None = None, sort_keys: Sequence[str] | None = None,
                           sort_dir: str | None = None, nested_depth: int | None = None,
-                          ) -> list[JSON]:
+                          ) -> list[EventReply]:
         raise _todo("list_events")
 
     async def show_event(self, ctx: RequestContext, stack_identity: Identity,
-                         resource_name: str, event_id: str) -> JSON:
+                         resource_name: str, event_id: str) -> EventReply:
         raise _todo("show_event")
 
     # -- templates and types --------------------------------------------------------------

@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any
+import asyncio
 
+from sqlalchemy.orm import Session
+
+from kiln.conf import CONF
 from kiln.db import stacks as db_stacks
+from kiln.db.facade import Database, open_database
 from kiln.db.records import StackRecord
+from kiln.engine.actions.nested import NestedOps
 from kiln.engine.model.context import RequestContext
+from kiln.engine.model.live_stack import PluginLookup
+from kiln.engine.model.settings import EngineConf
+from kiln.engine.runtime.engine import Engine
+from kiln.engine.runtime.plugin_loader import find_plugin
 from kiln.engine.service.interface import EngineServiceAPI, Identity
 from kiln.errors import EntityNotFound
 
@@ -20,35 +29,35 @@ class ResourceNotFound(EntityNotFound):
 
 
 class ServiceBase(EngineServiceAPI):
-    def __init__(self, conf: Any = None, *, db: Any = None, db_url: str | None = None,
-                 engine_id: str | None = None) -> None:
-        from kiln.conf import CONF
+    """The service's parts: configuration, the plugin lookup, the database and (from
+    :meth:`start`) the Engine, built with everything it needs."""
 
-        self.conf = conf if conf is not None else CONF
+    def __init__(self, conf: EngineConf | None = None, *, db: Database | None = None,
+                 db_url: str | None = None, engine_id: str | None = None,
+                 plugins: PluginLookup = find_plugin) -> None:
+        self.conf: EngineConf = conf if conf is not None else CONF
+        self.plugins = plugins
         self._db = db
         self._db_url = db_url
         self._engine_id = engine_id
-        self._engine: Any = None
+        self._engine: Engine | None = None
 
     @property
-    def engine(self) -> Any:
+    def engine(self) -> Engine:
         if self._engine is None:
             raise RuntimeError("EngineService.start() has not been called")
         return self._engine
 
     @property
-    def db(self) -> Any:
+    def db(self) -> Database:
         return self.engine.db
 
     async def start(self) -> None:
-        from kiln.db.facade import open_database
-        from kiln.engine.actions.nested import NestedOps
-        from kiln.engine.runtime.engine import Engine
-
         if self._db is None:
             self._db = await open_database(self._db_url)
-        self._engine = Engine(self._db, self.conf, self._engine_id)
-        self._engine.nested = NestedOps(self)
+        # NestedOps reaches the engine through this service when a plugin first calls it
+        self._engine = Engine(self._db, self.conf, services=NestedOps(self),
+                              plugins=self.plugins, engine_id=self._engine_id)
 
     async def stop(self) -> None:
         if self._engine is not None:
@@ -56,8 +65,10 @@ class ServiceBase(EngineServiceAPI):
         if self._db is not None:
             await self._db.close()
 
-    async def wait_for_stack(self, stack_id: str, timeout: float | None = None) -> None:
-        await self.engine.wait(stack_id, timeout)
+    async def wait_for_stack(self, stack_id: str,
+                             timeout: float | None = None) -> None:  # callers' bound  # noqa: ASYNC109
+        async with asyncio.timeout(timeout):
+            await self.engine.wait(stack_id)
 
     # -- lookups --------------------------------------------------------------------------
     async def _find(self, ctx: RequestContext, stack_identity: Identity | str, *,
@@ -73,7 +84,7 @@ class ServiceBase(EngineServiceAPI):
             key = str(stack_identity.get("stack_id") or named or "")
         project = None if ctx.is_admin else ctx.project_id
 
-        def read(s: Any) -> StackRecord | None:
+        def read(s: Session) -> StackRecord | None:
             rec = db_stacks.get_stack(s, key, project_id=project, show_deleted=show_deleted)
             if rec is None:
                 rec = db_stacks.get_stack_by_name(s, ctx.project_id, key,

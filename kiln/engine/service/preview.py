@@ -7,9 +7,10 @@ from typing import Any
 from kiln.db.records import StackRecord
 from kiln.engine.actions.plan import decide
 from kiln.engine.model.live_stack import LiveStack, Slot
-from kiln.engine.model.plugins import plugin_class
 from kiln.engine.model.states import Change
 from kiln.engine.service import replies as fmt
+from kiln.engine.service.replies import ResourceReply
+from kiln.errors import KilnError
 from kiln.resources.nested import NestedStackResource
 from kiln.template.definitions import name_set
 
@@ -31,7 +32,7 @@ def _properties(stack: LiveStack, slot: Slot) -> dict[str, Any]:
     try:
         props = slot.plugin.make_properties(slot.name,
                                             stack.runtime.resolve(slot.definition.properties))
-    except Exception:
+    except Exception:  # plugin code: a preview shows what it can  # noqa: BLE001
         return {}
     return props.as_dict()
 
@@ -42,7 +43,7 @@ def stack_preview(stack: LiveStack) -> dict[str, Any]:
     params: dict[str, str] = {}
     try:
         params = stack.bound.parameters.display_map()
-    except Exception:
+    except KilnError:  # parameters that do not bind: the preview shows none
         params = {}
     description = getattr(stack.template, "description", "") or "No description"
     needed = _required_by(stack)
@@ -101,7 +102,7 @@ def _now() -> Any:
 
 def update_preview(rec: StackRecord, current: LiveStack, new: LiveStack) -> dict[str, Any]:
     """``{"resource_changes": {...}}`` as PUT .../preview answers."""
-    changes: dict[str, list[dict[str, Any]]] = {
+    changes: dict[str, list[ResourceReply]] = {
         "unchanged": [], "updated": [], "replaced": [], "added": [], "deleted": []}
     definitions = new.bound.resource_definitions()
     deps = new.bound.dependencies()
@@ -112,13 +113,13 @@ def update_preview(rec: StackRecord, current: LiveStack, new: LiveStack) -> dict
     current_needed = _required_by(current)
     for name, definition in definitions.items():
         existing = current.slots.get(name)
-        new_type, _cls = plugin_class(new, definition)
+        new_type, _cls = new.plugin_class(definition)
         try:
             change = decide(new, existing, definition, new_type).change
-        except Exception:
+        except Exception:  # plugin code: unknown means replaced  # noqa: BLE001
             change = Change.REPLACE_CBD
         if existing is None:
-            from kiln.engine.model.plugins import make_slot
+            from kiln.engine.model.slots import make_slot
 
             slot = make_slot(new, definition, requires=name_set(deps.get(name, ())))
             changes["added"].append(fmt.slot_resource(slot, new.info, required_by=[],
@@ -149,6 +150,6 @@ def _current_attributes(slot: Slot) -> dict[str, Any]:
     for attr in type(slot.plugin).attributes_schema:
         try:
             out[attr] = slot.plugin.get_attribute(attr)
-        except Exception:
+        except Exception:  # a plugin's failing attribute previews as null  # noqa: BLE001
             out[attr] = None
     return out

@@ -10,15 +10,33 @@ from sqlalchemy.orm import Session
 from kiln.db import events as db_events
 from kiln.db import resources as db_resources
 from kiln.db import stacks as db_stacks
-from kiln.db.records import EventQuery, ResourceRecord, StackQuery, StackRecord
+from kiln.db.records import (
+    EventQuery,
+    RawTemplateRecord,
+    ResourceRecord,
+    StackQuery,
+    StackRecord,
+)
 from kiln.engine.model.context import RequestContext
+from kiln.engine.model.live_stack import LiveStack
 from kiln.engine.model.outputs import resolve_all
 from kiln.engine.model.states import IN_PROGRESS
 from kiln.engine.service import replies as fmt
 from kiln.engine.service.interface import JSON, Identity
 from kiln.engine.service.mixin_base import ResourceNotFound, ServiceBase
+from kiln.engine.service.replies import (
+    EventReply,
+    OutputReply,
+    OutputSummaryReply,
+    ResourceReply,
+    StackDetailReply,
+    StackSummaryReply,
+)
 from kiln.engine.service.single_flight import SingleFlight
-from kiln.errors import EntityNotFound
+from kiln.engine.store.loader import environment_from_stored, info_from_record
+from kiln.errors import EntityNotFound, KilnError
+from kiln.resources.base import Resource
+from kiln.template.template import Template
 
 
 def _required_by(rows: Sequence[ResourceRecord]) -> dict[str, list[str]]:
@@ -73,7 +91,7 @@ class Reads(ServiceBase):
                           tags_any: Sequence[str] | None = None,
                           not_tags: Sequence[str] | None = None,
                           not_tags_any: Sequence[str] | None = None,
-                          global_tenant: bool = False) -> list[JSON]:
+                          global_tenant: bool = False) -> list[StackSummaryReply]:
         q = self._query(ctx, limit=limit, marker=marker, sort_keys=sort_keys,
                         sort_dir=sort_dir, filters=filters, show_deleted=show_deleted,
                         show_nested=show_nested, show_hidden=show_hidden, tags=tags,
@@ -108,7 +126,7 @@ class Reads(ServiceBase):
         return count
 
     async def show_stack(self, ctx: RequestContext, stack_identity: Identity,
-                         resolve_outputs: bool = True) -> JSON:
+                         resolve_outputs: bool = True) -> StackDetailReply:
         rec = await self._find(ctx, stack_identity, show_deleted=True)
         params, description = await self._show_static(rec)
         outputs = await self._outputs(rec) if resolve_outputs else None
@@ -138,7 +156,7 @@ class Reads(ServiceBase):
         """Stack show's parameters and description."""
         return await self._per_template(
             "_show_cache", rec,
-            lambda tmpl, raw: (self.engine.parameters_display(rec, tmpl, raw),
+            lambda tmpl, raw: (self._parameters_display(rec, tmpl, raw),
                                getattr(tmpl, "description", "") or "No description"))
 
     async def _descriptions(self, rec: StackRecord) -> Mapping[str, str]:
@@ -160,7 +178,7 @@ class Reads(ServiceBase):
         rec = await self._find(ctx, stack_identity, show_deleted=True)
         raw = await self.db.run(db_stacks.get_raw_template, rec.raw_template_id)
         env = dict(raw.environment)
-        hidden = set(self.engine.hidden_params(rec, raw))
+        hidden = set(self._hidden_params(raw))
         params = dict(env.get("parameters") or {})
         for name in hidden & set(params):
             params[name] = "******"
@@ -175,37 +193,39 @@ class Reads(ServiceBase):
         raw = await self.db.run(db_stacks.get_raw_template, rec.raw_template_id)
         return dict(raw.files)
 
-    async def _outputs(self, rec: StackRecord) -> list[JSON]:
+    async def _outputs(self, rec: StackRecord) -> list[OutputReply]:
         """The outputs stored at the end of the last action; while an action runs, they
         are resolved on demand from the resources as they are now, as Heat does (a
         resource not created yet gives None)."""
         if rec.status != IN_PROGRESS or not rec.raw_template_id:
             return list(rec.outputs or [])
         stack = self.engine.live.get(rec.id)
-        if stack is None or stack.bound is None:   # the action runs in another engine
+        if stack is None or not stack.is_bound:   # the action runs in another engine
             try:
                 stack = await self.engine.load(rec.id)
             except EntityNotFound:
                 return list(rec.outputs or [])
         return resolve_all(stack)
 
-    async def list_outputs(self, ctx: RequestContext, stack_identity: Identity) -> list[JSON]:
+    async def list_outputs(self, ctx: RequestContext,
+                           stack_identity: Identity) -> list[OutputSummaryReply]:
         rec = await self._find(ctx, stack_identity)
         return [{"output_key": o["output_key"], "description": o["description"]}
                 for o in await self._outputs(rec)]
 
     async def show_output(self, ctx: RequestContext, stack_identity: Identity,
-                          output_key: str) -> JSON:
+                          output_key: str) -> OutputReply:
         rec = await self._find(ctx, stack_identity)
         for out in await self._outputs(rec):
             if out["output_key"] == output_key:
-                return dict(out)
+                return out.copy()
         raise EntityNotFound(f"Specified output key {output_key} not found.")
 
     # -- resources ------------------------------------------------------------------------
     async def list_stack_resources(self, ctx: RequestContext, stack_identity: Identity,
                                    nested_depth: int = 0, with_detail: bool = False,
-                                   filters: Mapping[str, Any] | None = None) -> list[JSON]:
+                                   filters: Mapping[str, Any] | None = None,
+                                   ) -> list[ResourceReply]:
         rec = await self._find(ctx, stack_identity)
 
         def read(s: Session) -> tuple[list[tuple[StackRecord, list[ResourceRecord]]],
@@ -222,12 +242,12 @@ class Reads(ServiceBase):
 
         groups, kids = await self.db.run(read)
         children = {(k.owner_id, k.parent_resource_name): k for k in kids}
-        result: list[JSON] = []
+        result: list[ResourceReply] = []
         for stack, rows in groups:
             current = _current_rows(rows)
             needed = _required_by(current)
             # with_detail adds what resource show adds (description, metadata, attributes)
-            attrs = (await self.engine.all_resource_attributes(stack.id)
+            attrs = (await self._all_resource_attributes(stack.id)
                      if with_detail and current else {})
             described = await self._descriptions(stack) if with_detail and current else {}
             for row in current:
@@ -241,21 +261,21 @@ class Reads(ServiceBase):
 
     async def describe_stack_resource(self, ctx: RequestContext, stack_identity: Identity,
                                       resource_name: str,
-                                      with_attr: Sequence[str] | None = None) -> JSON:
+                                      with_attr: Sequence[str] | None = None) -> ResourceReply:
         rec = await self._find(ctx, stack_identity)
         rows = _current_rows(await self.db.run(db_resources.list_resources, rec.id))
         row = next((r for r in rows if r.name == resource_name), None)
         if row is None:
             raise ResourceNotFound.in_stack(resource_name, rec.name)
-        attributes = await self.engine.resource_attributes(rec.id, resource_name, with_attr)
+        attributes = await self._resource_attributes(rec.id, resource_name, with_attr)
         description = (await self._descriptions(rec)).get(resource_name, "")
-        nested = await self.engine.nested_of(rec.id, resource_name)
+        nested = await self._nested_of(rec.id, resource_name)
         return fmt.resource(row, rec, required_by=_required_by(rows).get(row.name, []),
                             detail=True, description=description, attributes=attributes,
                             nested_stack=nested)
 
     async def describe_stack_resources(self, ctx: RequestContext, stack_identity: Identity,
-                                       resource_name: str | None) -> list[JSON]:
+                                       resource_name: str | None) -> list[ResourceReply]:
         items = await self.list_stack_resources(ctx, stack_identity)
         return [i for i in items if resource_name is None or i["resource_name"] == resource_name]
 
@@ -264,7 +284,7 @@ class Reads(ServiceBase):
                           filters: Mapping[str, Any] | None = None, limit: int | None = None,
                           marker: str | None = None, sort_keys: Sequence[str] | None = None,
                           sort_dir: str | None = None, nested_depth: int | None = None,
-                          ) -> list[JSON]:
+                          ) -> list[EventReply]:
         if stack_identity is None:
             raise EntityNotFound("The Stack (None) could not be found.")
         rec = await self._find(ctx, stack_identity, show_deleted=True)
@@ -287,12 +307,53 @@ class Reads(ServiceBase):
         return out
 
     async def show_event(self, ctx: RequestContext, stack_identity: Identity,
-                         resource_name: str, event_id: str) -> JSON:
+                         resource_name: str, event_id: str) -> EventReply:
         rec = await self._find(ctx, stack_identity, show_deleted=True)
         ev = await self.db.run(db_events.get_event, rec.id, event_id)
         if ev is None or (resource_name and ev.resource_name != resource_name):
             raise EntityNotFound(f"The Event ({event_id}) could not be found.")
         return fmt.event(ev, rec)
+
+    # -- read helpers -------------------------------------------------------------------
+    def _parameters_display(self, rec: StackRecord, tmpl: Template,
+                            raw: RawTemplateRecord) -> dict[str, str]:
+        """Stack show's ``parameters``: every value as text, hidden ones masked."""
+        env = environment_from_stored(raw.environment, raw.files)
+        stack = LiveStack(info_from_record(rec), template=tmpl, environment=env,
+                          user_params=env.parameters, files=raw.files,
+                          support=self.engine.support)
+        try:
+            stack.bind(validate_params=False)
+            display: dict[str, str] = stack.bound.parameters.display_map()
+        except KilnError:  # a stored stack whose parameters no longer bind: show raw
+            display = {k: str(v) for k, v in env.parameters.items()}
+        return display
+
+    def _hidden_params(self, raw: RawTemplateRecord) -> list[str]:
+        schemas = self.engine.template_cache.get(raw).parameter_schemas
+        return [n for n, s in schemas.items() if s.hidden]
+
+    async def _resource_attributes(self, stack_id: str, name: str,
+                                   with_attr: Any = None) -> dict[str, Any]:
+        """Heat's ``attributes`` of resource show: ``show`` if it is a map, else every
+        declared attribute (plus any asked for with ``with_attr``)."""
+        stack = await self.engine.load(stack_id)
+        slot = stack.slots.get(name)
+        return {} if slot is None else _shown_attributes(slot.plugin, with_attr)
+
+    async def _all_resource_attributes(self, stack_id: str) -> dict[str, dict[str, Any]]:
+        """Every resource's ``attributes`` as resource show gives them, from one load of
+        the stack (the detailed resource list shows them all)."""
+        stack = await self.engine.load(stack_id)
+        return {name: _shown_attributes(slot.plugin, None)
+                for name, slot in stack.slots.items()}
+
+    async def _nested_of(self, stack_id: str, resource_name: str) -> StackRecord | None:
+        children = await self.db.run(db_stacks.list_child_stacks, stack_id)
+        for child in children:
+            if child.parent_resource_name == resource_name:
+                return child
+        return None
 
 
 #: the resource list's filter keys (Heat's resource table columns) -> our item's keys
@@ -320,3 +381,19 @@ def _matches(item: Mapping[str, Any], filters: Mapping[str, Any] | None) -> bool
         elif have not in values:
             return False
     return True
+
+
+def _shown_attributes(plugin: Resource, with_attr: Sequence[str] | None) -> dict[str, Any]:
+    def value(attr: str) -> Any:
+        try:
+            return plugin.get_attribute(attr)
+        except Exception:  # a plugin's failing attribute shows as null (Heat)  # noqa: BLE001
+            return None
+
+    shown = value("show")
+    if isinstance(shown, dict):
+        for attr in with_attr or ():
+            shown.setdefault(attr, value(attr))
+        return shown
+    names = set(type(plugin).attributes_schema) | set(with_attr or ())
+    return {attr: value(attr) for attr in sorted(names)}

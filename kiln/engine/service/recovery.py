@@ -22,6 +22,7 @@ from kiln.engine.model.states import (
     IN_PROGRESS,
 )
 from kiln.engine.runtime.claims import Claim
+from kiln.engine.runtime.engine import Engine
 from kiln.engine.service.interface import JSON
 from kiln.engine.service.mixin_base import ServiceBase
 
@@ -31,7 +32,7 @@ LOG = logging.getLogger(__name__)
 class Recovery:
     """Registration, heartbeat and the periodic sweep of one engine."""
 
-    def __init__(self, engine: Any, conf: Any) -> None:
+    def __init__(self, engine: Engine, conf: Any) -> None:
         self.engine = engine
         self.conf = conf
         opts = conf.kiln_engine
@@ -117,7 +118,7 @@ class Recovery:
         claim.launch(_work(engine, stack), stack)
 
 
-def _work(engine: Any, stack: LiveStack) -> Callable[[], Awaitable[None]]:
+def _work(engine: Engine, stack: LiveStack) -> Callable[[], Awaitable[None]]:
     async def run() -> None:
         try:
             await resume(engine, stack)

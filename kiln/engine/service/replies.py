@@ -1,17 +1,105 @@
-"""Records → the dicts EngineService returns (Heat's REST field names, no links).
+"""What EngineService returns: one TypedDict per reply, built from records here.
 
-Identities are included as Heat's engine-side dicts (``stack_identity``,
-``resource_identity``, ``event_identity``) so the API can build links without another
-lookup; the joined ``*_status`` and the separate ``*_action`` are both present.
+Keys are Heat's REST field names (no links: the API adds them). Identities are Heat's
+engine-side dicts (``stack_identity``, ``resource_identity``, ``event_identity``) so the
+API can build links without another lookup; the joined ``*_status`` and the separate
+``*_action`` are both present. Each call has one shape (never "a dict or a one-element
+list"); keys marked ``NotRequired`` are present only where Heat shows them.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NotRequired, TypedDict, cast
 
 from kiln.db.records import EventRecord, ResourceRecord, StackRecord
+from kiln.engine.model.live_stack import Slot, StackInfo
+from kiln.engine.model.live_stack import StackIdentityReply as StackIdentityReply
+from kiln.engine.model.outputs import OutputReply as OutputReply
+
+
+class OutputSummaryReply(TypedDict):
+    """An output as the output list names it (no value)."""
+
+    output_key: str
+    description: str
+
+
+class StackSummaryReply(TypedDict):
+    """A stack as the stack list shows it."""
+
+    stack_identity: StackIdentityReply
+    id: str
+    stack_name: str
+    description: str
+    stack_action: str
+    stack_status: str
+    stack_status_reason: str
+    creation_time: str | None
+    updated_time: str | None
+    deletion_time: str | None
+    stack_owner: str | None
+    parent: str | None
+    stack_user_project_id: str
+    tags: list[str] | None
+    #: the listing with global_tenant shows each stack's project
+    project: NotRequired[str]
+
+
+class StackDetailReply(StackSummaryReply):
+    """A stack as stack show gives it (outputs unless it is deleted)."""
+
+    notification_topics: list[str]
+    parameters: dict[str, Any]
+    template_description: str
+    capabilities: list[str]
+    disable_rollback: bool
+    timeout_mins: int | None
+    outputs: NotRequired[list[OutputReply]]
+
+
+class ResourceReply(TypedDict):
+    """A resource as resource show and the resource list give it."""
+
+    resource_identity: StackIdentityReply
+    stack_identity: StackIdentityReply
+    stack_name: str
+    resource_name: str
+    logical_resource_id: str
+    physical_resource_id: str
+    resource_action: str
+    resource_status: str
+    resource_status_reason: str
+    resource_type: str
+    creation_time: str | None
+    updated_time: str | None
+    required_by: list[str]
+    nested_stack_id: NotRequired[StackIdentityReply]
+    parent_resource: NotRequired[str]
+    description: NotRequired[str]
+    metadata: NotRequired[Any]
+    attributes: NotRequired[dict[str, Any]]
+    #: previews only: the resolved properties
+    properties: NotRequired[dict[str, Any]]
+
+
+class EventReply(TypedDict):
+    event_identity: StackIdentityReply
+    id: str
+    stack_identity: StackIdentityReply
+    stack_name: str
+    event_time: str | None
+    resource_name: str
+    logical_resource_id: str
+    physical_resource_id: str | None
+    resource_action: str
+    resource_status: str
+    resource_status_reason: str
+    resource_type: str
+    resource_properties: Any
+    #: the listing across a nested tree names each event's root stack
+    root_stack_id: NotRequired[StackIdentityReply]
 
 
 def isotime(value: dt.datetime | None) -> str | None:
@@ -22,12 +110,12 @@ def isotime(value: dt.datetime | None) -> str | None:
     return value.replace(microsecond=0).isoformat() + "Z"
 
 
-def identity(rec: StackRecord | Any, path: str = "") -> dict[str, str]:
+def identity(rec: StackRecord, path: str = "") -> StackIdentityReply:
     return {"stack_name": rec.name, "stack_id": rec.id, "tenant": rec.project_id,
             "path": path}
 
 
-def stack_summary(rec: StackRecord, description: str = "") -> dict[str, Any]:
+def stack_summary(rec: StackRecord, description: str = "") -> StackSummaryReply:
     return {
         "stack_identity": identity(rec),
         "id": rec.id,
@@ -46,7 +134,7 @@ def stack_summary(rec: StackRecord, description: str = "") -> dict[str, Any]:
     }
 
 
-def stack_summary_row(row: tuple[Any, ...]) -> dict[str, Any]:
+def stack_summary_row(row: tuple[Any, ...]) -> StackSummaryReply:
     """``stack_summary`` of a ``db.stacks.list_stack_summaries`` tuple, which holds only
     what a listing shows; the listing's description is empty, as Heat's."""
     (sid, name, project, username, owner, action, status, reason, user_project,
@@ -80,9 +168,11 @@ def _naive_isotime(value: dt.datetime | None) -> str | None:
 
 
 def stack_detail(rec: StackRecord, *, parameters: Mapping[str, Any], description: str,
-                 outputs: Sequence[Mapping[str, Any]] | None) -> dict[str, Any]:
-    out = stack_summary(rec, description)
-    out.update({
+                 outputs: Sequence[OutputReply] | None) -> StackDetailReply:
+    # mypy asks a ** item to carry the NotRequired "outputs" too: the literal is checked
+    # key by key all the same, and "outputs" is added below
+    out = cast(StackDetailReply, {
+        **stack_summary(rec, description),
         "notification_topics": [],
         "parameters": dict(parameters),
         "template_description": description,
@@ -92,15 +182,15 @@ def stack_detail(rec: StackRecord, *, parameters: Mapping[str, Any], description
         "tags": list(rec.tags),
     })
     if outputs is not None and not (rec.action == "DELETE" and rec.status == "COMPLETE"):
-        out["outputs"] = [dict(o) for o in outputs]
+        out["outputs"] = [OutputReply(**o) for o in outputs]
     return out
 
 
 def resource(rec: ResourceRecord, stack: StackRecord, *, required_by: Sequence[str],
              detail: bool = False, description: str = "",
              attributes: Mapping[str, Any] | None = None,
-             nested_stack: StackRecord | None = None) -> dict[str, Any]:
-    out: dict[str, Any] = {
+             nested_stack: StackRecord | None = None) -> ResourceReply:
+    out: ResourceReply = {
         "resource_identity": identity(stack, f"/resources/{rec.name}"),
         "stack_identity": identity(stack),
         "stack_name": stack.name,
@@ -126,7 +216,7 @@ def resource(rec: ResourceRecord, stack: StackRecord, *, required_by: Sequence[s
     return out
 
 
-def event(rec: EventRecord, stack: StackRecord) -> dict[str, Any]:
+def event(rec: EventRecord, stack: StackRecord) -> EventReply:
     return {
         "event_identity": identity(stack, f"/resources/{rec.resource_name}/events/{rec.uuid}"),
         "id": rec.uuid,
@@ -144,17 +234,17 @@ def event(rec: EventRecord, stack: StackRecord) -> dict[str, Any]:
     }
 
 
-def slot_resource(slot: Any, info: Any, *, required_by: Sequence[str],
+def slot_resource(slot: Slot, info: StackInfo, *, required_by: Sequence[str],
                   properties: Mapping[str, Any] | None = None,
                   attributes: Mapping[str, Any] | None = None,
-                  as_new: bool = False) -> dict[str, Any]:
+                  as_new: bool = False) -> ResourceReply:
     """A resource of a live (possibly unsaved) stack, as preview shows it; ``as_new``
     shows it as the INIT resource an action would create."""
     state = slot.state
     action, status = ("INIT", "COMPLETE") if as_new else (state.action, state.status)
-    ident = {"stack_name": info.name, "stack_id": info.id, "tenant": info.project_id,
-             "path": ""}
-    out: dict[str, Any] = {
+    ident = StackIdentityReply(stack_name=info.name, stack_id=info.id,
+                               tenant=info.project_id, path="")
+    out: ResourceReply = {
         "resource_identity": {**ident, "path": f"/resources/{slot.name}"},
         "stack_identity": ident,
         "stack_name": info.name,

@@ -49,7 +49,7 @@ class SignalOps(ServiceBase):
                              resource_name: str) -> tuple[LiveStack, Slot]:
         rec = await self._find(ctx, stack_identity)
         engine = self.engine
-        live: dict[str, LiveStack] = getattr(engine, "live", {})
+        live = engine.live
         stack = live.get(rec.id)
         if stack is None or resource_name not in stack.slots:
             stack = await engine.load(rec.id)
@@ -98,4 +98,4 @@ class SignalOps(ServiceBase):
         del slot.state.data[hook]
         await hooks.save_side_state(self.engine, stack, slot, event=hooks.resource_event(
             stack, slot, f"Hook {hook} is cleared"))
-        hooks.breakpoints_of(self.engine).release(stack.info.id, slot.name, hook)
+        self.engine.breakpoints.release(stack.info.id, slot.name, hook)

@@ -40,7 +40,7 @@ class SingleFlight(Generic[T]):
                 fut, self._waiting = self._waiting, None
                 try:
                     value = await self._read()
-                except Exception as exc:  # every waiter of this read gets the error
+                except Exception as exc:  # every waiter of this read gets the error  # noqa: BLE001
                     fut.set_exception(exc)
                     fut.exception()  # retrieved here too: no "never retrieved" noise
                 else:

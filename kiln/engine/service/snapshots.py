@@ -122,8 +122,8 @@ class SnapshotOps(ServiceBase):
         new_info = type(info)(**{**info.__dict__, "raw_template_id": template_id,
                                  "prev_raw_template_id": info.raw_template_id})
         new = LiveStack(new_info, template=engine.template_cache.get(raw), environment=env,
-                        user_params=env.parameters, files=files, conf=self.conf,
-                        nested=engine.nested, parent_facade=current.parent_facade)
+                        user_params=env.parameters, files=files, support=engine.support,
+                        parent_facade=current.parent_facade)
         new.bind(validate_params=False)
         await engine.recorder.stack(new, RESTORE, IN_PROGRESS, stack_started(RESTORE),
                                     extra={"raw_template_id": template_id,

@@ -20,7 +20,7 @@ from kiln.engine.runtime.claims import Claim
 from kiln.engine.service import preview
 from kiln.engine.service.interface import JSON, Identity
 from kiln.engine.service.lifecycle import LifecycleOps
-from kiln.engine.service.replies import identity
+from kiln.engine.service.replies import StackIdentityReply, identity
 from kiln.errors import NotSupported, StackValidationFailed
 
 
@@ -28,7 +28,7 @@ class StackOps(LifecycleOps):
     async def create_stack(self, ctx: RequestContext, stack_name: str,
                            template: Mapping[str, Any] | str, params: Mapping[str, Any],
                            files: Mapping[str, str], args: Mapping[str, Any],
-                           environment_files: Sequence[str] | None = None) -> JSON:
+                           environment_files: Sequence[str] | None = None) -> StackIdentityReply:
         engine = self.engine
         stack = await new_stack.prepare(engine, ctx, stack_name, template, params, files,
                                        environment_files, args)
@@ -54,7 +54,7 @@ class StackOps(LifecycleOps):
             await engine.recorder.stack(stack, DELETE, IN_PROGRESS, stack_started(DELETE))
             claim.launch(lambda: delete_action.run_delete(engine, stack), stack)
 
-    async def identify_stack(self, ctx: RequestContext, stack_name: str) -> JSON:
+    async def identify_stack(self, ctx: RequestContext, stack_name: str) -> StackIdentityReply:
         rec = await self._find(ctx, stack_name)
         return identity(rec)
 
@@ -115,7 +115,7 @@ class StackOps(LifecycleOps):
                            template: Mapping[str, Any] | str | None,
                            params: Mapping[str, Any], files: Mapping[str, str],
                            args: Mapping[str, Any],
-                           environment_files: Sequence[str] | None = None) -> JSON:
+                           environment_files: Sequence[str] | None = None) -> StackIdentityReply:
         engine = self.engine
         rec = await self._find(ctx, stack_identity)
         refuse_update(rec.action)  # before the claim: a request bound to fail takes none

@@ -16,13 +16,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kiln.db.records import RawTemplateRecord, ResourceRecord, StackRecord
-from kiln.engine.model.live_stack import LiveStack, Slot, StackInfo
-from kiln.engine.model.plugins import add_template_slots, make_slot
+from kiln.engine.model.live_stack import LiveStack, Slot, StackInfo, StackSupport
+from kiln.engine.model.slots import make_slot
 from kiln.errors import KilnError
 from kiln.resources.base import Properties, Resource, ResourceState
 from kiln.template import load_template
 from kiln.template.definitions import ResourceDefinition, name_set
 from kiln.template.environment import Environment, build_environment
+from kiln.template.template import Template
 
 
 class StoredProperties(Properties):
@@ -40,7 +41,7 @@ class StoredProperties(Properties):
         plugin, data = pending
         try:
             real = plugin.make_properties(plugin.name, data)
-        except Exception:  # stored values that predate a schema change: the template's
+        except KilnError:  # stored values that predate a schema change: the template's
             real = plugin.make_properties(
                 plugin.name, plugin.runtime.resolve(plugin.definition.properties))
         self.__dict__.update(real.__dict__)
@@ -60,20 +61,6 @@ def info_from_record(rec: StackRecord) -> StackInfo:
         current_traversal=rec.current_traversal)
 
 
-def new_live_stack(info: StackInfo, *, template: Mapping[str, Any] | str,
-                   environment: Environment, files: Mapping[str, str], conf: Any,
-                   nested: Any = None, parent_facade: Mapping[str, Any] | None = None,
-                   validate_params: bool = True) -> LiveStack:
-    """Parse + bind a template for ``info``; slots are made for every enabled resource."""
-    tmpl = load_template(template, files=files, max_size=conf.max_template_size)
-    stack = LiveStack(info, template=tmpl, environment=environment,
-                      user_params=environment.parameters, files=files, conf=conf,
-                      nested=nested, parent_facade=parent_facade)
-    stack.bind(validate_params=validate_params)
-    add_template_slots(stack)
-    return stack
-
-
 def environment_from_stored(stored: Mapping[str, Any], files: Mapping[str, str]) -> Environment:
     return build_environment(dict(stored), files=files)
 
@@ -86,9 +73,9 @@ def state_from_record(rec: ResourceRecord) -> ResourceState:
 
 
 def stored_live_stack(rec: StackRecord, raw: RawTemplateRecord,
-                      resources: Sequence[ResourceRecord], *, conf: Any, nested: Any = None,
+                      resources: Sequence[ResourceRecord], *, support: StackSupport,
                       parent_facade: Mapping[str, Any] | None = None,
-                      template: Any = None) -> LiveStack:
+                      template: Template | None = None) -> LiveStack:
     """The stack as stored: its current template bound, its rows as slots.
 
     Rows whose name the template no longer has (left by a failed update) keep a bare
@@ -98,8 +85,8 @@ def stored_live_stack(rec: StackRecord, raw: RawTemplateRecord,
     tmpl = template if template is not None else load_template(
         raw.template, files=raw.files, max_size=1 << 62)
     stack = LiveStack(info_from_record(rec), template=tmpl, environment=env,
-                      user_params=env.parameters, files=raw.files, conf=conf,
-                      nested=nested, parent_facade=parent_facade)
+                      user_params=env.parameters, files=raw.files, support=support,
+                      parent_facade=parent_facade)
     stack.bind(validate_params=False)
     definitions, deps = stored_definitions(stack)
     by_name: dict[str, list[ResourceRecord]] = {}
@@ -128,7 +115,7 @@ def stored_definitions(stack: LiveStack,
                        ) -> tuple[dict[str, ResourceDefinition], Mapping[str, frozenset[str]]]:
     """(definitions, dependencies) of a stored stack's template; both empty when the
     template no longer gives them, so every resource is then built from its row."""
-    if stack.bound is None:
+    if not stack.is_bound:
         return {}, {}
     try:
         return stack.bound.resource_definitions(), stack.bound.dependencies()
@@ -145,9 +132,9 @@ def bare_definition(stack: LiveStack, row: ResourceRecord) -> ResourceDefinition
 
 
 def _written_policy(stack: LiveStack, name: str) -> str:
-    snippet = getattr(stack.template, "resources", {}).get(name)
-    tree = getattr(snippet, "deletion_policy", None)
-    if tree is None or stack.bound is None:
+    snippet = stack.template.resources.get(name)
+    tree = None if snippet is None else snippet.deletion_policy
+    if tree is None or not stack.is_bound:
         return "Delete"
     try:
         policy = stack.bound.resolve(tree)

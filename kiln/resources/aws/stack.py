@@ -36,8 +36,7 @@ class NestedStack(NestedStackResource):
     _fetched: dict[str, str]
 
     async def _template_text(self, url: str) -> str:
-        stack = getattr(self.runtime, "stack", None)
-        files = getattr(stack, "files", {}) or {}
+        files = self.runtime.files
         if url in files:
             return str(files[url])
         conf = self.runtime.conf

@@ -29,7 +29,7 @@ import json
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from kiln.errors import InvalidTemplateAttribute, RequestLimitExceeded
+from kiln.errors import InvalidTemplateAttribute, KilnError, RequestLimitExceeded
 from kiln.resources.base import (
     Attribute,
     Properties,
@@ -188,24 +188,11 @@ class ResourceGroup(NestedStackResource):
         return skiplist
 
     def _member_attribute_names(self, member_type: str) -> list[str]:
+        """The attributes a member declares (a provider template's are its outputs);
+        none for a type the stack cannot run, whose members fail on their own."""
         try:
-            from kiln.resources.registry import global_registry
-
-            cls = global_registry().get(member_type)
-            return list(cls.attributes_schema)
-        except Exception:
-            return self._provider_attribute_names(member_type)
-
-    def _provider_attribute_names(self, member_type: str) -> list[str]:
-        stack = getattr(self.runtime, "stack", None)
-        if stack is None:
-            return []
-        try:
-            from kiln.resources.provider import provider_class
-
-            resolved = stack.environment.registry.resolve(member_type, None)
-            return list(provider_class(resolved, stack.files).attributes_schema)
-        except Exception:
+            return list(self.runtime.plugin_class(member_type).attributes_schema)
+        except KilnError:
             return []
 
     # -- the child template -------------------------------------------------------------

@@ -14,7 +14,6 @@ import asyncio
 import json
 from typing import Any
 
-from kiln.engine.runtime.hooks import breakpoints_of
 from kiln.engine.service import EngineService, RequestContext
 
 from .actions import (
@@ -37,7 +36,7 @@ from .actions import (
 
 async def paused(svc: EngineService, ident: Any, resource: str, hook: str) -> None:
     await asyncio.wait_for(
-        breakpoints_of(svc.engine).reached(ident["stack_id"], resource, hook), PROMPT)
+        svc.engine.breakpoints.reached(ident["stack_id"], resource, hook), PROMPT)
 
 
 def value_of(name: str, attr: str = "output") -> dict[str, Any]:

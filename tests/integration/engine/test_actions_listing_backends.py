@@ -15,7 +15,6 @@ from typing import Any
 
 import pytest
 
-from kiln.engine.runtime.hooks import breakpoints_of
 from kiln.engine.service import EngineService, RequestContext
 from kiln.errors import ActionInProgress, EntityNotFound
 
@@ -211,7 +210,7 @@ async def test_update_during_create_is_refused_by_every_engine(
                     "b": {"type": "OS::Heat::None", "depends_on": ["a"]}})
     ident = await svc.create_stack(ctx, "locked", template, hooked("a", "pre-create"), {}, {})
     await asyncio.wait_for(
-        breakpoints_of(svc.engine).reached(ident["stack_id"], "a", "pre-create"), PROMPT)
+        svc.engine.breakpoints.reached(ident["stack_id"], "a", "pre-create"), PROMPT)
     changed = hot({"a": {"type": "OS::Heat::None"}})
     message = "Stack locked already has an action (CREATE) in progress."
     # this engine knows it runs the create; another engine sees the lock in the database

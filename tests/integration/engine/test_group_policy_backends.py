@@ -94,7 +94,7 @@ async def child_events(svc: EngineService, child_id: str) -> Child:
 async def until(probe: Callable[[], Awaitable[bool]]) -> None:
     """Observe the engine until ``probe`` holds; bounded by PROMPT."""
     async with asyncio.timeout(PROMPT):
-        while not await probe():
+        while not await probe():  # the state is in the database  # noqa: ASYNC110
             await asyncio.sleep(0.02)
 
 

@@ -50,7 +50,7 @@ def test_concurrent_acquirers_exactly_one_wins(tx: Tx, engine: sa.Engine) -> Non
             with Session(engine) as s, s.begin():
                 barrier.wait(timeout=10)
                 results[name] = locks.acquire_stack_lock(s, st.id, name).acquired
-        except BaseException as exc:  # reported below, never swallowed
+        except BaseException as exc:  # reported below, never swallowed  # noqa: BLE001
             errors.append(exc)
 
     threads = [threading.Thread(target=contender, args=(f"E{i}",)) for i in range(n)]

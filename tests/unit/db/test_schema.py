@@ -54,7 +54,7 @@ def test_processes_starting_together_on_a_new_database_both_succeed(url: str) ->
         try:
             barrier.wait(timeout=10)
             migrate.ensure_schema(eng)
-        except BaseException as exc:  # reported below
+        except BaseException as exc:  # reported below  # noqa: BLE001
             failures.append(exc)
 
     threads = [threading.Thread(target=start, args=(e,)) for e in engines]
@@ -101,7 +101,7 @@ def test_sqlite_connections_opening_together_on_a_new_file_all_get_wal(tmp_path:
                 with eng.connect() as conn:
                     mode = conn.exec_driver_sql("PRAGMA journal_mode").scalar()
                     assert mode == "wal"
-            except BaseException as exc:  # reported below
+            except BaseException as exc:  # reported below  # noqa: BLE001
                 failures.append(exc)
 
         threads = [threading.Thread(target=connect, args=(e, barrier)) for e in engines]

@@ -14,7 +14,6 @@ from typing import Any
 
 import pytest
 
-from kiln.engine.runtime.hooks import breakpoints_of
 from kiln.engine.service import EngineService, RequestContext
 from kiln.errors import EntityNotFound, InvalidBreakPointHook, ResourceActionNotSupported
 
@@ -35,7 +34,7 @@ async def start(svc: EngineService, ctx: RequestContext, name: str, template: An
 
 async def paused(svc: EngineService, ident: dict[str, Any], resource: str,
                  hook: str) -> None:
-    await breakpoints_of(svc.engine).reached(ident["stack_id"], resource, hook)
+    await svc.engine.breakpoints.reached(ident["stack_id"], resource, hook)
 
 
 async def test_pre_create_pauses_until_signal(service: EngineService,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import time
+import uuid
 from typing import Any
 
 import sqlalchemy as sa
@@ -18,7 +19,7 @@ import sqlalchemy as sa
 from kiln.db import locks as db_locks
 from kiln.db import resources as db_resources
 from kiln.db.facade import open_database
-from kiln.db.models import Service, Stack
+from kiln.db.models import Resource, Service, Stack
 from kiln.engine.service import EngineService, RequestContext
 
 from .support import create, hot, resources
@@ -229,3 +230,35 @@ async def test_a_lock_this_engine_failed_to_release_is_not_kept(
     await service.wait_for_stack(sid)
     assert (await service.show_stack(ctx, stack["stack_identity"]))["stack_status"] == \
         "DELETE_COMPLETE"
+
+
+async def test_a_replaced_row_left_in_progress_is_failed_and_the_update_resumed(
+        service: EngineService, ctx: RequestContext) -> None:
+    """A dead engine's update left the row a replacement superseded IN_PROGRESS (its
+    delete cut short, no token). Recovery fails that row and runs the update again,
+    which deletes it. Resource records are frozen: recovery used to assign to the
+    stale record in place (hidden from mypy while the engine was typed ``Any``), so the
+    resume crashed and the stack was reset to UPDATE_FAILED instead."""
+    stack = await create(service, ctx, "stale", TEMPLATE)
+    sid = stack["id"]
+    with service.db.session() as s:
+        old = s.execute(sa.select(Resource).where(Resource.stack_id == sid,
+                                                  Resource.name == "b")).scalar_one()
+        new = Resource(**{c.name: getattr(old, c.name) for c in Resource.__table__.columns
+                          if c.name not in ("id", "uuid")}, uuid=str(uuid.uuid4()))
+        new.replaces = old.id
+        s.add(new)
+        s.flush()
+        old.replaced_by = new.id
+    crash(service, sid, "UPDATE", {})
+    with service.db.session() as s:
+        s.execute(sa.update(Resource).where(Resource.id == old.id).values(
+            action="DELETE", status="IN_PROGRESS", engine_id=GHOST, progress=None,
+            progress_action=None))
+    assert await recover(service, sid) == [sid]
+    shown = await service.show_stack(ctx, stack["stack_identity"])
+    assert (shown["stack_status"], shown["stack_status_reason"]) == (
+        "UPDATE_COMPLETE", "Stack UPDATE completed successfully")
+    with service.db.session() as s:
+        names = [r.name for r in db_resources.list_resources(s, sid)]
+    assert sorted(names) == ["a", "b", "c", "d"]  # the superseded row is gone

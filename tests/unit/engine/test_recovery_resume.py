@@ -231,7 +231,9 @@ async def test_a_resumed_delete_takes_its_child_from_the_dead_engine(
     [child] = live_children(service, sid)
     with service.db.session() as s:
         s.execute(sa.update(Stack).where(Stack.id == child).values(engine_id=GHOST))
-    assert await service.engine.nested.delete(child) is True
+    services = service.engine.support.services
+    assert services is not None
+    assert await services.delete(child) is True
     await service.wait_for_stack(child)
     with service.db.session() as s:
         gone = db_stacks.get_stack(s, child, show_deleted=True)

@@ -13,24 +13,25 @@ async def test_callers_during_a_read_get_the_next_read_and_share_it() -> None:
     started: list[asyncio.Event] = []
     finish: list[asyncio.Event] = []
 
+    began: asyncio.Queue[int] = asyncio.Queue()
+
     async def read() -> int:
         started.append(asyncio.Event())
         finish.append(asyncio.Event())
         started[-1].set()
+        began.put_nowait(len(started))
         await finish[-1].wait()
         return len(started)
 
     flight = SingleFlight(read)
     first = asyncio.create_task(flight.get())
-    while not started:
-        await asyncio.sleep(0)
+    assert await began.get() == 1
     # these ask while read 1 runs: they must not be answered by it
     late = [asyncio.create_task(flight.get()) for _ in range(4)]
     await asyncio.sleep(0)
     finish[0].set()
     assert await first == 1
-    while len(started) < 2:
-        await asyncio.sleep(0)
+    assert await began.get() == 2
     finish[1].set()
     assert [await t for t in late] == [2, 2, 2, 2]
     assert len(started) == 2     # one read for the four of them

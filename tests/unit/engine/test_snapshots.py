@@ -11,7 +11,6 @@ import pytest
 
 from kiln.db import snapshots as db_snapshots
 from kiln.db import stacks as db_stacks
-from kiln.engine.runtime.hooks import breakpoints_of
 from kiln.engine.service import EngineService, RequestContext
 from kiln.errors import (
     ActionInProgress,
@@ -91,7 +90,7 @@ async def test_no_snapshot_while_an_action_runs(service: EngineService,
                                                 ctx: RequestContext) -> None:
     env = {"resource_registry": {"resources": {"n": {"hooks": "pre-create"}}}}
     ident = await service.create_stack(ctx, "busy", TEMPLATE, env, {}, {})
-    await breakpoints_of(service.engine).reached(ident["stack_id"], "n", "pre-create")
+    await service.engine.breakpoints.reached(ident["stack_id"], "n", "pre-create")
     with pytest.raises(ActionInProgress) as exc:
         await service.stack_snapshot(ctx, ident, "x")
     assert str(exc.value) == "Stack busy already has an action (CREATE) in progress."

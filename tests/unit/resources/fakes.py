@@ -13,7 +13,7 @@ from typing import Any
 
 from kiln.errors import EntityNotFound
 from kiln.resources.base import Resource, ResourceState, SignalKind
-from kiln.resources.registry import Registry, build_registry
+from kiln.resources.registry import Registry, build_registry, global_registry
 from kiln.template.definitions import ResourceDefinition
 
 
@@ -95,9 +95,14 @@ class FakeRuntime:
     resources: dict[str, Resource] = field(default_factory=dict)
     stack_user_calls: list[tuple[str, str | None, bool]] = field(default_factory=list)
     saved: list[str] = field(default_factory=list)
+    files: dict[str, str] = field(default_factory=dict)
 
     def resolve(self, node: Any) -> Any:
         return node  # tests pass already-resolved properties
+
+    def plugin_class(self, type_name: str) -> type[Resource]:
+        """Types of the built-in registry only (no environment, no provider templates)."""
+        return global_registry().get(type_name)
 
     def now(self) -> float:
         return self.clock

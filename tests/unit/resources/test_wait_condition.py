@@ -21,7 +21,8 @@ def rt() -> FakeRuntime:
     return FakeRuntime()
 
 
-async def heat_pair(rt: FakeRuntime, count: int = 1, timeout: int = 60
+async def heat_pair(rt: FakeRuntime, count: int = 1,
+                    timeout: int = 60,  # the plugin's property, not a wait  # noqa: ASYNC109
                     ) -> tuple[HeatWaitConditionHandle, Resource]:
     handle = make(rt, "h", "OS::Heat::WaitConditionHandle")
     await run(handle, "create")

@@ -17,7 +17,6 @@ from typing import Any
 
 import pytest
 
-from kiln.engine.runtime.hooks import breakpoints_of
 from kiln.engine.service import EngineService, RequestContext
 from kiln.errors import ActionInProgress
 
@@ -144,7 +143,7 @@ async def test_hook_pauses_then_resumes(service: EngineService, ctx: RequestCont
     gate.arm("a", "CREATE")
     ident = await service.create_stack(ctx, "hook",
                                        hot({"a": g(), "b": g(), "c": g(["b"])}), env, {}, {})
-    await breakpoints_of(service.engine).reached(ident["stack_id"], "b", "pre-create")
+    await service.engine.breakpoints.reached(ident["stack_id"], "b", "pre-create")
     await gate.arrived("a", "CREATE")
     # b waits at its hook, a is held by the test, c waits for b
     states = await resources(service, ctx, ident)
@@ -162,7 +161,7 @@ async def test_delete_during_paused_hook(service: EngineService, ctx: RequestCon
     env = {"resource_registry": {"resources": {"b": {"hooks": "pre-create"}}}}
     ident = await service.create_stack(ctx, "hookdel", hot({"a": g(), "b": g(["a"])}),
                                        env, {}, {})
-    await breakpoints_of(service.engine).reached(ident["stack_id"], "b", "pre-create")
+    await service.engine.breakpoints.reached(ident["stack_id"], "b", "pre-create")
     gate.arm("a", "DELETE")
     await service.delete_stack(ctx, ident)
     await gate.arrived("a", "DELETE")
