@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The one test command (README, CI): installs what the tests need into .venv-test, then
-# runs ruff, mypy --strict and every suite (unit, functional, integration) with pytest-xdist.
+# runs ruff, mypy --strict (and its Any-expressions gate), the import-layer contracts and
+# every suite (unit, functional, integration) with pytest-xdist.
 # The tests have their own environment so that a `kiln serve` running from the README's
 # first command (.venv) keeps its installation while this reinstalls Kiln.
 #
@@ -110,7 +111,13 @@ cloud_result() {
 }
 
 step "ruff" "$VENV/bin/ruff" check kiln tests bench
-step "mypy --strict" "$VENV/bin/mypy"
+# the same run reports each package's share of Any expressions, gated below
+any_report=$(mktemp -d)
+step "mypy --strict" "$VENV/bin/mypy" --any-exprs-report "$any_report"
+step "Any expressions (kiln.engine under 5%)" \
+    "$VENV/bin/python" scripts/any_exprs.py "$any_report" --max kiln.engine=5
+rm -rf "$any_report"
+step "import layers (lint-imports)" "$VENV/bin/lint-imports" --no-cache
 wait "$keystone_install" || true   # a failure is reported by the tests that need it
 cat "$keystone_log"; rm -f "$keystone_log"
 wait "$chromium_install" || tail -3 "$chromium_log"

@@ -25,7 +25,7 @@ from kiln import errors, tempurl
 from kiln.api.faults import HTTPError, bad_request
 from kiln.api.identity import make_identity
 from kiln.api.openstack_v1.common import dumps
-from kiln.engine.model.context import RequestContext
+from kiln.engine.service import RequestContext
 
 
 def _unauthorized(reason: str) -> HTTPError:

@@ -1,0 +1,75 @@
+"""The layer contracts (pyproject.toml, run by scripts/test.sh as `lint-imports`) hold for
+Kiln, and they do catch an import that runs the wrong way.
+
+The wrong imports are made in a copy of the package in a temporary directory, checked with
+the project's own contracts: the real tree is never touched.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+LINT = Path(sys.executable).parent / "lint-imports"
+
+
+def lint(tree: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    return subprocess.run([str(LINT), "--no-cache", "--config", str(tree / "pyproject.toml")],
+                          cwd=tree, env=env, capture_output=True, text=True, timeout=300,
+                          check=False)
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    """A copy of the package and its contracts."""
+    shutil.copytree(ROOT / "kiln", tmp_path / "kiln",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    return tmp_path
+
+
+def add_import(tree: Path, module: str, statement: str) -> None:
+    path = tree / (module.replace(".", "/") + ".py")
+    text = path.read_text()
+    marker = "from __future__ import annotations\n"
+    assert marker in text
+    path.write_text(text.replace(marker, marker + statement + "\n", 1))
+
+
+def test_the_tree_keeps_every_contract(tree: Path) -> None:
+    result = lint(tree)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "0 broken" in result.stdout
+
+
+@pytest.mark.parametrize(("module", "statement", "contract"), [
+    # the model reaching up into the service
+    ("kiln.engine.model.states", "import kiln.engine.service.replies",
+     "Engine sub-packages import only downwards"),
+    # the store reaching up into an action
+    ("kiln.engine.store.recorder", "import kiln.engine.actions.create",
+     "Engine sub-packages import only downwards"),
+    # a plugin reaching into the engine
+    ("kiln.resources.heat.none", "import kiln.engine.runtime.runner",
+     "Kiln's layers"),
+    # the API reaching past EngineService
+    ("kiln.api.body", "import kiln.engine.runtime.engine", "The API reaches the engine"),
+    # the model loading plugins itself
+    ("kiln.engine.model.slots", "import kiln.resources.registry",
+     "The engine's model does no I/O"),
+])
+def test_a_wrong_import_breaks_its_contract(tree: Path, module: str, statement: str,
+                                            contract: str) -> None:
+    add_import(tree, module, statement)
+    result = lint(tree)
+    assert result.returncode != 0, result.stdout
+    broken = [line for line in result.stdout.splitlines() if line.endswith("BROKEN")]
+    assert any(contract in line for line in broken) or contract in result.stdout.split(
+        "Broken contracts")[-1], result.stdout
