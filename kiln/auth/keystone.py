@@ -157,7 +157,7 @@ class TokenValidator:
             raise IdentityUnavailable(f"Keystone answered {reply.status_code}")
         try:
             info = access.create(body=reply.json(), auth_token=token)
-        except Exception:
+        except Exception:  # keystoneauth raises many types  # noqa: BLE001
             LOG.warning("Keystone's token validation answer is not a token")
             return _Refused("invalid token contents")
         if not allow_expired and info.will_expire_soon(stale_duration=0):

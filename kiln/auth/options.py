@@ -99,7 +99,7 @@ def plugin_option_names() -> frozenset[str]:
     for loader in loaders.values():
         try:
             options = loader.get_options()
-        except Exception:  # a plugin whose optional dependency is missing
+        except Exception:  # a plugin missing a dependency  # noqa: BLE001
             continue
         for opt in options:
             names.add(opt.dest)

@@ -17,7 +17,6 @@ from oslo_config import cfg
 from starlette.requests import Request
 from starlette.responses import Response
 
-from kiln import errors
 from kiln.api import identity as ident
 from kiln.api.body import read_json, require_json
 from kiln.api.faults import HTTPError
