@@ -321,7 +321,7 @@ class AlarmService:
             try:
                 outcome = await self.runner.run(alarm, action, previous, state, reason)
                 summary, ok = f"Successfully executed action {action}", True
-            except Exception as exc:  # an action's failure is history, not an API error
+            except Exception as exc:  # an action's failure is history, not an API error  # noqa: BLE001
                 outcome, summary, ok = str(exc), f"Failed to execute action {action}", False
             await self.db.write(store.add_history, alarm.project_id, alarm.name, "Action",
                                 summary, {"actionState": "Succeeded" if ok else "Failed",

@@ -90,7 +90,7 @@ class ScalingGroup(NestedStackResource):
         if stack is not None:
             try:
                 resolved = stack.environment.registry.resolve(member_type, None)
-            except Exception:
+            except Exception:  # as landed with issue 15  # noqa: BLE001
                 resolved = member_type
             mapped = self.child_parameters(self.properties).get("resource_registry") or {}
             seen = 0
@@ -99,7 +99,7 @@ class ScalingGroup(NestedStackResource):
                 seen += 1
         try:
             return list(global_registry().get(resolved).attributes_schema)
-        except Exception:
+        except Exception:  # as landed with issue 15  # noqa: BLE001
             pass
         if stack is None:
             return []
@@ -107,7 +107,7 @@ class ScalingGroup(NestedStackResource):
             from kiln.resources.provider import provider_class
 
             return list(provider_class(resolved, stack.files).attributes_schema)
-        except Exception:
+        except Exception:  # as landed with issue 15  # noqa: BLE001
             return []
 
     def _template(self, members: list[tuple[str, Snippet]]) -> dict[str, Any]:

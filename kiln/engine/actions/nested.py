@@ -56,6 +56,11 @@ class NestedOps:
         return self.service.engine
 
     # -- the service's stores, for plugins ----------------------------------------------
+    def alarms(self, project_id: str, stack_id: str) -> Any:
+        from kiln.alarms.stack_store import StackAlarms
+
+        return StackAlarms(self.engine.db, project_id=project_id, stack_id=stack_id)
+
     def config_store(self, owner: RequestContext) -> SoftwareConfigStore:
         return ServiceConfigStore(self.service, owner)
 

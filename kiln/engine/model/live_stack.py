@@ -51,6 +51,14 @@ class PluginServices(NestedStackOps, Protocol):
     def deployment_store(self, owner: RequestContext,
                          stack_user_project_id: str | None) -> SoftwareDeploymentStore: ...
 
+    def alarms(self, project_id: str, stack_id: str) -> Any:
+        """The stack's alarms store (kiln.alarms.stack_store.StackAlarms)."""
+        ...
+
+    async def save_resource(self, stack: LiveStack, name: str) -> None:
+        """Persist a resource's data and metadata changed outside any action."""
+        ...
+
     def build_child(self, parent: Resource, template: Mapping[str, Any],
                     parameters: Mapping[str, Any], files: Mapping[str, str] | None, *,
                     name: str) -> LiveStack:

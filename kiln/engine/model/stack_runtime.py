@@ -72,11 +72,8 @@ class StackRuntime:
     def alarms(self) -> Any:
         """The alarms the watcher evaluates, for this stack's alarm resources (an
         adapter over the service's database, as the software stores are)."""
-        from kiln.alarms.stack_store import StackAlarms
-
         info = self._stack.info
-        return StackAlarms(self._service().db, project_id=info.project_id,
-                           stack_id=info.id)
+        return self._services().alarms(info.project_id, info.id)
 
     @property
     def software_deployments(self) -> SoftwareDeploymentStore:

@@ -150,7 +150,7 @@ class InstanceGroup(ScalingGroup):
         if name == "InstanceList":
             try:
                 ips = self.member_values("PublicIp")
-            except Exception:
+            except Exception:  # as landed with issue 15  # noqa: BLE001
                 ips = {}
             values = [str(ips.get(n) or "0.0.0.0") for n in self.member_names()]
             return ",".join(values) or None
