@@ -414,6 +414,11 @@ def _parameter_misc() -> Iterator[tuple[str, Case]]:
     base = {"type": "string"}
     yield "hidden", _create(_param_template(LATEST, {**base, "hidden": True}),
                             parameters={"p": "secret"})
+    shared = hot(LATEST, parameters={"word": {**base, "default": "w"}},
+                 resources={"word": {"type": "OS::Heat::None"}})
+    yield "name_shared_with_resource", _validate(shared)
+    yield "name_shared_with_resource_create", _create(shared)
+    yield "name_shared_with_resource_preview", _preview(shared)
     yield "unknown_parameter_passed", _preview(_param_template(LATEST, base),
                                                parameters={"p": "a", "zz": "b"})
     yield "parameters_not_map", _preview(_param_template(LATEST, base), parameters=["p"])

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.corpus.cases import AREAS
+from tests.corpus.wire import sort_cycles
 
 STORE = Path(__file__).parent / "heat27"
 DIFFERENCES = Path(__file__).parent / "differences.json"
@@ -45,6 +46,8 @@ def lock_race(heat: Steps, kiln: Steps) -> bool:
 
 _INSIDE_URL = ("Kiln refuses a template_url at a loopback or private address unless "
                "template_url_allowed_hosts lists it; Heat fetches it")
+_UNHASHABLE = ("Heat answers a 400 that names nothing (its lookup cannot hash a list); "
+               "Kiln names the place")
 #: differences decided by design rather than by the shape of Heat's answer
 DELIBERATE = {
     "api/create-template_url_unreachable": _INSIDE_URL,
@@ -54,6 +57,9 @@ DELIBERATE = {
     "api/state-suspend-in-progress": _ONE_ACTION,
     "api/stack-abandon": _ABANDON,
     "api/unknown-GET-stacks_nope_00000000-0000-0000-0000-000000000000_export": _ABANDON,
+    **{f"functions/hot-{version}-get_resource-2": _UNHASHABLE for version in (
+        "2013-05-23", "2014-10-16", "2015-04-30", "2015-10-15", "2016-04-08", "2016-10-14",
+        "2017-02-24", "2017-09-01", "2018-03-02", "2018-08-31", "2021-04-16")},
 }
 
 
@@ -67,6 +73,7 @@ def load_recorded() -> dict[str, dict[str, Any]]:
         for line in path.read_text().splitlines():
             if line.strip():
                 entry = json.loads(line)
+                entry["heat"] = sort_cycles(entry["heat"])  # stored before it was done
                 out[f"{area}/{entry['name']}"] = entry
     return out
 

@@ -45,9 +45,56 @@ _RANDOM_NAME = re.compile(r"^[a-z0-9]{12}$")
 _URL = re.compile(r"https?://[^/\s\"']+(:\d+)?/v1/[^/\s\"']+")
 
 
+_CYCLE = "Circular Dependency Found: {"
+
+
+def cycle_sorted(text: str) -> str:
+    """A cycle message with its entries in one order: Heat lists the unorderable
+    resources in its graph's set order, which changes from process to process."""
+    start = text.find(_CYCLE)
+    if start < 0:
+        return text
+    body_start = start + len(_CYCLE)
+    depth, entries, begin = 1, [], body_start
+    for i in range(body_start, len(text)):
+        char = text[i]
+        if char == "{":
+            depth += 1
+        elif char == "}":
+            depth -= 1
+            if depth == 0:
+                entries.append(text[begin:i])
+                entries = [_needs_sorted(e) for e in entries]
+                return text[:body_start] + ", ".join(sorted(entries)) + text[i:]
+        elif char == "," and depth == 1 and text.startswith(", ", i):
+            entries.append(text[begin:i])
+            begin = i + 2
+    return text
+
+
+def _needs_sorted(entry: str) -> str:
+    """One ``node: {requirement, ...}`` entry with its requirements sorted."""
+    node, sep, needs = entry.partition(": {")
+    if not sep or not needs.endswith("}"):
+        return entry
+    return f"{node}: {{{', '.join(sorted(needs[:-1].split(', ')))}}}"
+
+
+def sort_cycles(value: Any) -> Any:
+    """:func:`cycle_sorted` over every string of a reduced answer."""
+    if isinstance(value, str):
+        return cycle_sorted(value)
+    if isinstance(value, list):
+        return [sort_cycles(v) for v in value]
+    if isinstance(value, dict):
+        return {k: sort_cycles(v) for k, v in value.items()}
+    return value
+
+
 def norm(value: Any) -> Any:
     """Replace what differs between runs and servers with placeholders."""
     if isinstance(value, str):
+        value = cycle_sorted(value)
         value = _URL.sub("<url>", value)
         value = _UUID.sub("<uuid>", value)
         if "c-" in value:

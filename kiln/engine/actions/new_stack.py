@@ -111,11 +111,21 @@ def build(engine: Engine, *, name: str, project_id: str, template: Any,
     return stack
 
 
+def check_duplicate_names(stack: LiveStack) -> None:
+    """Heat: a parameter and a resource may not share a name (validate, preview and
+    create all refuse it)."""
+    params = set(getattr(stack.bound, "parameters", None) or stack.template.parameter_schemas)
+    dup = sorted(params & set(stack.slots))
+    if dup:
+        raise StackValidationFailed("Duplicate names {" + ", ".join(map(repr, dup)) + "}")
+
+
 def validate(engine: Engine, stack: LiveStack) -> None:
     limit = engine.conf.max_resources_per_stack
     if limit != -1 and len(stack.slots) > limit:
         raise RequestLimitExceeded(
             "Request limit exceeded: Maximum resources per stack exceeded.")
+    check_duplicate_names(stack)
     # what a create checks of the template; OS::Heat::None's functions are not
     # validated (Heat's POST /validate checks them, a create does not)
     stack.bound.validate(placeholders=False)

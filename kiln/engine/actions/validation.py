@@ -175,12 +175,7 @@ def _update_policy_check(stack: LiveStack, slot: Slot) -> None:
             f"Property error: {format_path(path)}: {exc.message}", path=path) from None
 
 
-def check_duplicate_names(stack: LiveStack) -> None:
-    """Heat: a parameter and a resource may not share a name."""
-    params = set(getattr(stack.bound, "parameters", None) or stack.template.parameter_schemas)
-    dup = sorted(params & set(stack.slots))
-    if dup:
-        raise StackValidationFailed("Duplicate names {" + ", ".join(map(repr, dup)) + "}")
+check_duplicate_names = new_stack.check_duplicate_names
 
 
 def check_resources(stack: LiveStack) -> None:

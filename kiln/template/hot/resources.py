@@ -43,6 +43,12 @@ class GetResource(Function):
         """(name, None) when the name is written literally, else None."""
         return (self.args, None) if isinstance(self.args, str) else None
 
+    def validate(self, ctx: ValidateContext) -> None:
+        # Heat refuses a list or map here with a 400 that names nothing (its lookup
+        # cannot hash it); a number passes, as in Heat (it names no resource later)
+        if isinstance(self.args, list | dict):
+            raise self.arg_error(f'Argument to "{self.fn_name}" must be a string')
+
     def dependencies(self, ctx: ResolveContext | None = None) -> Iterator[str]:
         name = self._name(ctx)
         if isinstance(name, str):
