@@ -40,15 +40,34 @@ class Connection:
         target = parts.path + (f"?{parts.query}" if parts.query else "")
         self._writer.write(f"GET {target} HTTP/1.1\r\nHost: {self._host}\r\n"
                            f"Accept: application/json\r\n{self._extra}\r\n".encode())
+        return await self._response(url)
+
+    async def request(self, method: str, url: str, body: bytes = b"",
+                      headers: dict[str, str] | None = None) -> tuple[int, bytes]:
+        """Any method with a body and extra headers (signals); returns (status, body)."""
+        parts = urlsplit(url)
+        target = parts.path + (f"?{parts.query}" if parts.query else "")
+        extra = "".join(f"{k}: {v}\r\n" for k, v in (headers or {}).items())
+        self._writer.write(f"{method} {target} HTTP/1.1\r\nHost: {self._host}\r\n{extra}"
+                           f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
+        return await self._response(url)
+
+    #: the server answered HTTP/1.0 or ``Connection: close``: open a new connection
+    closed = False
+
+    async def _response(self, url: str) -> tuple[int, bytes]:
         head = await self._reader.readuntil(b"\r\n\r\n")
         lines = head.decode("latin-1").split("\r\n")
         status = int(lines[0].split(" ", 2)[1])
+        self.closed = lines[0].startswith("HTTP/1.0")
         length: int | None = None
         for line in lines[1:]:
             name, _, value = line.partition(":")
             key = name.strip().lower()
             if key == "content-length":
                 length = int(value.strip())
+            elif key == "connection" and value.strip().lower() == "close":
+                self.closed = True
             elif key == "transfer-encoding":
                 raise RuntimeError(f"unsupported transfer-encoding from {url}: {value}")
         if length is None:

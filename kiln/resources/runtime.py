@@ -149,4 +149,20 @@ class ResourceRuntime(Protocol):
 
     def signal_token(self, resource_name: str) -> str | None:
         """A token an agent may send with a signal to *resource_name* (Heat's stack-user
-        token for TOKEN_SIGNAL); None when the deployment has no identity service."""
+        token for TOKEN_SIGNAL); without an identity service, one Kiln issues and checks
+        itself (:mod:`kiln.signal_tokens`), good for that resource only."""
+
+    async def issue_ec2_keypair(self, resource_name: str) -> Mapping[str, str]:
+        """A new EC2 keypair for *resource_name* (``access_key``, ``secret_key``).
+        Requests signed with it act in the stack's project, on this stack only. The
+        plugin keeps the access key and revokes it (:meth:`delete_ec2_keypair`) when it
+        goes; what is left goes with the stack. A replacement (same name) gets its own."""
+
+    async def delete_ec2_keypair(self, access_key: str) -> None:
+        """Revoke a keypair (and so the URLs signed with it); no error if it is gone."""
+
+    def presigned_signal_url(self, resource_name: str, kind: SignalKind,
+                             keypair: Mapping[str, str]) -> str:
+        """:meth:`signal_url` of a CFN kind, pre-signed (SigV2) with *keypair*, as Heat's
+        ``_get_ec2_signed_url``: ``cfn_waitcondition`` for a PUT, ``cfn_signal`` for a
+        POST. Absolute; valid while the keypair exists."""

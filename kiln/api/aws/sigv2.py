@@ -10,28 +10,15 @@ tried (each is the same secret over the same request; none weakens the check):
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import hmac
 from collections.abc import Iterator, Mapping
-from urllib.parse import quote, unquote
+from urllib.parse import unquote
 
+from kiln import ec2sign
 from kiln.api.aws.request import Claim, SignedRequest
 
-_DIGESTS = {"HmacSHA256": hashlib.sha256, "HmacSHA1": hashlib.sha1}
-
-
-def canonical_query(params: Mapping[str, str]) -> str:
-    """Every parameter but ``Signature``, sorted by name, each side percent-encoded."""
-    return "&".join(f"{quote(k, safe='-_~')}={quote(v, safe='-_~')}"
-                    for k, v in sorted(params.items()) if k != "Signature")
-
-
-def signature(secret: str, method: str, verb: str, host: str, path: str,
-              query: str) -> str:
-    text = f"{verb}\n{host}\n{path}\n{query}"
-    mac = hmac.new(secret.encode(), text.encode(), _DIGESTS[method])
-    return base64.b64encode(mac.digest()).decode()
+canonical_query = ec2sign.canonical_query
+signature = ec2sign.signature
 
 
 def _hosts(host: str) -> Iterator[str]:

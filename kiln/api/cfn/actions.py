@@ -309,7 +309,11 @@ async def describe_stack_events(call: CfnCall) -> Any:
 async def describe_stack_resource(call: CfnCall) -> Any:
     identity = await stack_identity(call, p.required(call.params, "StackName"))
     name = p.required(call.params, "LogicalResourceId")
-    res = await call.service.describe_stack_resource(call.ctx, identity, name)
+    owner = call.caller.resource_name
+    if call.caller.stack_id is not None and owner is not None and not \
+            await call.service.ec2_access_allowed(call.ctx, identity, owner, name):
+        raise errors.AccessDenied(f"this keypair may not describe {name}")
+    res = await call.service.resource_for_agent(call.ctx, identity, name)
     return {"StackResourceDetail": {
         "Description": res.get("description", ""),
         "LastUpdatedTimestamp": res.get("updated_time"),

@@ -18,7 +18,9 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 
+from kiln import endpoints
 from kiln import errors as kiln_errors
 from kiln.api.aws import errors
 from kiln.api.aws.credentials import Authenticator, SecretAuthenticator
@@ -82,21 +84,19 @@ async def _http_exception(request: Request, exc: Exception) -> Response:
 
 def default_authenticator(service: Any, conf: cfg.ConfigOpts) -> Authenticator:
     """No identity service: signatures are checked against the keypairs Kiln issued."""
-    return SecretAuthenticator(IssuedKeypairs(lambda access: _find_keypair(service, access)))
+    return SecretAuthenticator(IssuedKeypairs(lambda access: service.find_ec2_keypair(access)))
 
 
-async def _find_keypair(service: Any, access_key: str) -> dict[str, Any] | None:
-    # the engine's keypair store is reached through the service's database until the
-    # engine offers it (EngineService.find_ec2_keypair)
-    from kiln.db import keypairs
+class _Reached:
+    """Record the address clients reach Kiln on (:mod:`kiln.endpoints`)."""
 
-    if not access_key or len(access_key) > 64:
-        return None
-    rec = await service.db.run(keypairs.get_keypair, access_key)
-    if rec is None:
-        return None
-    return {"secret": rec.secret, "project_id": rec.project_id, "user_id": rec.user_id,
-            "stack_id": rec.stack_id, "resource_name": rec.resource_name}
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            endpoints.remember_scope(scope)
+        await self.app(scope, receive, send)
 
 
 def create_cfn_app(service: Any, conf: cfg.ConfigOpts,
@@ -113,4 +113,5 @@ def create_cfn_app(service: Any, conf: cfg.ConfigOpts,
     app.state.service = service
     app.state.conf = conf
     app.state.authenticator = authenticator or default_authenticator(service, conf)
+    app.add_middleware(_Reached)
     return app

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from kiln import signal_tokens
 from kiln.api import params as p
 from kiln.api import views
-from kiln.api.faults import bad_request, not_found
+from kiln.api.faults import HTTPError, bad_request, not_found
 from kiln.api.openstack_v1.common import Call
 from kiln.api.openstack_v1.event_stream import stream_events
 
@@ -52,13 +53,28 @@ async def show_resource(call: Call) -> Any:
 
 
 async def resource_metadata(call: Call) -> Any:
-    res = await call.service.describe_stack_resource(
-        call.ctx, stack_identity=call.identity(), resource_name=call.path("resource_name"),
-        with_attr=None)
+    res = await call.service.resource_for_agent(
+        call.ctx, stack_identity=call.identity(), resource_name=call.path("resource_name"))
     return {"metadata": res.get("metadata", {})}
 
 
+def check_signal_token(call: Call) -> None:
+    """A signal token Kiln issued (TOKEN_SIGNAL without an identity service) is good for
+    the one resource it names; a forged or misdirected one is refused. Other tokens are
+    the API's authentication's business."""
+    token = call.request.headers.get("x-auth-token")
+    if not signal_tokens.is_signal_token(token):
+        return
+    grant = signal_tokens.verify(str(call.conf.auth_encryption_key), str(token))
+    identity = call.identity()
+    if grant is None or (grant.project_id, grant.stack_id, grant.resource_name) != (
+            call.tenant, identity["stack_id"], call.path("resource_name")):
+        raise HTTPError(401, "The signal token is not valid for this resource.",
+                        error_type="NotAuthenticated")
+
+
 async def signal(call: Call) -> Any:
+    check_signal_token(call)
     details = await call.optional_body()
     await call.service.resource_signal(
         call.ctx, stack_identity=call.identity(), resource_name=call.path("resource_name"),

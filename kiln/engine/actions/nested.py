@@ -44,6 +44,15 @@ class ServiceHost(Protocol):
     @property
     def engine(self) -> Engine: ...
 
+    async def issue_ec2_keypair(self, *, project_id: str, user_id: str,
+                                stack_id: str | None = None,
+                                resource_name: str | None = None) -> dict[str, Any]: ...
+
+    async def delete_ec2_keypair(self, access_key: str) -> bool: ...
+
+    async def resource_ec2_keypair(self, stack_id: str,
+                                   resource_name: str) -> dict[str, Any] | None: ...
+
 
 class NestedOps:
     """:class:`~kiln.engine.model.live_stack.PluginServices` of one engine service."""
@@ -63,6 +72,22 @@ class NestedOps:
 
     def config_store(self, owner: RequestContext) -> SoftwareConfigStore:
         return ServiceConfigStore(self.service, owner)
+
+    async def issue_ec2_keypair(self, *, project_id: str, user_id: str, stack_id: str,
+                                resource_name: str) -> dict[str, Any]:
+        made: dict[str, Any] = await self.service.issue_ec2_keypair(
+            project_id=project_id, user_id=user_id, stack_id=stack_id,
+            resource_name=resource_name)
+        return made
+
+    async def delete_ec2_keypair(self, access_key: str) -> bool:
+        return bool(await self.service.delete_ec2_keypair(access_key))
+
+    async def resource_ec2_keypair(self, stack_id: str,
+                                   resource_name: str) -> dict[str, Any] | None:
+        found: dict[str, Any] | None = await self.service.resource_ec2_keypair(
+            stack_id, resource_name)
+        return found
 
     def deployment_store(self, owner: RequestContext,
                          stack_user_project_id: str | None) -> SoftwareDeploymentStore:

@@ -59,6 +59,16 @@ class PluginServices(NestedStackOps, Protocol):
         """Persist a resource's data and metadata changed outside any action."""
         ...
 
+    async def issue_ec2_keypair(self, *, project_id: str, user_id: str, stack_id: str,
+                                resource_name: str) -> dict[str, Any]:
+        """A new keypair in the service's store (EngineService.issue_ec2_keypair)."""
+        ...
+
+    async def delete_ec2_keypair(self, access_key: str) -> bool: ...
+
+    async def resource_ec2_keypair(self, stack_id: str,
+                                   resource_name: str) -> dict[str, Any] | None: ...
+
     def build_child(self, parent: Resource, template: Mapping[str, Any],
                     parameters: Mapping[str, Any], files: Mapping[str, str] | None, *,
                     name: str) -> LiveStack:

@@ -4,15 +4,13 @@
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import time
-import uuid
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from kiln.clients import CloudClients, clients_for_owner
 from kiln.engine.model.context import RequestContext
+from kiln.engine.model.server_access import ServerAccess
 from kiln.engine.model.settings import EngineConf
 from kiln.resources.base import (
     Resource,
@@ -25,7 +23,7 @@ if TYPE_CHECKING:
     from kiln.engine.model.live_stack import LiveStack, PluginServices
 
 
-class StackRuntime:
+class StackRuntime(ServerAccess):
     """What the plugins of one stack may reach (kiln.resources.base.ResourceRuntime)."""
 
     def __init__(self, stack: LiveStack) -> None:
@@ -82,6 +80,9 @@ class StackRuntime:
         return self._services().deployment_store(
             self._owner(), self._stack.info.stack_user_project_id)
 
+    def _live(self) -> LiveStack:
+        return self._stack
+
     def _services(self) -> PluginServices:
         services = self._stack.nested
         if services is None:
@@ -119,42 +120,6 @@ class StackRuntime:
     def physical_resource_name(self, resource_name: str) -> str:
         return self._stack.physical_resource_name(resource_name)
 
-    def signal_token(self, resource_name: str) -> str | None:
-        return None
-
     async def save_resource(self, resource_name: str) -> None:
         if self._stack.nested is not None:
             await self._stack.nested.save_resource(self._stack, resource_name)
-
-    async def stack_user(self, resource_name: str, *, password: str | None = None,
-                         keypair: bool = False) -> Mapping[str, Any]:
-        """Placeholder stack-domain user (no identity service): stable per resource,
-        derived from the stack id, the resource name and the encryption key."""
-        info = self._stack.info
-        conf = self._stack.conf
-        seed = f"{info.id}/{resource_name}"
-        user: dict[str, Any] = {
-            "user_id": uuid.uuid5(uuid.NAMESPACE_URL, "kiln-user:" + seed).hex,
-            "project_id": info.stack_user_project_id or info.project_id,
-            "auth_url": "",
-            "region_name": conf.region_name_for_services,
-        }
-        if keypair:
-            key = str(conf.auth_encryption_key or "").encode()
-            user["access_key_id"] = uuid.uuid5(uuid.NAMESPACE_URL, "kiln-ak:" + seed).hex
-            user["secret_access_key"] = hmac.new(key, seed.encode(), hashlib.sha256).hexdigest()
-            base = conf.heat_metadata_server_url or ""
-            user["metadata_url"] = f"{base.rstrip('/')}/v1/" if base else ""
-        return user
-
-    def signal_url(self, resource_name: str, kind: str) -> str:
-        base = self._stack.conf.heat_metadata_server_url or ""
-        ident = self._stack.info
-        if kind == "heat":
-            return (f"{base.rstrip('/')}/v1/{ident.project_id}/stacks/{ident.name}/"
-                    f"{ident.id}/resources/{resource_name}/signal")
-        arn = (f"arn:openstack:heat::{ident.project_id}:stacks/{ident.name}/{ident.id}/"
-               f"resources/{resource_name}")
-        path = "waitcondition" if kind == "cfn_waitcondition" else "signal"
-        cfn = self._stack.conf.heat_waitcondition_server_url or base
-        return f"{cfn.rstrip('/')}/v1/{path}/{arn}"

@@ -8,7 +8,9 @@ implementations live in small mixins, one concern each (:mod:`kiln.engine.servic
 from __future__ import annotations
 
 from kiln.engine.service.adopt import AdoptOps
+from kiln.engine.service.agent_reads import AgentReads
 from kiln.engine.service.catalog import CatalogOps
+from kiln.engine.service.keypairs import KeypairOps
 from kiln.engine.service.reads import Reads
 from kiln.engine.service.recovery import RecoveryOps
 from kiln.engine.service.signals import SignalOps
@@ -19,7 +21,7 @@ from kiln.engine.service.tempurls import TempUrlOps
 
 
 class EngineService(CatalogOps, RecoveryOps, SnapshotOps, AdoptOps, SignalOps, SoftwareOps,
-                    TempUrlOps, StackOps, Reads):
+                    TempUrlOps, KeypairOps, AgentReads, StackOps, Reads):
     """The engine behind the API: construct, ``await start()``, call, ``await stop()``.
 
     ``EngineService(conf=None, *, db=None, db_url=None, engine_id=None)``: ``db`` is an

@@ -204,6 +204,35 @@ class EngineServiceAPI:
                                       with_attr: Sequence[str] | None = None) -> ResourceReply:
         raise _todo("describe_stack_resource")
 
+    async def resource_for_agent(self, ctx: RequestContext, stack_identity: Identity,
+                                 resource_name: str) -> ResourceReply:
+        """What agents poll: ``describe_stack_resource`` without attributes and
+        ``required_by`` (metadata, status, physical id, type, description)."""
+        raise _todo("resource_for_agent")
+
+    async def find_ec2_keypair(self, access_key: str) -> JSON | None:
+        """An EC2 keypair Kiln issued, secret included (no context: the request's
+        signature is what authenticates); None if unknown."""
+        raise _todo("find_ec2_keypair")
+
+    async def issue_ec2_keypair(self, *, project_id: str, user_id: str,
+                                stack_id: str | None = None,
+                                resource_name: str | None = None) -> JSON:
+        """A new keypair (``access_key``, ``secret``, ...), for a stack's resource or not."""
+        raise _todo("issue_ec2_keypair")
+
+    async def resource_ec2_keypair(self, stack_id: str, resource_name: str) -> JSON | None:
+        raise _todo("resource_ec2_keypair")
+
+    async def delete_ec2_keypair(self, access_key: str) -> bool:
+        raise _todo("delete_ec2_keypair")
+
+    async def ec2_access_allowed(self, ctx: RequestContext, stack_identity: Identity,
+                                 owner: str, resource_name: str) -> bool:
+        """Whether the keypair of the stack's resource *owner* may describe
+        *resource_name*."""
+        raise _todo("ec2_access_allowed")
+
     async def describe_stack_resources(self, ctx: RequestContext, stack_identity: Identity,
                                        resource_name: str | None) -> list[ResourceReply]:
         raise _todo("describe_stack_resources")

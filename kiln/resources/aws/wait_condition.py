@@ -58,7 +58,18 @@ class WaitConditionHandle(WaitHandleBase):
 
     async def handle_create(self) -> Token:
         self.resource_id = uuid.uuid4().hex
-        self.data["ec2_signed_url"] = self.runtime.signal_url(self.name, "cfn_waitcondition")
+        # the reference is the URL cfn-signal or curl PUTs to, signed with the handle's
+        # own keypair (revoked with the handle)
+        keypair = await self.runtime.issue_ec2_keypair(self.name)
+        self.data["access_key"] = keypair["access_key"]
+        self.data["ec2_signed_url"] = self.runtime.presigned_signal_url(
+            self.name, "cfn_waitcondition", keypair)
+        return None
+
+    async def handle_delete(self) -> Token:
+        access_key = self.data.pop("access_key", None)
+        if access_key is not None:
+            await self.runtime.delete_ec2_keypair(access_key)
         return None
 
     async def handle_signal(self, details: Any) -> str | None:

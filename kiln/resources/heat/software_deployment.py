@@ -206,6 +206,12 @@ class SoftwareDeployment(Resource):
 
     async def _store_derived(self, props: Properties, action: str,
                              source: Mapping[str, Any]) -> dict[str, Any]:
+        if props["signal_transport"] == "CFN_SIGNAL" and "signal_url" not in self.data:
+            # signed once with the deployment's own keypair; kept for later actions
+            keypair = await self.runtime.issue_ec2_keypair(self.name)
+            self.data["access_key"] = keypair["access_key"]
+            self.data["signal_url"] = self.runtime.presigned_signal_url(
+                self.name, "cfn_signal", keypair)
         inputs = self._derived_inputs(props, action, source)
         body = self.build_config(props, source, inputs)
         return await self.runtime.software_configs.create(
@@ -299,6 +305,10 @@ class SoftwareDeployment(Resource):
         return True
 
     async def _remove(self) -> None:
+        self.data.pop("signal_url", None)
+        access_key = self.data.pop("access_key", None)
+        if access_key is not None:
+            await self.runtime.delete_ec2_keypair(access_key)
         if self.resource_id is None:
             return
         with contextlib.suppress(EntityNotFound):

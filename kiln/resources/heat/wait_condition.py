@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import secrets
 import uuid
 from collections.abc import Mapping
 from typing import Any
 
 from kiln.resources.aws.wait_condition import WaitConditionHandle
-from kiln.resources.base import Attribute, Property, SupportStatus, Token
+from kiln.resources.base import Attribute, Property, ResourceFailure, SupportStatus, Token
 from kiln.resources.wait_condition import SUCCESS, WaitConditionBase, WaitHandleBase
 from kiln.template.constraints import AllowedValues, Range
 from kiln.template.definitions import ResourceDefinition
@@ -19,7 +20,7 @@ SIGNAL_TRANSPORTS = ("CFN_SIGNAL", "TEMP_URL_SIGNAL", "HEAT_SIGNAL", "NO_SIGNAL"
 
 class HeatWaitConditionHandle(WaitHandleBase):
     type_name = "OS::Heat::WaitConditionHandle"
-    secret_data = frozenset({"token"})
+    secret_data = frozenset({"token", "password"})
     support_status = SupportStatus(version="2014.2")
     description = (
         "Resource for managing instance signals.\n\n"
@@ -75,20 +76,45 @@ class HeatWaitConditionHandle(WaitHandleBase):
         return entry
 
     async def handle_create(self) -> Token:
+        transport = self.properties["signal_transport"]
+        if transport == "ZAQAR_SIGNAL":
+            raise ResourceFailure("signal_transport ZAQAR_SIGNAL needs a messaging service "
+                                  "(Zaqar), and none is configured", exc_type="NotSupported")
         self.resource_id = uuid.uuid4().hex
-        if self.properties["signal_transport"] == "TOKEN_SIGNAL":
+        if transport == "TOKEN_SIGNAL":
             token = self.runtime.signal_token(self.name)
             if token is not None:
                 self.data["token"] = token
             self.data["endpoint"] = self.runtime.signal_url(self.name, "heat")
+        elif transport == "CFN_SIGNAL":
+            keypair = await self.runtime.issue_ec2_keypair(self.name)
+            self.data["access_key"] = keypair["access_key"]
+            self.data["ec2_signed_url"] = self.runtime.presigned_signal_url(
+                self.name, "cfn_waitcondition", keypair)
+        elif transport == "HEAT_SIGNAL":
+            password = self.data.get("password") or secrets.token_urlsafe(24)
+            self.data["password"] = password
+            user = await self.runtime.stack_user(self.name, password=password)
+            self.data["user"] = json.dumps({
+                "auth_url": user.get("auth_url"), "username": user.get("username"),
+                "user_id": user.get("user_id"), "project_id": user.get("project_id"),
+                "domain_id": user.get("domain_id"), "region_name": user.get("region_name")})
+        return None
+
+    async def handle_delete(self) -> Token:
+        access_key = self.data.pop("access_key", None)
+        if access_key is not None:
+            await self.runtime.delete_ec2_keypair(access_key)
         return None
 
     def _signal(self) -> dict[str, Any] | None:
         transport = self.properties["signal_transport"]
         if transport == "CFN_SIGNAL":
-            return {"alarm_url": self.runtime.signal_url(self.name, "cfn_waitcondition")}
+            return {"alarm_url": self.data.get("ec2_signed_url")}
         if transport == "HEAT_SIGNAL":
-            return {"alarm_url": self.runtime.signal_url(self.name, "heat")}
+            user = json.loads(self.data.get("user") or "{}")
+            return {**user, "password": self.data.get("password"),
+                    "alarm_url": self.runtime.signal_url(self.name, "heat")}
         if transport == "NO_SIGNAL":
             return {}
         return None

@@ -96,6 +96,7 @@ class FakeRuntime:
     stack_user_calls: list[tuple[str, str | None, bool]] = field(default_factory=list)
     saved: list[str] = field(default_factory=list)
     files: dict[str, str] = field(default_factory=dict)
+    keypairs: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def resolve(self, node: Any) -> Any:
         return node  # tests pass already-resolved properties
@@ -130,6 +131,20 @@ class FakeRuntime:
 
     async def save_resource(self, resource_name: str) -> None:
         self.saved.append(resource_name)
+
+    async def issue_ec2_keypair(self, resource_name: str) -> Mapping[str, str]:
+        keypair = {"access_key": f"AK{len(self.keypairs)}-{resource_name}",
+                   "secret_key": "SK"}
+        self.keypairs[keypair["access_key"]] = keypair
+        return keypair
+
+    async def delete_ec2_keypair(self, access_key: str) -> None:
+        self.keypairs.pop(access_key, None)
+
+    def presigned_signal_url(self, resource_name: str, kind: SignalKind,
+                             keypair: Mapping[str, str]) -> str:
+        return (f"{self.signal_url(resource_name, kind).split('?')[0]}"
+                f"?AWSAccessKeyId={keypair['access_key']}&Signature=abc")
 
     async def stack_user(self, resource_name: str, *, password: str | None = None,
                          keypair: bool = False) -> Mapping[str, Any]:

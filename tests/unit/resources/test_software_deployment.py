@@ -88,7 +88,8 @@ async def test_cfn_signal_deployment_waits_for_outputs(rt: FakeRuntime) -> None:
     token = roundtrip(await dep.handle_create())
     cfg = derived(rt, dep)
     assert cfg["name"] == "zzz"
-    signal_url = rt.signal_url("dc", "cfn_signal")
+    (keypair,) = rt.keypairs.values()      # issued for the deployment, signs its URL
+    signal_url = rt.presigned_signal_url("dc", "cfn_signal", keypair)
     assert cfg["inputs"][2:] == [
         *common_inputs(rt, "dc", "CFN_SIGNAL"),
         {"name": "deploy_signal_id", "description": "ID of signal to use for signaling "

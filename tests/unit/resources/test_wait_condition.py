@@ -138,8 +138,11 @@ async def test_heat_handle_attributes(rt: FakeRuntime) -> None:
     assert handle.get_attribute("signal") == "null"       # TOKEN_SIGNAL, as Heat 27 shows
     cfn = make(rt, "h2", "OS::Heat::WaitConditionHandle", {"signal_transport": "CFN_SIGNAL"})
     await run(cfn, "create")
+    # pre-signed with a keypair issued for this handle
+    (keypair,) = rt.keypairs.values()
+    assert cfn.data["access_key"] == keypair["access_key"]
     assert json.loads(cfn.get_attribute("signal")) == {
-        "alarm_url": rt.signal_url("h2", "cfn_waitcondition")}
+        "alarm_url": rt.presigned_signal_url("h2", "cfn_waitcondition", keypair)}
     assert cfn.get_attribute("token") is None and cfn.get_attribute("curl_cli") is None
     none = make(rt, "h3", "OS::Heat::WaitConditionHandle", {"signal_transport": "NO_SIGNAL"})
     await run(none, "create")
@@ -151,7 +154,8 @@ async def test_aws_pair(rt: FakeRuntime) -> None:
     assert handle.reference_id() == "ah"
     await run(handle, "create")
     url = handle.reference_id()
-    assert url == rt.signal_url("ah", "cfn_waitcondition")
+    (keypair,) = rt.keypairs.values()
+    assert url == rt.presigned_signal_url("ah", "cfn_waitcondition", keypair)
     cond = make(rt, "aw", "AWS::CloudFormation::WaitCondition",
                 {"Handle": url, "Timeout": 30, "Count": 2})
     token = roundtrip(await cond.handle_create())
@@ -166,6 +170,8 @@ async def test_aws_pair(rt: FakeRuntime) -> None:
                                 "Data": "second"})
     assert await cond.check_create_complete(token)
     assert json.loads(cond.get_attribute("Data")) == {"1": "first", "2": "second"}
+    await run(handle, "delete")   # the handle's keypair goes with it
+    assert rt.keypairs == {}
 
 
 def test_handle_url_parsing() -> None:
@@ -202,4 +208,6 @@ async def test_update_wait_condition_handle_always_replaced(rt: FakeRuntime) -> 
     await run(handle, "create")
     assert handle.needs_update(handle.definition, {})
     assert handle.needs_replace({})
-    assert handle.reference_id() == rt.signal_url("uh", "cfn_waitcondition")
+    (keypair,) = rt.keypairs.values()
+    assert handle.reference_id() == rt.presigned_signal_url("uh", "cfn_waitcondition",
+                                                            keypair)

@@ -1,0 +1,67 @@
+"""EngineService's EC2 keypairs: issued by Kiln when no identity service issues them.
+
+The CFN API finds a keypair by access key to check a signature
+(:meth:`find_ec2_keypair`, no context: the signature is what authenticates); plugins
+issue one per resource through their runtime (servers' agents, AWS::IAM::AccessKey,
+pre-signed signal URLs) and delete it with the resource; a stack's delete removes what
+is left (``db.stacks.soft_delete_stack``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kiln.db import keypairs as db_keypairs
+from kiln.db.records import KeypairRecord
+from kiln.engine.model.context import RequestContext
+from kiln.engine.service.interface import Identity
+from kiln.engine.service.mixin_base import ServiceBase
+
+JSON = dict[str, Any]
+
+
+def keypair_view(rec: KeypairRecord) -> JSON:
+    return {"access_key": rec.access_key, "secret": rec.secret,
+            "project_id": rec.project_id, "user_id": rec.user_id,
+            "stack_id": rec.stack_id, "resource_name": rec.resource_name}
+
+
+class KeypairOps(ServiceBase):
+    async def find_ec2_keypair(self, access_key: str) -> JSON | None:
+        """The keypair with this access key, secret included; None if there is none."""
+        if not access_key or len(access_key) > 64:
+            return None
+        rec = await self.db.run(db_keypairs.get_keypair, access_key)
+        return None if rec is None else keypair_view(rec)
+
+    async def issue_ec2_keypair(self, *, project_id: str, user_id: str,
+                                stack_id: str | None = None,
+                                resource_name: str | None = None) -> JSON:
+        rec = await self.db.write(db_keypairs.create_keypair, project_id=project_id,
+                                  user_id=user_id, stack_id=stack_id,
+                                  resource_name=resource_name)
+        return keypair_view(rec)
+
+    async def resource_ec2_keypair(self, stack_id: str, resource_name: str) -> JSON | None:
+        """The oldest keypair issued for a stack's resource, if any."""
+        found = await self.db.run(db_keypairs.list_keypairs, stack_id=stack_id,
+                                  resource_name=resource_name)
+        return keypair_view(found[0]) if found else None
+
+    async def ec2_access_allowed(self, ctx: RequestContext, stack_identity: Identity,
+                                 owner: str, resource_name: str) -> bool:
+        """Whether the keypair issued to the stack's resource *owner* may describe
+        *resource_name* (Heat's ``access_allowed`` handlers): an AWS::IAM::AccessKey as
+        its user's AccessPolicy says, any other owner (a server, a handle) only itself."""
+        rec = await self._find(ctx, stack_identity)
+        stack = await self.engine.load(rec.id)
+        slot = stack.slots.get(owner)
+        if slot is None:
+            return False
+        check = getattr(slot.plugin, "access_allowed", None)
+        if callable(check):
+            return bool(check(resource_name))
+        return resource_name == owner
+
+    async def delete_ec2_keypair(self, access_key: str) -> bool:
+        return bool(await self.db.write(db_keypairs.delete_keypair, access_key))

@@ -1,0 +1,44 @@
+"""The README's worked example of signals, run verbatim with bash (ports aside) against a
+real ``kiln serve``: the real ``openstack`` CLI, heat-cfntools' cfn-signal and curl."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.support import cfntools
+from tests.support.clients import heat_client, wait_for_stack_status
+from tests.support.server import KilnProcess, clean_env
+
+README = (Path(__file__).resolve().parents[3] / "README.md").read_text()
+
+
+def worked_example() -> str:
+    section = README.split("## Servers talk back", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```sh\n(.*?)```", section, re.S)
+    assert len(blocks) == 1, "the section has one sh block: the worked example"
+    return blocks[0]
+
+
+def test_readme_worked_example(kiln_server: KilnProcess, tmp_path: Path) -> None:
+    script = worked_example()
+    assert "http://127.0.0.1:8004/v1/demo" in script
+    script = script.replace("http://127.0.0.1:8004/", f"{kiln_server.url}/")
+    env = clean_env()
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent),
+                                   str(cfntools.venv() / "bin"), env.get("PATH", "")])
+    with cfntools.system_paths():
+        done = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=tmp_path,
+                              env=env, capture_output=True, text=True, timeout=600,
+                              check=False)
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
+    # the last command prints the wait condition's data (curl's answer to the signal,
+    # a bare JSON null without a newline, precedes it on the line)
+    assert done.stdout.rstrip().splitlines()[-1].endswith('{"web1": "10.0.0.5"}')
+    heat = heat_client(kiln_server.endpoint("demo"))
+    stack = wait_for_stack_status(heat, "booting")
+    assert stack.stack_status == "CREATE_COMPLETE"
+    heat.stacks.delete(stack.id)
