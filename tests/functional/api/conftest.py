@@ -20,6 +20,7 @@ from oslo_config import cfg
 
 from kiln import conf as kiln_conf
 from kiln.api.app import create_app
+from kiln.auth import options as auth_options
 from tests.support.ports import free_port
 
 
@@ -51,6 +52,7 @@ def small_limits_conf() -> cfg.ConfigOpts:
     body and template limits so the tests can cross them cheaply."""
     conf = cfg.ConfigOpts()
     conf.register_opts(kiln_conf.default_opts)
+    auth_options.register(conf)  # [paste_deploy] flavor and the rest create_app reads
     conf([], project="kiln", default_config_files=[])
     conf.set_override("max_json_body_size", 4096)
     conf.set_override("max_template_size", 2048)
