@@ -15,11 +15,11 @@ TEMPLATE = """
 heat_template_version: 2018-08-31
 parameters:
   size: {type: number, default: 1}
-  key: {type: string}
+  key_label: {type: string}
 resources:
   key:
     type: OS::Nova::KeyPair
-    properties: {name: {get_param: key}, save_private_key: true}
+    properties: {name: {get_param: key_label}, save_private_key: true}
   flavor:
     type: OS::Nova::Flavor
     properties: {ram: 256, vcpus: 1, disk: 1, extra_specs: {"hw:cpu_policy": shared}}
@@ -28,7 +28,7 @@ resources:
     properties: {policies: [soft-anti-affinity]}
   vtype:
     type: OS::Cinder::VolumeType
-    properties: {name: {list_join: ['-', [kiln, {get_param: key}]]},
+    properties: {name: {list_join: ['-', [kiln, {get_param: key_label}]]},
                  metadata: {volume_backend_name: fake}}
   net:
     type: OS::Neutron::Net
@@ -67,7 +67,7 @@ def test_server_with_keypair_flavor_group_and_attached_volume(cloud_heat: Any,
                                                                sdk: Any) -> None:
     name = f"nc-{uuid.uuid4().hex[:8]}"
     key = f"kiln-{name}"
-    cloud_heat.stacks.create(stack_name=name, template=TEMPLATE, parameters={"key": key})
+    cloud_heat.stacks.create(stack_name=name, template=TEMPLATE, parameters={"key_label": key})
     stack = wait_for_stack_status(cloud_heat, name, timeout=240)
     assert stack.stack_status == "CREATE_COMPLETE", stack.stack_status_reason
     out = outputs(stack)
@@ -94,7 +94,7 @@ def test_server_with_keypair_flavor_group_and_attached_volume(cloud_heat: Any,
     assert internal_port.name == "server-port-0"       # the port the server made
 
     # a bigger size extends the attached volume in place
-    cloud_heat.stacks.update(name, template=TEMPLATE, parameters={"key": key, "size": 2})
+    cloud_heat.stacks.update(name, template=TEMPLATE, parameters={"key_label": key, "size": 2})
     stack = wait_for_stack_status(cloud_heat, name, timeout=240)
     assert stack.stack_status == "UPDATE_COMPLETE", stack.stack_status_reason
     assert cloud_heat.resources.get(name, "volume").physical_resource_id == volume_id
