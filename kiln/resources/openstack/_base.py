@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 
 from kiln.clients import CloudClients, clients_for, errors, rest
 from kiln.errors import StackValidationFailed
-from kiln.resources.base import Resource, ResourceFailure, Token
+from kiln.resources.base import Resource, ResourceFailure, SupportStatus, Token
 from kiln.resources.openstack import _constraints  # noqa: F401  (registers them)
 from kiln.template.constraints import CustomConstraint
 
@@ -147,6 +147,15 @@ class OpenStackResource(Resource):
 
     def poll_delay(self, token: Token) -> float | None:
         return None
+
+
+#: the support status of properties kept only so old templates still validate
+HIDDEN = SupportStatus(status="HIDDEN")
+
+
+def custom(name: str) -> list[CustomConstraint]:
+    """A property's constraints: the named custom constraint (a cloud lookup or a format)."""
+    return [CustomConstraint(name=name)]
 
 
 def without_none(values: Mapping[str, Any]) -> dict[str, Any]:

@@ -11,21 +11,20 @@ from kiln.resources.base import (
     Properties,
     Property,
     ResourceFailure,
-    SupportStatus,
     Token,
 )
-from kiln.resources.openstack._base import OpenStackResource, ResourceInError
+from kiln.resources.openstack._base import (
+    HIDDEN,
+    OpenStackResource,
+    ResourceInError,
+    custom,
+)
 from kiln.resources.openstack._lookup import find_image, find_volume, find_volume_type
-from kiln.template.constraints import CustomConstraint, Range
+from kiln.template.constraints import Range
 from kiln.template.definitions import ResourceDefinition
 
-_HIDDEN = SupportStatus(status="HIDDEN")
 #: block-storage microversion: extending an attached volume needs 3.42
 MICROVERSION = "3.42"
-
-
-def _c(name: str) -> list[CustomConstraint]:
-    return [CustomConstraint(name=name)]
 
 
 class CinderResource(OpenStackResource):
@@ -45,25 +44,25 @@ class Volume(CinderResource):
                                     "possible).", update_allowed=True,
                          constraints=[Range(min=1)]),
         "snapshot_id": Property("string", "Snapshot to make the volume from.",
-                                constraints=_c("cinder.snapshot")),
+                                constraints=custom("cinder.snapshot")),
         "backup_id": Property("string", "Backup to restore into the volume.",
-                              update_allowed=True, constraints=_c("cinder.backup")),
+                              update_allowed=True, constraints=custom("cinder.backup")),
         "name": Property("string", "Name of the volume.", update_allowed=True),
         "description": Property("string", "Description of the volume.",
                                 update_allowed=True),
         "volume_type": Property("string", "Volume type (a change retypes the volume).",
-                                update_allowed=True, constraints=_c("cinder.vtype")),
+                                update_allowed=True, constraints=custom("cinder.vtype")),
         "metadata": Property("map", "Key/value metadata.", default={}, update_allowed=True),
-        "imageRef": Property("string", "Deprecated: use image.", support_status=_HIDDEN),
+        "imageRef": Property("string", "Deprecated: use image.", support_status=HIDDEN),
         "image": Property("string", "Image to make the volume from.",
-                          constraints=_c("glance.image")),
+                          constraints=custom("glance.image")),
         "source_volid": Property("string", "Volume to clone.",
-                                 constraints=_c("cinder.volume")),
+                                 constraints=custom("cinder.volume")),
         "scheduler_hints": Property("map", "Hints for the scheduler."),
         "read_only": Property("boolean", "Whether the volume is read-only.",
                               update_allowed=True),
         "multiattach": Property("boolean", "Removed: use a multiattach volume type.",
-                                default=False, support_status=_HIDDEN),
+                                default=False, support_status=HIDDEN),
     }
     attributes_schema = {
         "availability_zone": Attribute("The volume's availability zone.", "string"),
@@ -230,7 +229,7 @@ class VolumeAttachment(CinderResource):
         "instance_uuid": Property("string", "The server's ID.", required=True,
                                   update_allowed=True),
         "volume_id": Property("string", "The volume's ID.", required=True,
-                              update_allowed=True, constraints=_c("cinder.volume")),
+                              update_allowed=True, constraints=custom("cinder.volume")),
         "mountpoint": Property("string", "Device name in the server (e.g. /dev/vdb).",
                                update_allowed=True),
     }
@@ -318,7 +317,7 @@ class VolumeType(CinderResource):
         "projects": Property("list", "Projects given access to a private type.", default=[],
                              update_allowed=True,
                              schema=Property("string",
-                                             constraints=_c("keystone.project"))),
+                                             constraints=custom("keystone.project"))),
     }
 
     async def handle_create(self) -> Token:

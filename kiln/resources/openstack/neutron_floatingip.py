@@ -6,17 +6,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from kiln.resources.base import Attribute, Properties, Property, Token
-from kiln.resources.openstack._base import OpenStackResource
+from kiln.resources.openstack._base import HIDDEN, OpenStackResource
 from kiln.resources.openstack._neutron import (
     NeutronResource,
     find_id,
     ref_property,
 )
-from kiln.resources.schema import SupportStatus
 from kiln.template.constraints import CustomConstraint
 from kiln.template.definitions import ResourceDefinition
-
-_HIDDEN = SupportStatus(status="HIDDEN")
 
 
 def _ip(description: str, *, update_allowed: bool = False) -> Property:
@@ -37,7 +34,7 @@ class FloatingIP(NeutronResource):
                  "port_id": ("port_id", "port")}
     properties_schema = {
         "floating_network_id": Property("string", "Deprecated: use floating_network.",
-                                        support_status=_HIDDEN,
+                                        support_status=HIDDEN,
                                         constraints=[CustomConstraint(
                                             name="neutron.network")]),
         "floating_network": ref_property("network", "External network (name or ID) to "

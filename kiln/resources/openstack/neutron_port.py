@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kiln.resources.base import Attribute, Property, Token
+from kiln.resources.openstack._base import HIDDEN
 from kiln.resources.openstack._neutron import (
     NeutronResource,
     ref_property,
@@ -15,7 +16,6 @@ from kiln.resources.openstack._neutron import (
 from kiln.resources.schema import SupportStatus
 from kiln.template.constraints import AllowedValues, CustomConstraint
 
-_HIDDEN = SupportStatus(status="HIDDEN")
 VNIC_TYPES = ("normal", "direct", "macvtap", "direct-physical", "baremetal",
               "virtio-forwarder", "smart-nic")
 
@@ -35,7 +35,7 @@ class Port(NeutronResource):
                           "fixed_ips", "security_groups", "allowed_address_pairs"})
     properties_schema = {
         "name": Property("string", "Name of the port.", update_allowed=True),
-        "network_id": Property("string", "Deprecated: use network.", support_status=_HIDDEN,
+        "network_id": Property("string", "Deprecated: use network.", support_status=HIDDEN,
                                constraints=[CustomConstraint(name="neutron.network")]),
         "network": ref_property("network", "The network (name or ID) of the port.",
                                 required=True),
@@ -48,7 +48,7 @@ class Port(NeutronResource):
             update_allowed=True,
             schema=Property("map", schema={
                 "subnet_id": Property("string", "Deprecated: use subnet.",
-                                      support_status=_HIDDEN,
+                                      support_status=HIDDEN,
                                       constraints=[CustomConstraint(name="neutron.subnet")]),
                 "subnet": ref_property("subnet", "Subnet (name or ID) of the address."),
                 "ip_address": Property("string", "The address.",
@@ -58,7 +58,7 @@ class Port(NeutronResource):
                                     update_allowed=True),
         "replacement_policy": Property(
             "string", "Deprecated: whether an update may replace the port.",
-            default="AUTO", update_allowed=True, support_status=_HIDDEN,
+            default="AUTO", update_allowed=True, support_status=HIDDEN,
             constraints=[AllowedValues(allowed=("REPLACE_ALWAYS", "AUTO"))]),
         "dns_name": Property("string", "DNS name of the port.", update_allowed=True,
                              constraints=[CustomConstraint(name="dns_name")],

@@ -7,7 +7,7 @@ from typing import Any
 
 from kiln.errors import StackValidationFailed
 from kiln.resources.base import Attribute, Properties, Property, Token
-from kiln.resources.openstack._base import OpenStackResource
+from kiln.resources.openstack._base import HIDDEN, OpenStackResource
 from kiln.resources.openstack._neutron import (
     NeutronResource,
     find_id,
@@ -15,11 +15,8 @@ from kiln.resources.openstack._neutron import (
     tags_property,
     value_specs_property,
 )
-from kiln.resources.schema import SupportStatus
 from kiln.template.constraints import CustomConstraint
 from kiln.template.definitions import ResourceDefinition
-
-_HIDDEN = SupportStatus(status="HIDDEN")
 
 
 class Router(NeutronResource):
@@ -55,7 +52,7 @@ class Router(NeutronResource):
         "admin_state_up": Property("boolean", "Whether the router is up.", default=True,
                                    update_allowed=True),
         "l3_agent_id": Property("string", "Deprecated: use l3_agent_ids.",
-                                update_allowed=True, support_status=_HIDDEN),
+                                update_allowed=True, support_status=HIDDEN),
         "l3_agent_ids": Property("list", "L3 agents that host the router.",
                                  update_allowed=True, schema=Property("string")),
         "distributed": Property("boolean", "Whether the router is distributed (DVR)."),
@@ -146,12 +143,12 @@ class RouterInterface(OpenStackResource):
     service_type = "network"
     properties_schema = {
         "router": ref_property("router", "The router (name or ID).", required=True),
-        "router_id": Property("string", "Deprecated: use router.", support_status=_HIDDEN,
+        "router_id": Property("string", "Deprecated: use router.", support_status=HIDDEN,
                               constraints=[CustomConstraint(name="neutron.router")]),
-        "subnet_id": Property("string", "Deprecated: use subnet.", support_status=_HIDDEN,
+        "subnet_id": Property("string", "Deprecated: use subnet.", support_status=HIDDEN,
                               constraints=[CustomConstraint(name="neutron.subnet")]),
         "subnet": ref_property("subnet", "The subnet to attach (name or ID)."),
-        "port_id": Property("string", "Deprecated: use port.", support_status=_HIDDEN,
+        "port_id": Property("string", "Deprecated: use port.", support_status=HIDDEN,
                             constraints=[CustomConstraint(name="neutron.port")]),
         "port": ref_property("port", "The port to attach (name or ID)."),
     }

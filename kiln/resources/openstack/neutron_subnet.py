@@ -6,17 +6,16 @@ from typing import Any
 
 from kiln.errors import StackValidationFailed
 from kiln.resources.base import Attribute, Property
+from kiln.resources.openstack._base import HIDDEN
 from kiln.resources.openstack._neutron import (
     NeutronResource,
     ref_property,
     tags_property,
     value_specs_property,
 )
-from kiln.resources.schema import SupportStatus
 from kiln.template.constraints import AllowedValues, CustomConstraint, Range
 
 _IPV6_MODES = AllowedValues(allowed=("dhcpv6-stateful", "dhcpv6-stateless", "slaac"))
-_HIDDEN = SupportStatus(status="HIDDEN")
 
 
 def _ip(description: str) -> Property:
@@ -36,7 +35,7 @@ class Subnet(NeutronResource):
                  "subnetpool": ("subnetpool_id", "subnetpool"),
                  "segment": ("segment_id", "segment")}
     properties_schema = {
-        "network_id": Property("string", "Deprecated: use network.", support_status=_HIDDEN,
+        "network_id": Property("string", "Deprecated: use network.", support_status=HIDDEN,
                                constraints=[CustomConstraint(name="neutron.network")]),
         "network": ref_property("network", "The network (name or ID) the subnet is on.",
                                 required=True),
