@@ -140,11 +140,14 @@ async def client_loop(endpoint: str, index: int, until: float, errors: Errors,
 
 
 async def sample_rss(server: psutil.Process, every: float, until: float,
-                     curve: list[tuple[float, float]]) -> None:
+                     curve: list[tuple[float, float]],
+                     loads: list[tuple[float, float]]) -> None:
+    """RSS every ``every`` seconds, and the machine's 1-minute load average beside it."""
     began = time.monotonic()
     while True:
-        curve.append((round(time.monotonic() - began, 1),
-                      round(server.memory_info().rss / 2**20, 1)))
+        now = round(time.monotonic() - began, 1)
+        curve.append((now, round(server.memory_info().rss / 2**20, 1)))
+        loads.append((now, round(os.getloadavg()[0], 2)))
         if time.monotonic() >= until:
             return
         await asyncio.sleep(min(every, max(0.0, until - time.monotonic())))
@@ -197,6 +200,7 @@ async def soak(endpoint: str, server: psutil.Process, args: argparse.Namespace,
     errors = Errors()
     cycles = [0] * args.clients
     curve: list[tuple[float, float]] = []
+    loads: list[tuple[float, float]] = []
     heaps: list[tracemalloc.Snapshot] = []
 
     async def take_warm_snapshot() -> None:
@@ -205,7 +209,7 @@ async def soak(endpoint: str, server: psutil.Process, args: argparse.Namespace,
             heaps.append(await asyncio.to_thread(snapshot, server, trace_dir, 1))
 
     await asyncio.gather(
-        sample_rss(server, args.sample_seconds, until, curve), take_warm_snapshot(),
+        sample_rss(server, args.sample_seconds, until, curve, loads), take_warm_snapshot(),
         *(client_loop(endpoint, i, until, errors, cycles) for i in range(args.clients)))
     elapsed = time.monotonic() - began
     after = [p for p in curve if p[0] >= warmup_end]
@@ -218,6 +222,11 @@ async def soak(endpoint: str, server: psutil.Process, args: argparse.Namespace,
             "min": min(m for _, m in after) if after else None,
             "max": max(m for _, m in after) if after else None,
             "slope_mb_per_10_min": slope_mb_per_10_min(after)},
+        "load_average_1min_during": {
+            "mean": round(sum(x for _, x in loads) / len(loads), 2) if loads else None,
+            "min": min(x for _, x in loads) if loads else None,
+            "max": max(x for _, x in loads) if loads else None},
+        "load_average_curve": loads,
     }
     if trace_dir is not None and heaps:
         result["tracemalloc_growth_after_warmup"] = growth(

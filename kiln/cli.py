@@ -8,6 +8,7 @@ into one line on stderr and a non-zero exit status, never a traceback: a traceba
 
 from __future__ import annotations
 
+import importlib
 import logging
 import sys
 import time
@@ -73,7 +74,25 @@ def _run(config_files: Sequence[str], role: Role) -> None:
         _fail("unexpected internal error (details in the log)", EXIT_RUNTIME)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Commands(click.Group):
+    """The ``kiln`` group, whose client command (``kiln stack ...``) is imported when it
+    is named: it pulls in rich, pygments and the API client, ~10 MB of RSS that every
+    ``kiln serve`` would otherwise carry for its whole life without using it
+    (tests/unit/test_startup_imports.py)."""
+
+    LAZY = {"stack": "kiln.client.commands"}
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self.LAZY})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self.LAZY and cmd_name not in self.commands:
+            module = importlib.import_module(self.LAZY[cmd_name])
+            self.add_command(getattr(module, cmd_name))
+        return super().get_command(ctx, cmd_name)
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="kiln")
 def main() -> None:
     """Kiln: an orchestration service that speaks OpenStack Heat's API."""
@@ -109,10 +128,18 @@ def api_cloudwatch(config_files: tuple[str, ...]) -> None:
 
 def _register_cfn() -> None:
     from kiln.cli_cfn import register
-    register(main, _config_option, _run)
+    register(main, _config_option, _run, _load)
 
 
 _register_cfn()
+
+
+def _register_keystone() -> None:
+    from kiln.cli_keystone import register
+    register(main)
+
+
+_register_keystone()
 
 
 @main.group()
@@ -179,14 +206,6 @@ def policy_reference() -> None:
     policy_file), in oslopolicy-sample-generator's shape."""
     from kiln.policy.reference import render
     click.echo(render(), nl=False)
-
-
-def _register_client() -> None:
-    from kiln.client.commands import stack
-    main.add_command(stack)
-
-
-_register_client()
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -15,16 +15,14 @@ from typing import Any, Protocol, TypeVar
 import click
 
 
-def _session(config_files: Sequence[str]) -> Any:
+def _session(conf: Any) -> Any:
     from sqlalchemy.orm import Session
 
-    from kiln.cli import _load
     from kiln.conf_loader import database_url
     from kiln.db.engine import make_engine
     from kiln.db.migrate import ensure_schema
     from kiln.server import prepare_database_dir
 
-    conf = _load(config_files)
     url = database_url(conf)
     prepare_database_dir(conf, url)
     engine = make_engine(url)
@@ -40,8 +38,10 @@ class Decorator(Protocol):
 
 
 def register(main: click.Group, config_option: Decorator,
-             run: Callable[[Sequence[str], Any], None]) -> None:
-    """Add this module's commands to the ``kiln`` group."""
+             run: Callable[[Sequence[str], Any], None],
+             load: Callable[[Sequence[str]], Any]) -> None:
+    """Add this module's commands to the ``kiln`` group; ``run`` and ``load`` are the
+    command's own (kiln.cli), passed in so this module does not import it back."""
 
     @main.command("api-cfn")
     @config_option
@@ -61,7 +61,7 @@ def register(main: click.Group, config_option: Decorator,
     def create(config_files: tuple[str, ...], project: str, user: str) -> None:
         """Issue a keypair; prints {"access", "secret", "project_id", "user_id"} as JSON."""
         from kiln.db.keypairs import create_keypair
-        with _session(config_files) as s, s.begin():
+        with _session(load(config_files)) as s, s.begin():
             made = create_keypair(s, project_id=project, user_id=user)
         click.echo(json.dumps({"access": made.access_key, "secret": made.secret,
                                "project_id": made.project_id, "user_id": made.user_id}))
@@ -72,7 +72,7 @@ def register(main: click.Group, config_option: Decorator,
     def delete(config_files: tuple[str, ...], access: str) -> None:
         """Revoke a keypair (signed requests with it fail within seconds)."""
         from kiln.db.keypairs import delete_keypair
-        with _session(config_files) as s, s.begin():
+        with _session(load(config_files)) as s, s.begin():
             found = delete_keypair(s, access)
         if not found:
             raise click.ClickException(f"no EC2 keypair {access}")

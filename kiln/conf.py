@@ -244,7 +244,7 @@ CONF.register_opts(kiln_clients_opts, group="kiln_clients")
 
 
 def _register_identity_options() -> None:
-    from kiln.auth import options
+    from kiln import conf_identity as options
 
     options.register(CONF)
 

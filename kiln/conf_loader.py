@@ -131,7 +131,7 @@ def _auth_plugin_key(section: str, key: str) -> bool:
     are registered only when the plugin is loaded, so any installed plugin's keys are
     accepted there (looked up only when a file has such a key: the lookup imports
     keystoneauth1)."""
-    from kiln.auth.options import AUTH_PLUGIN_GROUPS, plugin_option_names
+    from kiln.conf_identity import AUTH_PLUGIN_GROUPS, plugin_option_names
 
     return section in AUTH_PLUGIN_GROUPS and key in plugin_option_names()
 

@@ -27,8 +27,10 @@ Tree::
     │   ├── NotSupported              400
     │   ├── RequestLimitExceeded      400
     │   ├── StackResourceLimitExceeded 400
+    │   ├── MissingCredentialError    400  (a trust's roles the caller does not have)
     │   └── HTTPBadRequest            400  (wire-level problems: bad JSON, bad filter)
     ├── Forbidden                     403
+    │   └── AuthorizationFailure      403  (a stack's trust no longer works)
     ├── EntityNotFound                404
     │   └── ResourceNotAvailable      404
     ├── NotAcceptable                 406
@@ -36,7 +38,8 @@ Tree::
     │   ├── ActionInProgress          409
     │   ├── StackExists               409
     │   └── ConcurrentTransaction     409
-    └── RequestEntityTooLarge         413
+    ├── RequestEntityTooLarge         413
+    └── ServiceUnavailable            503  (Keystone unreachable; with Retry-After)
 
 Template errors (``kiln.template.errors``) subclass these, adding the path to the place
 in the template.
@@ -51,10 +54,12 @@ PathElement = str | int
 
 
 def format_path(path: Sequence[PathElement]) -> str:
-    """Render a path the way Heat does in its messages: ``resources.server.properties``."""
+    """Render a path the way Heat does in its messages: ``resources.server.properties``.
+    An index is bracketed, and so is any name made of digits alone, as Heat does (a
+    group's member ``0``: ``resources[0].properties``)."""
     out: list[str] = []
     for element in path:
-        if isinstance(element, int):
+        if isinstance(element, int) or element.isdigit():
             out.append(f"[{element}]" if out else str(element))
         else:
             out.append(element)
@@ -168,7 +173,21 @@ class Forbidden(KilnError):
     http_status = 403
 
 
+class AuthorizationFailure(Forbidden):
+    """Kiln cannot act for a stack's owner: the trust they delegated no longer works."""
+
+
+class MissingCredentialError(InvalidInput):
+    """The caller cannot delegate what a trust needs (Heat's name and 400)."""
+
+
 class EntityNotFound(KilnError):
+    http_status = 404
+
+
+class HTTPNotFound(KilnError):
+    """A path that names nothing Kiln serves (webob's 404 in Heat)."""
+
     http_status = 404
 
 
@@ -200,3 +219,11 @@ class ConcurrentTransaction(Conflict):
 class RequestEntityTooLarge(KilnError):
     http_status = 413
     heat_type = "HTTPRequestEntityTooLarge"
+
+
+class ServiceUnavailable(KilnError):
+    """A service Kiln needs (Keystone) cannot be reached now; the client may retry."""
+
+    http_status = 503
+    heat_type = "HTTPServiceUnavailable"
+    retry_after = 5

@@ -19,7 +19,6 @@ import logging
 import os
 import sys
 import time
-import uuid
 from collections.abc import Iterable, MutableMapping
 from typing import Any
 
@@ -39,8 +38,15 @@ access_log = logging.getLogger("kiln.access")
 
 
 def new_request_id() -> str:
-    """A fresh id in the form Heat (oslo.context) sends: ``req-`` followed by a UUID4."""
-    return f"req-{uuid.uuid4()}"
+    """A fresh id in the form Heat (oslo.context) sends: ``req-`` followed by a UUID4.
+
+    Made from 16 random bytes directly: ``str(uuid.uuid4())`` goes through the UUID
+    class (a third of this id's cost on every request), for the same text."""
+    raw = bytearray(os.urandom(16))
+    raw[6] = raw[6] & 0x0F | 0x40     # version 4
+    raw[8] = raw[8] & 0x3F | 0x80     # RFC 4122 variant
+    h = raw.hex()
+    return f"req-{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 def current_request_id() -> str | None:
@@ -119,6 +125,11 @@ def setup_logging(*, debug: bool = False, log_file: str | None = None,
     # Per-statement SQL at DEBUG, and Alembic's plugin chatter, drown everything else.
     logging.getLogger("sqlalchemy.engine").setLevel(logging.WARNING)
     logging.getLogger("alembic.runtime.plugins").setLevel(logging.WARNING)
+    # keystoneauth1 logs whole token bodies at DEBUG (a trust-scoped token's names its
+    # trust, whose id is a secret: kiln.auth.trusts), urllib3 every URL (a trust's
+    # DELETE names it)
+    logging.getLogger("keystoneauth.identity").setLevel(logging.INFO)
+    logging.getLogger("urllib3.connectionpool").setLevel(logging.INFO)
 
 
 class RequestIdMiddleware:

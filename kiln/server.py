@@ -21,12 +21,18 @@ import signal
 import socket
 import time
 from collections.abc import Generator
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import uvicorn
 from oslo_config import cfg
 
 from kiln.conf_loader import ConfigError, database_url, state_path
+
+if TYPE_CHECKING:
+    from kiln.auth.passwords import StoredPasswords
+    from kiln.auth.trusts import Trusts
+    from kiln.db.records import UserCredsRecord
+    from kiln.engine.service import RequestContext
 
 LOG = logging.getLogger("kiln.server")
 
@@ -98,14 +104,151 @@ def build_service(conf: cfg.ConfigOpts, role: Role) -> Any:
     a process holding an engine on the shared database.
     """
     from kiln.engine.service import EngineService
-    return EngineService(conf=conf, db_url=database_url(conf))
+    return EngineService(conf=conf, db_url=database_url(conf),
+                         delegation=build_delegation(conf))
+
+
+def build_delegation(conf: cfg.ConfigOpts,
+                     ) -> TrustDelegation | PasswordDelegation | NoTrustee | None:
+    """The engine's deferred authentication in keystone mode: Keystone trusts
+    (kiln.auth.trusts) with ``deferred_auth_method = trusts`` and a ``[trustee]`` (none
+    without: :class:`NoTrustee`), the owner's stored password (kiln.auth.passwords) with
+    ``password``; None otherwise."""
+    from kiln.conf_identity import flavor
+
+    if flavor(conf) != "keystone":
+        return None
+    if conf.deferred_auth_method == "password":
+        from kiln.auth.passwords import StoredPasswords
+
+        return PasswordDelegation(StoredPasswords(conf))
+    if not conf.trustee.auth_type:
+        LOG.warning("deferred_auth_method = trusts but [trustee] has no auth_type: stacks "
+                    "get no trust, and work no user request is behind (signals, scaling, "
+                    "recovery) cannot call OpenStack for them")
+        return NoTrustee()
+    from kiln.auth.trusts import Trusts
+
+    return TrustDelegation(Trusts(conf))
+
+
+class TrustDelegation:
+    """The engine's Delegation (kiln.engine.model.delegation) over Keystone's trusts
+    (kiln.auth.trusts.Trusts): the identity layer speaks plain values, the engine its
+    RequestContext and stored credentials; this is where the two meet."""
+
+    method = "trusts"
+
+    def __init__(self, trusts: Trusts) -> None:
+        self.trusts = trusts
+        self.reauthenticate: bool = trusts.reauthenticate
+
+    async def delegate(self, ctx: RequestContext, stack_id: str) -> UserCredsRecord | None:
+        from kiln.db.records import UserCredsRecord
+        from kiln.errors import AuthorizationFailure
+
+        if not ctx.auth_token:
+            raise AuthorizationFailure("A trust can only be made with the caller's token.")
+        trust_id = await self.trusts.create(token=ctx.auth_token, user_id=ctx.user_id,
+                                            project_id=ctx.project_id, roles=ctx.roles)
+        if trust_id is None:
+            return None
+        return UserCredsRecord(stack_id=stack_id, method="trusts",
+                               trustor_user_id=ctx.user_id, project_id=ctx.project_id,
+                               trust_id=trust_id, username=ctx.username)
+
+    async def act_as(self, creds: UserCredsRecord, stack_name: str) -> RequestContext:
+        from kiln.engine.service import RequestContext
+        from kiln.errors import AuthorizationFailure
+
+        if creds.method != "trusts" or not creds.trust_id:
+            raise AuthorizationFailure(f"Stack {stack_name} has no trust Kiln can act "
+                                       f"through (deferred_auth_method {creds.method}).")
+        roles = await self.trusts.use(creds.trust_id, creds.trustor_user_id, stack_name)
+        return RequestContext(project_id=creds.project_id, user_id=creds.trustor_user_id,
+                              username=creds.username or "", roles=roles, is_admin=False,
+                              client_auth=self.trusts.client_auth(creds.trust_id))
+
+    async def revoke(self, creds: UserCredsRecord, ctx: RequestContext | None) -> None:
+        if creds.trust_id:
+            await self.trusts.delete(
+                creds.trust_id, trustor_user_id=creds.trustor_user_id,
+                caller_user_id=ctx.user_id if ctx is not None else None,
+                caller_token=ctx.auth_token if ctx is not None else None,
+                stack_id=creds.stack_id)
+
+
+class NoTrustee:
+    """Keystone mode with ``deferred_auth_method = trusts`` but no ``[trustee]`` to give
+    trusts to: stacks get none, and the engine's work no request is behind then has no
+    identity to call OpenStack with (kiln.engine.runtime.acting), rather than Kiln's own
+    credentials (Heat 27 cannot create such a stack at all: its trust creation fails)."""
+
+    method = "trusts"
+    reauthenticate = False
+
+    async def delegate(self, ctx: RequestContext, stack_id: str) -> UserCredsRecord | None:
+        return None
+
+    async def act_as(self, creds: UserCredsRecord, stack_name: str) -> RequestContext:
+        from kiln.errors import AuthorizationFailure
+
+        raise AuthorizationFailure(f"Kiln cannot use the trust of stack {stack_name}: "
+                                   "[trustee] is not configured.")
+
+    async def revoke(self, creds: UserCredsRecord, ctx: RequestContext | None) -> None:
+        return None
+
+
+class PasswordDelegation:
+    """The engine's Delegation over stored passwords (kiln.auth.passwords): Heat's
+    ``deferred_auth_method = password``. Nothing lives in Keystone, so revoking is only
+    forgetting (the engine deletes the stored row)."""
+
+    method = "password"
+    reauthenticate = False  # Heat's reauthentication_auth_method knows only trusts
+
+    def __init__(self, passwords: StoredPasswords) -> None:
+        self.passwords = passwords
+
+    async def delegate(self, ctx: RequestContext, stack_id: str) -> UserCredsRecord | None:
+        from kiln.db.records import UserCredsRecord
+
+        if not ctx.auth_key:  # a stack needing none (the engine checked) keeps none
+            return None
+        await self.passwords.login(user_id=ctx.user_id, password=ctx.auth_key,
+                                   project_id=ctx.project_id,
+                                   purpose="to keep for the new stack (X-Auth-Key)")
+        return UserCredsRecord(stack_id=stack_id, method="password",
+                               trustor_user_id=ctx.user_id, project_id=ctx.project_id,
+                               username=ctx.auth_user or ctx.username,
+                               password=ctx.auth_key)
+
+    async def act_as(self, creds: UserCredsRecord, stack_name: str) -> RequestContext:
+        from kiln.engine.service import RequestContext
+        from kiln.errors import AuthorizationFailure
+
+        if creds.method != "password" or not creds.password:
+            raise AuthorizationFailure(f"Stack {stack_name} has no stored password Kiln "
+                                       f"can act with (it has {creds.method}).")
+        token, roles = await self.passwords.login(
+            user_id=creds.trustor_user_id, password=creds.password,
+            project_id=creds.project_id, purpose=f"to act for stack {stack_name}")
+        return RequestContext(project_id=creds.project_id, user_id=creds.trustor_user_id,
+                              username=creds.username or "", roles=roles, is_admin=False,
+                              auth_token=token,
+                              client_auth=self.passwords.client_auth(
+                                  creds.trustor_user_id, creds.password, creds.project_id))
+
+    async def revoke(self, creds: UserCredsRecord, ctx: RequestContext | None) -> None:
+        return None
 
 
 def build_alarms(conf: cfg.ConfigOpts, service: Any, role: Role) -> Any:
-    """The alarm side of the process (kiln.alarms.process): the CloudWatch API's service
-    and, in ``kiln serve`` and ``kiln engine``, the watcher. Built once the engine has
-    started, on its database."""
-    from kiln.alarms.process import AlarmProcess
+    """The alarm side of the process (kiln.api.cloudwatch.alarm_process): the CloudWatch
+    API's service and, in ``kiln serve`` and ``kiln engine``, the watcher. Built once the
+    engine has started, on its database."""
+    from kiln.api.cloudwatch.alarm_process import AlarmProcess
     return AlarmProcess(conf, service, watch=role in WATCHERS)
 
 

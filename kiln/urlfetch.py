@@ -1,5 +1,5 @@
-"""Fetching a URL a user names (``template_url``, a nested stack's ``TemplateURL``)
-without letting the user reach what only the server can reach.
+"""Fetching a URL a user names (``template_url``, a nested stack's ``TemplateURL``, an
+alarm action's URL) without letting the user reach what only the server can reach.
 
 A URL in a request is fetched by the server, from inside its network: without a check a
 user could read the cloud metadata service (169.254.169.254), services bound to
@@ -182,3 +182,31 @@ async def fetch(url: str, *, allowed_schemes: Sequence[str], allowed_hosts: Sequ
     except (httpx.HTTPError, OSError, ValueError) as exc:
         raise FetchError(f"{url}: {exc}") from None
     raise FetchError(f"more than {MAX_REDIRECTS} redirects")
+
+
+async def post_json(url: str, payload: object, *, allowed_hosts: Sequence[str],
+                    timeout: float,  # httpx's per-request timeout  # noqa: ASYNC109
+                    transport: httpx.AsyncBaseTransport | None = None,
+                    resolve: Resolver = system_resolve) -> int:
+    """POST ``payload`` as JSON to ``url`` (an alarm action), checked by :class:`URLGuard`
+    as a fetch is, and answer the status code. Redirects are not followed: the answer
+    to a notification is only its status.
+
+    Raises FetchError: refused URL, network failure or timeout."""
+    import httpx  # rarely needed: not at start-up
+
+    if urlsplit(url).scheme not in ("http", "https"):
+        raise Refused(f"unsupported action {url}")
+    address = await URLGuard(allowed_hosts, resolve=resolve).address_for(url)
+    target, host_header, server_name = _pinned(url, address)
+    https = urlsplit(url).scheme == "https"
+    try:
+        async with httpx.AsyncClient(timeout=timeout, follow_redirects=False,
+                                     transport=transport) as client:
+            request = client.build_request(
+                "POST", target, json=payload, headers={"Host": host_header},
+                extensions={"sni_hostname": server_name} if https else {})
+            response = await client.send(request)
+            return response.status_code
+    except (httpx.HTTPError, OSError, ValueError) as exc:  # unreachable, slow, malformed
+        raise FetchError(f"POST {url}: {exc or type(exc).__name__}") from None

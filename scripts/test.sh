@@ -71,10 +71,11 @@ suite() {
 keystone_log=$(mktemp)
 "$VENV/bin/python" -m tests.support.keystone > "$keystone_log" 2>&1 &
 keystone_install=$!
-# Debian's chromium for the dashboard's browser tests, installed (as root, via apt-get) in
-# the same window when missing; tests/support/browser.py reports what went wrong.
+# Debian's chromium and firefox-esr for the dashboard's browser tests, installed (as root,
+# via apt-get) in the same window when missing; tests/support/browser.py and firefox.py
+# report what went wrong.
 chromium_log=$(mktemp)
-bash tests/support/install_chromium.sh > "$chromium_log" 2>&1 &
+bash tests/support/install_browsers.sh > "$chromium_log" 2>&1 &
 chromium_install=$!
 # Heat's in-instance agents (tests/functional/agents, tests/support/agents.py), likewise:
 # a cold install (a minute or more) overlaps the linters and the unit tests.

@@ -14,6 +14,8 @@ message naming the parameter.
 
 from __future__ import annotations
 
+import functools
+import json
 import math
 import operator
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -38,6 +40,7 @@ UNITS = (
 ACTION_KINDS = {ALARM: "alarm_actions", OK: "ok_actions",
                 INSUFFICIENT_DATA: "insufficient_data_actions"}
 MAX_DIMENSIONS = 10
+_COMPACT = json.JSONEncoder(separators=(",", ":"))
 MAX_ACTIONS = 5
 
 
@@ -74,11 +77,13 @@ def dimensions_of(pairs: Iterable[Mapping[str, Any]], where: str = "Dimensions"
     return tuple(sorted(out.items()))
 
 
+@functools.lru_cache(maxsize=8192)
 def dimensions_key(dims: Dimensions) -> str:
-    """The stored form of a metric's dimensions (canonical, compared by equality)."""
-    import json
-
-    return json.dumps([list(p) for p in dims], separators=(",", ":"))
+    """The stored form of a metric's dimensions (canonical, compared by equality).
+    Remembered: PutMetricData computes it for every point, and a fleet pushes the same
+    few dimension sets over and over (json.dumps with options builds an encoder per
+    call, the largest cost of checking a point)."""
+    return _COMPACT.encode([list(p) for p in dims])
 
 
 def check_unit(unit: Any, where: str = "Unit") -> str | None:

@@ -2,7 +2,7 @@
 
 It owns the alarm tables (through the shared :class:`kiln.db.facade.Database`) and
 nothing of the engine: an alarm's actions run through an :class:`ActionRunner` (the
-engine's signals, see :mod:`kiln.alarms.actions`), so the API process and the engine
+engine's signals, see :mod:`kiln.api.cloudwatch.alarm_actions`), so the API process and the engine
 process may each hold one. Every call is scoped to a project. Errors are
 :class:`kiln.alarms.rules.InvalidParameter` (AWS's 400 codes) or :class:`NotFound`.
 """
@@ -28,11 +28,21 @@ class NotFound(LookupError):
     """A named alarm does not exist (AWS's ResourceNotFound)."""
 
 
+class ActionFailed(Exception):
+    """An alarm action that could not be carried out; its text is the history's
+    outcome. Anything else an action raises is a bug and propagates."""
+
+
 class ActionRunner(Protocol):
     async def run(self, alarm: AlarmRecord, action: str, previous: str, state: str,
                   reason: str) -> str:
         """Run one action URL for an alarm that changed state; returns what happened
-        (for the history), raises on failure."""
+        (for the history), raises :class:`ActionFailed` on failure."""
+
+    async def state_changed(self, alarm: AlarmRecord, previous: str, state: str,
+                            reason: str) -> None:
+        """Make the change of a stack's alarm seen where the stack's events go (an
+        event of its resource); never raises for a stack or resource that is gone."""
 
 
 class AlarmService:
@@ -49,6 +59,7 @@ class AlarmService:
         self.max_buffered = max_buffered
         self._buffer: list[tuple[str, Point]] = []
         self._flusher: asyncio.Task[None] | None = None
+        self._flushing = asyncio.Lock()
 
     # -- metric data --------------------------------------------------------------------
     def check_points(self, namespace: Any, data: Sequence[Mapping[str, Any]]) -> list[Point]:
@@ -134,10 +145,13 @@ class AlarmService:
         await self.flush()
 
     async def flush(self) -> None:
-        """Write the buffered points now."""
-        rows, self._buffer = self._buffer, []
-        if rows:
-            await self.db.write(store.put_points, rows)
+        """Write the buffered points now. Serialised: a read that flushes while the
+        periodic flush is writing waits for those rows too (else it could read before
+        they are committed, and ListMetrics would miss the points just put)."""
+        async with self._flushing:
+            rows, self._buffer = self._buffer, []
+            if rows:
+                await self.db.write(store.put_points, rows)
 
     async def list_metrics(self, project_id: str, *, namespace: str | None = None,
                            metric_name: str | None = None,
@@ -310,6 +324,8 @@ class AlarmService:
                               now)
 
         await self.db.write(record)
+        if previous != state and alarm.stack_id and self.runner is not None:
+            await self.runner.state_changed(alarm, previous, state, reason)
         if previous != state and alarm.actions_enabled:
             await self.run_actions(alarm, previous, state, reason)
 
@@ -321,7 +337,7 @@ class AlarmService:
             try:
                 outcome = await self.runner.run(alarm, action, previous, state, reason)
                 summary, ok = f"Successfully executed action {action}", True
-            except Exception as exc:  # an action's failure is history, not an API error  # noqa: BLE001
+            except ActionFailed as exc:  # an action's failure is history, not an API error
                 outcome, summary, ok = str(exc), f"Failed to execute action {action}", False
             await self.db.write(store.add_history, alarm.project_id, alarm.name, "Action",
                                 summary, {"actionState": "Succeeded" if ok else "Failed",

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
@@ -15,8 +15,10 @@ from kiln.alarms.rules import Rule
 from kiln.db.models import Alarm, AlarmHistory, Lease, MetricDatum, utcnow
 
 
-@dataclass(frozen=True)
-class Point:
+class Point(NamedTuple):
+    """One checked data point (a tuple: PutMetricData makes one per datum, and a frozen
+    dataclass's ``__init__`` cost more than checking the datum)."""
+
     namespace: str
     metric_name: str
     dimensions: str

@@ -27,6 +27,7 @@ from kiln.alarms import rules, store
 from kiln.alarms.rules import Aggregate
 from kiln.alarms.service import AlarmService
 from kiln.alarms.store import AlarmRecord
+from kiln.db.facade import DATABASE_ERRORS
 
 LOG = logging.getLogger(__name__)
 LEASE = "watcher"
@@ -34,6 +35,10 @@ MetricKey = tuple[str, str, str, str]   # project, namespace, name, dimensions k
 #: the namespace slot of the series kept per alarm name (no real namespace has it)
 BY_NAME = "\x00alarm"
 ALARM_NAME = '"AlarmName"'
+#: points folded into buckets between two returns to the event loop: a round reads every
+#: point stored since the last one (10,000 at 1,000 points/s: ~20 ms of CPU on the 2-CPU
+#: bench machine), which in one go held up every PutMetricData request arriving meanwhile
+READ_SLICE = 1000
 
 
 
@@ -69,7 +74,7 @@ class Watcher:
         if self.holding:
             try:
                 await self.db.write(store.release_lease, LEASE, self.holder)
-            except Exception:
+            except DATABASE_ERRORS:  # the lease then expires by itself
                 LOG.debug("watcher lease not released", exc_info=True)
             self.holding = False
 
@@ -79,7 +84,8 @@ class Watcher:
                 await self.round()
             except asyncio.CancelledError:
                 raise
-            except Exception:
+            except Exception:  # one failed round (the database away, a bug)
+                # must not end evaluation for the rest of the process: logged, retried
                 LOG.exception("alarm evaluation round failed")
             await asyncio.sleep(self.interval)
 
@@ -144,7 +150,9 @@ class Watcher:
     async def _read(self, since: float) -> None:
         while True:
             rows = await self.db.run(store.points_after, self._last_id, since)
-            for row_id, project, namespace, name, dims, value, stamp in rows:
+            for n, (row_id, project, namespace, name, dims, value, stamp) in enumerate(rows):
+                if n and not n % READ_SLICE:
+                    await asyncio.sleep(0)  # let requests in between slices
                 per = self._buckets.setdefault((project, namespace, name, dims), {})
                 bucket = rules.bucket_of(stamp)
                 agg = per.get(bucket)

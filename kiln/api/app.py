@@ -23,6 +23,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from kiln import dashboard, endpoints, errors
+from kiln.api.dashboard_session import session_endpoint
 from kiln.api.faults import HTTPError, fault_response
 from kiln.api.openstack_v1.common import json_response
 from kiln.api.openstack_v1.event_stream import StreamRegistry
@@ -96,7 +97,7 @@ class RequestIdMiddleware:
             if _unreadable_url(scope):
                 raise HTTPError(400, "The request URL is not valid UTF-8 or contains NUL.")
             await self.app(scope, receive, send_with_id)
-        except Exception as exc:
+        except Exception as exc:  # every error leaves as Heat's fault body (a bug as a 500)
             if not isinstance(exc, errors.KilnError):
                 LOG.exception("unhandled error serving %s %s [%s]", scope.get("method"),
                               scope.get("path"), request_id)
@@ -137,6 +138,7 @@ def create_app(service: EngineServiceAPI, conf: cfg.ConfigOpts) -> Starlette:
     ConfigError raised here, before anything is served."""
     routes = [
         Route("/", dashboard.root(versions, conf), methods=["GET"]),
+        Route(dashboard.PREFIX + "session", session_endpoint(conf), methods=["GET", "POST"]),
         Route(dashboard.PREFIX + "{path:path}", dashboard.asset_endpoint(conf),
               methods=["GET"]),
         Route("/versions", versions, methods=["GET"]),
@@ -157,11 +159,14 @@ def create_app(service: EngineServiceAPI, conf: cfg.ConfigOpts) -> Starlette:
     app.state.policy = None
     auth = authenticator(conf)
     if auth is not None:
-        from kiln.auth.middleware import AuthMiddleware
+        from kiln.auth.middleware import AuthMiddleware, retry_after
         from kiln.policy.enforcer import Policy
+
+        def unavailable(message: str) -> Response:
+            return fault_response(HTTPError(503, message, headers=retry_after()))
 
         # built before serving, so a policy file that does not parse stops startup
         app.state.policy = Policy(conf)
-        app.add_middleware(AuthMiddleware, authenticator=auth)
+        app.add_middleware(AuthMiddleware, authenticator=auth, unavailable=unavailable)
     app.add_middleware(RequestIdMiddleware)
     return app

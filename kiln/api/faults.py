@@ -87,6 +87,8 @@ def fault_response(exc: BaseException) -> Response:
         headers = exc.headers
     elif isinstance(exc, errors.KilnError):
         status, etype, message = exc.http_status, exc.error_type, exc.message
+        if isinstance(exc, errors.ServiceUnavailable):
+            headers = {"Retry-After": str(exc.retry_after)}
     else:
         status, etype, message = 500, "HTTPInternalServerError", _STATUS_TEXT[500][1]
     if status not in _STATUS_TEXT:

@@ -84,11 +84,16 @@ def validate_environment(env: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def parse_environment(data: Any) -> dict[str, Any]:
+    """The request's ``environment``: a map, or YAML text of one. As Heat 27 answers: a
+    null is no environment, and any other JSON value (a list, a number) is a 400 with
+    the generic message (Heat's YAML parser fails on it with a TypeError)."""
+    if data is None:
+        return {}
+    if not isinstance(data, Mapping | str | bytes):
+        raise bad_request()
     try:
         if isinstance(data, Mapping):
             return validate_environment(data)
-        if not isinstance(data, str | bytes):
-            raise ValueError("The environment is not a valid YAML mapping data type.")
         try:
             env = _yaml_load(data)
         except (yaml.YAMLError, RecursionError) as exc:

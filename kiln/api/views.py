@@ -34,7 +34,8 @@ def _joined_status(item: Mapping[str, Any], action_key: str, status_key: str) ->
     return status
 
 
-_STACK_SKIP = frozenset({"stack_identity", "id", "stack_action", "links", "project"})
+_STACK_SKIP = frozenset({"stack_identity", "id", "stack_action", "links", "project",
+                         "outputs_live"})
 
 
 def format_stack(api_root: str, tenant: str, stack: Mapping[str, Any], *,

@@ -32,6 +32,8 @@ class Caller:
     service_user_id: str | None = None
     service_project_id: str | None = None
     service_roles: tuple[str, ...] = ()
+    #: the service types of the token's catalog (None: the token came without one)
+    service_types: frozenset[str] | None = None
 
     def policy_credentials(self) -> dict[str, Any]:
         """oslo.policy's credentials, with the keys oslo.context gives them."""
@@ -65,4 +67,11 @@ def from_access(info: access.AccessInfo, token: str) -> Caller:
         system_scope=system,
         roles=tuple(info.role_names or ()),
         is_admin_project=bool(getattr(info, "is_admin_project", True)),
-        auth_token=token, expires_at=info.expires)
+        auth_token=token, expires_at=info.expires, service_types=_service_types(info))
+
+
+def _service_types(info: access.AccessInfo) -> frozenset[str] | None:
+    if not info.has_service_catalog():
+        return None
+    return frozenset(str(entry.get("type", "")) for entry in
+                     (info.service_catalog.catalog or []))

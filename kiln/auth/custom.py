@@ -26,9 +26,11 @@ def load_backend(conf: cfg.ConfigOpts) -> Authenticator:
         known = sorted(ep.name for ep in entry_points(group=GROUP))
         raise ConfigError(f"[kiln_auth] backend: no kiln.auth entry point named {name!r} "
                           f"(installed: {', '.join(known) or 'none'})")
+    # loading imports the operator's module, running its code: whatever it raises stops
+    # startup as a configuration error that names the backend
     try:
         plugin = found[0].load()
-    except Exception as exc:  # an operator's backend may fail any way  # noqa: BLE001
+    except Exception as exc:  # noqa: BLE001  (see above: an operator's code)
         raise ConfigError(f"[kiln_auth] backend {name!r} cannot be loaded: {exc}") from None
     backend: Authenticator = plugin(conf)
     return backend

@@ -14,8 +14,8 @@ from __future__ import annotations
 import asyncio
 import datetime
 import logging
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
 from keystoneauth1 import access, adapter, session
 from keystoneauth1 import exceptions as ks_exc
@@ -30,6 +30,32 @@ LOG = logging.getLogger("kiln.auth")
 
 #: keystonemiddleware leaves the timeout unbounded when unset; Kiln does not.
 DEFAULT_TIMEOUT = 10.0
+T = TypeVar("T")
+#: keystoneauth1's failures meaning "Keystone cannot be reached (in time)"
+UNREACHABLE = (ks_exc.ConnectFailure, ks_exc.ConnectTimeout, ks_exc.DiscoveryFailure,
+               ks_exc.EndpointNotFound, ks_exc.RetriableConnectionFailure)
+
+
+async def in_thread(work: Callable[[], T], limit: float, purpose: str) -> T:
+    """``work()`` (blocking keystoneauth1 calls) in a worker thread, bounded: a Keystone
+    that does not answer within ``limit`` seconds (plus one) is a clear 503 naming
+    ``purpose``, never a hang."""
+    from kiln.errors import ServiceUnavailable
+
+    try:
+        return await asyncio.wait_for(asyncio.to_thread(work), limit + 1)
+    except TimeoutError:
+        raise ServiceUnavailable(f"Keystone did not answer within {limit:g} s "
+                                 f"{purpose}.") from None
+
+
+def quiet_logger(name: str) -> logging.Logger:
+    """A logger for keystoneauth1's ``logger=`` that drops everything: it logs request
+    and response bodies at DEBUG, and secrets (trust ids, passwords) are in them."""
+    quiet = logging.getLogger(name)
+    quiet.addHandler(logging.NullHandler())
+    quiet.propagate = False
+    return quiet
 
 
 class _Refused:
@@ -155,14 +181,25 @@ class TokenValidator:
             LOG.error("Keystone answered %s to a token validation: %s", reply.status_code,
                       reply.text[:200])
             raise IdentityUnavailable(f"Keystone answered {reply.status_code}")
-        try:
-            info = access.create(body=reply.json(), auth_token=token)
-        except Exception:  # keystoneauth raises many types  # noqa: BLE001
-            LOG.warning("Keystone's token validation answer is not a token")
-            return _Refused("invalid token contents")
-        if not allow_expired and info.will_expire_soon(stale_duration=0):
-            return _Refused("token expired")
-        return from_access(info, token)
+        return read_token(reply.json, token, allow_expired)
+
+
+def read_token(body: Callable[[], Any], token: str, allow_expired: bool) -> Answer:
+    """The caller of a validation's 200 answer (``body`` reads its JSON), refused when
+    the answer is not a token or the token has expired."""
+    try:
+        info = access.create(body=body(), auth_token=token)
+        expired = not allow_expired and info.will_expire_soon(stale_duration=0)
+        caller = from_access(info, token)
+    except (ValueError, TypeError, KeyError):
+        # not JSON (ValueError), or not a token document: keystoneauth indexes the body
+        # as its properties are read (KeyError, TypeError, ValueError for a bad time;
+        # ValueError too when it is neither a v2 nor a v3 token)
+        LOG.warning("Keystone's token validation answer is not a token")
+        return _Refused("invalid token contents")
+    if expired:
+        return _Refused("token expired")
+    return caller
 
 
 def _expired(caller: Caller) -> bool:

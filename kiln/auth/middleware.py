@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Protocol
 
 from starlette.datastructures import Headers
@@ -24,6 +24,7 @@ from kiln.auth.errors import IdentityUnavailable, InvalidToken
 LOG = logging.getLogger("kiln.auth")
 
 RETRY_AFTER_SECONDS = 5
+UNAVAILABLE_MESSAGE = "The Keystone service is temporarily unavailable."
 UNAUTHORIZED_BODY = json.dumps({"error": {
     "code": 401, "title": "Unauthorized",
     "message": "The request you have made requires authentication."}}).encode()
@@ -43,9 +44,14 @@ class Authenticator(Protocol):
 
 
 class AuthMiddleware:
-    def __init__(self, app: ASGIApp, authenticator: Authenticator) -> None:
+    """``unavailable`` renders the 503 (Heat's fault body is the API layer's to make:
+    kiln.api.app passes it in, so this layer imports nothing of the API)."""
+
+    def __init__(self, app: ASGIApp, authenticator: Authenticator,
+                 unavailable: Callable[[str], Response]) -> None:
         self.app = app
         self.authenticator = authenticator
+        self.unavailable = unavailable
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if (scope["type"] != "http" or not str(scope.get("path", "")).startswith("/v1/")
@@ -60,7 +66,7 @@ class AuthMiddleware:
             response = self.unauthorized()
         except IdentityUnavailable as exc:
             LOG.warning("cannot authenticate a request: %s", exc)
-            response = unavailable()
+            response = self.unavailable(UNAVAILABLE_MESSAGE)
         else:
             scope.setdefault("state", {})["caller"] = caller
             await self.app(scope, receive, send)
@@ -81,9 +87,6 @@ def _signed_temp_url(scope: Scope) -> bool:
             and b"temp_url_sig=" in scope.get("query_string", b""))
 
 
-def unavailable() -> Response:
-    from kiln.api.faults import HTTPError, fault_response
-
-    return fault_response(HTTPError(
-        503, "The Keystone service is temporarily unavailable.",
-        headers={"Retry-After": str(RETRY_AFTER_SECONDS)}))
+def retry_after() -> dict[str, str]:
+    """The headers of the 503: when to try again."""
+    return {"Retry-After": str(RETRY_AFTER_SECONDS)}

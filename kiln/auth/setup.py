@@ -5,7 +5,7 @@ from __future__ import annotations
 from oslo_config import cfg
 
 from kiln.auth.middleware import Authenticator
-from kiln.auth.options import FLAVORS, flavor
+from kiln.conf_identity import FLAVORS, flavor
 
 
 def authenticator(conf: cfg.ConfigOpts) -> Authenticator | None:
@@ -17,6 +17,9 @@ def authenticator(conf: cfg.ConfigOpts) -> Authenticator | None:
         return None
     if mode == "keystone":
         from kiln.auth.keystone import KeystoneAuthenticator
+        from kiln.auth.stack_users import check_config
+
+        check_config(conf)
 
         return KeystoneAuthenticator(conf)
     if mode == "standalone":

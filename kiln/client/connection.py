@@ -13,13 +13,18 @@ Two ways in:
   ``kiln serve`` takes the project from the URL, so ``--os-endpoint
   http://127.0.0.1:8004/v1/demo`` works, and so does ``--os-endpoint http://127.0.0.1:8004
   --os-project-id demo``. ``--os-token`` is sent as ``X-Auth-Token`` if given.
+
+``--os-cloud`` (``OS_CLOUD``) names an entry of clouds.yaml (found where the openstack CLI
+finds it, ``OS_CLIENT_CONFIG_FILE`` first), read by openstacksdk's own loader so every file
+a user already has works; options given on the command line or as ``OS_*`` variables win
+over the file's values, as they do for the openstack CLI.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Any, TypeVar
 
 import click
@@ -44,6 +49,7 @@ class AuthFailed(click.ClickException):
 class ConnectionOptions:
     """The ``--os-*`` settings (after their ``OS_*`` variables were applied)."""
 
+    os_cloud: str | None = None
     os_auth_type: str | None = None
     os_auth_url: str | None = None
     os_endpoint: str | None = None
@@ -65,6 +71,7 @@ class ConnectionOptions:
 
 #: option name -> help; each option reads the OS_* variable of the same name.
 _OPTIONS: dict[str, str] = {
+    "os_cloud": "A cloud of clouds.yaml to take the settings below from.",
     "os_auth_type": "Authentication type: password (default with an auth URL), token or "
                     "none.",
     "os_auth_url": "Keystone URL (e.g. http://127.0.0.1:5000/v3).",
@@ -154,8 +161,50 @@ def _keystone_session(opts: ConnectionOptions) -> Any:
     return session.Session(auth=auth, verify=verify)
 
 
+#: clouds.yaml auth keys -> the option they fill
+_CLOUD_AUTH = {"auth_url": "os_auth_url", "endpoint": "os_endpoint", "token": "os_token",
+               "username": "os_username", "user_id": "os_user_id",
+               "password": "os_password", "project_name": "os_project_name",
+               "project_id": "os_project_id", "tenant_name": "os_project_name",
+               "tenant_id": "os_project_id", "user_domain_name": "os_user_domain_name",
+               "user_domain_id": "os_user_domain_id",
+               "project_domain_name": "os_project_domain_name",
+               "project_domain_id": "os_project_domain_id"}
+
+
+def with_cloud(opts: ConnectionOptions) -> ConnectionOptions:
+    """Fill the settings not given from the clouds.yaml entry ``opts.os_cloud`` names."""
+    if not opts.os_cloud:
+        return opts
+    from openstack import config as sdk_config
+    from openstack import exceptions as sdk_exc
+
+    try:
+        region = sdk_config.OpenStackConfig().get_one(cloud=opts.os_cloud, validate=False)
+    except sdk_exc.SDKException as exc:   # no such cloud, or a file that does not parse
+        raise ConnectionError_(f"--os-cloud {opts.os_cloud}: {exc}") from exc
+    conf: Mapping[str, Any] = region.config
+    found: dict[str, Any] = {}
+    for key, value in dict(conf.get("auth") or {}).items():
+        option = _CLOUD_AUTH.get(key.replace("-", "_"))
+        if option and value not in (None, ""):
+            found.setdefault(option, str(value))
+    found["os_auth_type"] = conf.get("auth_type")
+    found["os_region_name"] = region.region_name or None
+    found["os_interface"] = conf.get("interface")
+    found["os_endpoint"] = conf.get("orchestration_endpoint_override") or found.get(
+        "os_endpoint")
+    found["os_cacert"] = conf.get("cacert")
+    chosen = {name: value for name, value in found.items()
+              if value not in (None, "") and getattr(opts, name) is None}
+    if conf.get("verify") is False or str(conf.get("insecure")).lower() == "true":
+        chosen["insecure"] = True
+    return replace(opts, **chosen)
+
+
 def connect(opts: ConnectionOptions) -> HeatAPI:
     """A :class:`HeatAPI` on the endpoint these settings name."""
+    opts = with_cloud(opts)
     verify: bool | str = False if opts.insecure else (opts.os_cacert or True)
     no_auth = (opts.os_auth_type or "").lower() in ("none", "noauth") or (
         not opts.os_auth_url and opts.os_auth_type is None)

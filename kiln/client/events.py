@@ -86,11 +86,13 @@ class StreamSource:
 
     streaming = True
 
-    def __init__(self, api: HeatAPI, ref: str, marker: str | None) -> None:
+    def __init__(self, api: HeatAPI, ref: str, marker: str | None,
+                 nested_depth: int = 0) -> None:
         self._queue: queue.Queue[JSON | Exception | None] = queue.Queue()
         self._client = httpx.Client(timeout=httpx.Timeout(30.0, read=STREAM_READ_TIMEOUT),
                                     verify=api.verify, follow_redirects=True)
-        params = {"stream": "true", **({"marker": marker} if marker else {})}
+        params = {"stream": "true", **({"marker": marker} if marker else {}),
+                  **({"nested_depth": str(nested_depth)} if nested_depth else {})}
         headers = {"Accept": "text/event-stream", **api.auth_headers()}
         request = self._client.build_request("GET", f"{api.endpoint}/stacks/{ref}/events",
                                              params=params, headers=headers)
@@ -143,9 +145,11 @@ class StreamSource:
         self._client.close()
 
 
-def open_source(api: HeatAPI, ref: str, marker: str | None) -> EventSource:
-    """The live stream if the endpoint has one, else polling."""
+def open_source(api: HeatAPI, ref: str, marker: str | None,
+                nested_depth: int = 0) -> EventSource:
+    """The live stream if the endpoint has one (with the events of nested stacks down to
+    ``nested_depth``), else polling (the stack's own resources only)."""
     try:
-        return StreamSource(api, ref, marker)
+        return StreamSource(api, ref, marker, nested_depth)
     except StreamUnavailable:
         return PollingSource(api, ref)

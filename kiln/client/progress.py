@@ -92,11 +92,12 @@ class LiveView:
         return Group(*parts)
 
 
-def event_line(event: JSON, stack_name: str, stack_id: str) -> str:
-    """``<time> [<stack>.<resource>]: <STATUS>  <reason>``, the openstack CLI's line."""
+def event_line(event: JSON, stack_name: str, stack_id: str, path: str | None = None) -> str:
+    """``<time> [<stack>.<resource>]: <STATUS>  <reason>``, the openstack CLI's line (a
+    nested resource by its ``path`` from the top stack)."""
     name = str(event.get("resource_name") or "")
     is_stack = event.get("physical_resource_id") == stack_id and name == stack_name
-    where = stack_name if is_stack else f"{stack_name}.{name}"
+    where = stack_name if is_stack else f"{stack_name}.{path or name}"
     return (f"{event.get('event_time', '')} [{where}]: {event.get('resource_status', '')}  "
             f"{event.get('resource_status_reason') or ''}")
 
@@ -110,8 +111,11 @@ def follow(watch: ActionWatch, console: Console | None = None) -> None:
     else:
         def print_events(new: Sequence[JSON]) -> None:
             for event in new:
-                console.print(event_line(event, watch.stack_name, watch.stack_id),
-                              markup=False, soft_wrap=True)
+                if watch.is_nested(event) and event.get("physical_resource_id") == event.get(
+                        "stack_id"):
+                    continue   # a nested stack's own state: its parent resource says it
+                console.print(event_line(event, watch.stack_name, watch.stack_id,
+                                         watch.path(event)), markup=False, soft_wrap=True)
         wait(watch, print_events)
     summary(watch, console)
 

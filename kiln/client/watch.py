@@ -28,11 +28,15 @@ ROLLBACK_GRACE = 20.0
 STREAM_WAIT = 0.5
 #: Seconds between reads of the stack while a stream is quiet (a safety net).
 STREAM_STACK_CHECK = 5.0
+#: How deep a stream follows nested stacks (groups of groups, stacks in groups...).
+NESTED_DEPTH = 5
 
 
 @dataclass
 class ResourceProgress:
-    """The latest state of one top-level resource during the action."""
+    """The latest state of one resource during the action: a top-level one by its name, a
+    nested stack's by its path (``group.0``, ``group.0.server``) when a stream carries
+    nested events."""
 
     name: str
     status: str
@@ -79,6 +83,9 @@ class ActionWatch:
     _failed_at: float | None = None
     _source: EventSource | None = None
     _stack_read_at: float = 0.0
+    #: nested stack id -> the path of the resource it belongs to, and the same by name
+    _paths: dict[str, str] = field(default_factory=dict)
+    _names: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def last_event_id(cls, api: HeatAPI, ref: str) -> str | None:
@@ -104,20 +111,57 @@ class ActionWatch:
         return (event.get("physical_resource_id") == self.stack_id
                 and event.get("resource_name") == self.stack_name)
 
+    def is_nested(self, event: Mapping[str, Any]) -> bool:
+        """An event of a nested stack (only a stream with nested_depth sends those)."""
+        owner = event.get("stack_id")
+        return bool(owner) and owner != self.stack_id
+
+    def path(self, event: Mapping[str, Any]) -> str:
+        """The name progress is kept under: a nested resource's path from the top."""
+        name = str(event.get("resource_name") or event.get("logical_resource_id") or "?")
+        if not self.is_nested(event):
+            return name
+        return f"{self._stack_path(str(event['stack_id']), str(event.get('stack_name')))}.{name}"
+
+    def _stack_path(self, stack_id: str, stack_name: str) -> str:
+        """A nested stack is named ``<parent stack>-<resource>-<suffix>`` (as Heat names
+        them): its path is its parent's path and that resource's name. Worked out from the
+        name, so the first event of a member already has the key the later ones get."""
+        known = self._paths.get(stack_id)
+        if known is not None:
+            return known
+        names = self._names
+        if not names:
+            names[self.stack_name] = ""
+        known = stack_name
+        cut = stack_name.rfind("-")                      # before the suffix
+        while cut > 0:
+            cut = stack_name.rfind("-", 0, cut)          # the longest known parent first
+            parent = stack_name[:cut] if cut > 0 else None
+            if parent is not None and parent in names:
+                resource = stack_name[cut + 1:stack_name.rfind("-")]
+                known = f"{names[parent]}.{resource}" if names[parent] else resource
+                break
+        self._paths[stack_id] = known
+        names[stack_name] = known
+        return known
+
     def _apply(self, event: JSON) -> None:
         status = str(event.get("resource_status") or "")
         reason = str(event.get("resource_status_reason") or "")
         now = time.monotonic()
+        if self.is_nested(event) and event.get("physical_resource_id") == event.get(
+                "stack_id"):
+            return   # a nested stack's own state: its parent resource's event says it
+        name = self.path(event)
         if status.endswith("_FAILED"):
             is_stack = self._is_stack_event(event)
-            self.failures.append((self.stack_name if is_stack else str(
-                event.get("resource_name") or ""), status, reason))
+            self.failures.append((self.stack_name if is_stack else name, status, reason))
         if self._is_stack_event(event):
             self.stack_status, self.stack_reason = status, reason
             if not status.endswith("_IN_PROGRESS"):
                 self._terminal_event = status
             return
-        name = str(event.get("resource_name") or event.get("logical_resource_id") or "?")
         progress = self.resources.get(name)
         if progress is None:
             progress = self.resources[name] = ResourceProgress(name, status)
@@ -150,8 +194,8 @@ class ActionWatch:
 
     def _fetch(self) -> list[JSON]:
         if self._source is None:
-            self._source = (open_source(self.api, self.ref, self.marker) if self.stream
-                            else PollingSource(self.api, self.ref))
+            self._source = (open_source(self.api, self.ref, self.marker, NESTED_DEPTH)
+                            if self.stream else PollingSource(self.api, self.ref))
         try:
             return self._source.fetch(self.marker, STREAM_WAIT)
         except StreamUnavailable:
@@ -185,9 +229,10 @@ class ActionWatch:
             raise
         for event in new:
             self._apply(event)
-        if new:
-            self.marker = str(new[-1]["id"])
-            self.events.extend(new)
+        own = [event for event in new if not self.is_nested(event)]
+        if own:   # polling (after a broken stream) resumes from the stack's own events
+            self.marker = str(own[-1]["id"])
+        self.events.extend(new)
         if stack is None:
             return new
         self._stack_read_at = time.monotonic()

@@ -15,22 +15,63 @@ from __future__ import annotations
 
 from typing import Any
 
-from kiln.clients.manager import CloudClients, CloudNotConfigured, clients_from_conf
-from kiln.clients.settings import CLIENT_SERVICE_TYPES, CloudSettings
+from kiln.clients.manager import (
+    CloudClients,
+    CloudNotConfigured,
+    acting_clients,
+    clients_from_conf,
+)
+from kiln.clients.settings import CLIENT_SERVICE_TYPES, CloudSettings, identity_url
 
 __all__ = ["CLIENT_SERVICE_TYPES", "CloudClients", "CloudNotConfigured", "CloudSettings",
            "clients_for", "clients_for_owner", "clients_from_conf", "service_catalog"]
 
 
+#: the authentication modes whose tokens are Keystone's, usable to call OpenStack
+_KEYSTONE_TOKENS = ("keystone", "standalone")
+
+
 def clients_for_owner(conf: Any, owner: Any | None = None) -> CloudClients:
-    """The clients a stack's plugins act with. *owner* is the request context the stack
-    belongs to; the seam for the identity layer (acting with the request's token or a
-    trust). Without an identity service these are ``[kiln_clients]``'s credentials."""
-    return clients_from_conf(conf)
+    """The clients a stack's plugins act with. *owner* is the request context the work
+    acts for: with ``client_auth`` (a stack's trust, kiln.engine.model.delegation) they
+    act through it; with a Keystone token of the caller's (keystone and standalone
+    modes) they act with that token, as Heat's clients do; otherwise (noauth) with
+    ``[kiln_clients]``'s credentials. An owner with ``no_credentials`` (deferred work on
+    a stack nothing was delegated for) gets none: AuthorizationFailure with its reason."""
+    refused = getattr(owner, "no_credentials", None)
+    if refused:
+        from kiln.errors import AuthorizationFailure
+
+        raise AuthorizationFailure(str(refused))
+    auth = getattr(owner, "client_auth", None)
+    token = getattr(owner, "auth_token", None)
+    if auth is None and token and _keystone_tokens(conf):
+        url = identity_url(conf)
+        if url:
+            auth = ("v3token", {"auth_url": url, "token": token,
+                                "project_id": str(owner.project_id)})  # type: ignore[union-attr]
+    if auth is None:
+        return clients_from_conf(conf)
+    auth_type, options = auth
+    return acting_clients(CloudSettings.from_conf(conf).acting_as(auth_type, options))
+
+
+def _keystone_tokens(conf: Any) -> bool:
+    from kiln.conf_identity import flavor
+
+    try:
+        return flavor(conf) in _KEYSTONE_TOKENS
+    except AttributeError:  # oslo's NoSuchOptError: a configuration without them
+        return False
 
 
 async def service_catalog(conf: Any, owner: Any | None = None) -> frozenset[str]:
-    """The service types in the catalog the stack's owner sees (empty without a cloud)."""
+    """The service types in the catalog the stack's owner sees (empty without a cloud):
+    the catalog of the caller's token when authentication read it, else the one the
+    owner's clients get from Keystone."""
+    known = getattr(owner, "service_types", None)
+    if known is not None and getattr(owner, "client_auth", None) is None:
+        return frozenset(known) | CloudSettings.from_conf(conf).overridden_types()
     return await clients_for_owner(conf, owner).service_types()
 
 

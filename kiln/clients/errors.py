@@ -42,6 +42,16 @@ def _is_connection_error(exc: BaseException) -> bool:
                       | ksa.ServiceUnavailable | ConnectionError | TimeoutError)
 
 
+def cloud_errors() -> tuple[type[Exception], ...]:
+    """What a call to the cloud raises when the cloud, not Kiln, is at fault: any
+    keystoneauth or openstacksdk error (unreachable, refused credentials, an API error, a
+    cloud configuration the SDK rejects) and the OS's own connection errors."""
+    from keystoneauth1 import exceptions as ksa
+    from openstack import exceptions as sdk
+
+    return (ksa.ClientException, sdk.SDKException, OSError)
+
+
 def is_transient(exc: BaseException) -> bool:
     code = status_of(exc)
     if code is not None:

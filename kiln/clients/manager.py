@@ -16,11 +16,12 @@ import logging
 import random
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
-from kiln.clients.errors import is_not_found, is_transient
+from kiln.clients.errors import cloud_errors, is_not_found, is_transient
 from kiln.clients.settings import CLIENT_SERVICE_TYPES, CloudSettings
 
 LOG = logging.getLogger(__name__)
@@ -29,6 +30,11 @@ T = TypeVar("T")
 
 _EXECUTOR: ThreadPoolExecutor | None = None
 _EXECUTOR_LOCK = threading.Lock()
+
+
+def network_extension(alias: str) -> str:
+    """How a Neutron extension is named among the catalog's service types."""
+    return f"network-extension:{alias}"
 
 
 class CloudNotConfigured(RuntimeError):
@@ -123,9 +129,22 @@ class CloudClients:
 
     # -- the catalog -------------------------------------------------------------------
     def _read_catalog(self, conn: Any) -> frozenset[str]:
+        """The catalog's service types, plus ``network-extension:<alias>`` for each
+        extension Neutron has (Heat checks a type's required extension the same way)."""
         access = conn.session.auth.get_access(conn.session)
-        return frozenset(entry.get("type", "") for entry in
-                         (access.service_catalog.catalog or []))
+        types = frozenset(entry.get("type", "") for entry in
+                          (access.service_catalog.catalog or []))
+        if "network" not in types:
+            return types
+        from kiln.clients import rest
+
+        try:
+            answer = rest.request(conn, "network", "GET", "/extensions") or {}
+        except cloud_errors() as exc:  # the catalog stands; extension types wait
+            LOG.warning("cannot read Neutron's extensions: %s", exc)
+            return types
+        return types | {network_extension(e.get("alias", ""))
+                        for e in answer.get("extensions", [])}
 
     async def service_types(self) -> frozenset[str]:
         """The service types in the catalog (cached ``catalog_cache_seconds``); empty
@@ -138,12 +157,10 @@ class CloudClients:
             return self._catalog
         try:
             types = await self.call(self._read_catalog, what="service catalog")
-        except Exception as exc:  # the SDK/keystoneauth raise many types  # noqa: BLE001
+        except cloud_errors() as exc:  # no catalog now: the last one, or none
             LOG.warning("cannot read the service catalog: %s", exc)
             return self._catalog or frozenset()
-        overrides = {t for c, s in self.settings.services.items() if s.endpoint_override
-                     for t in CLIENT_SERVICE_TYPES.get(c, ())}
-        self._catalog = types | overrides
+        self._catalog = types | self.settings.overridden_types()
         self._catalog_at = now
         return self._catalog
 
@@ -164,6 +181,27 @@ def shared_clients(settings: CloudSettings) -> CloudClients:
         clients = _SHARED.get(key)
         if clients is None:
             clients = _SHARED[key] = CloudClients(settings)
+        return clients
+
+
+#: how many identities' clients (users' tokens, stacks' trusts) are kept at once
+ACTING_CLIENTS = 256
+_ACTING: OrderedDict[tuple[Any, ...], CloudClients] = OrderedDict()
+
+
+def acting_clients(settings: CloudSettings) -> CloudClients:
+    """The clients of one acting identity (a user's token, a stack's trust): reused while
+    it is in use, the least recently used of :data:`ACTING_CLIENTS` dropped, so the
+    tokens and trusts of stacks long gone are not kept by the process."""
+    key = settings.key()
+    with _SHARED_LOCK:
+        clients = _ACTING.get(key)
+        if clients is None:
+            clients = _ACTING[key] = CloudClients(settings)
+            while len(_ACTING) > ACTING_CLIENTS:
+                _ACTING.popitem(last=False)
+        else:
+            _ACTING.move_to_end(key)
         return clients
 
 

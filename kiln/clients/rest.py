@@ -18,6 +18,11 @@ PROXIES = {"compute": "compute", "network": "network", "image": "image",
            "orchestration": "orchestration", "placement": "placement"}
 
 
+def proxy(conn: Any, service_type: str) -> Any:
+    """The connection's openstacksdk proxy for *service_type* (a keystoneauth adapter)."""
+    return getattr(conn, PROXIES[service_type])
+
+
 def request(conn: Any, service_type: str, method: str, path: str, *,
             body: Any = None, microversion: str | None = None,
             headers: dict[str, str] | None = None) -> Any:
@@ -41,3 +46,32 @@ def request(conn: Any, service_type: str, method: str, path: str, *,
         return response.json()
     except ValueError:
         return response.text
+
+
+def exchange(conn: Any, service_type: str, method: str, path: str, *,
+             headers: dict[str, str] | None = None, data: bytes | None = None,
+             decode: bool = True) -> tuple[dict[str, str], Any]:
+    """``method path`` on *service_type* for the services that answer in headers (Swift's
+    HEAD of a container): the response headers (lower-case names) and the decoded body
+    (the bytes as sent when not *decode*: a Swift object is not always JSON). *data* is
+    sent as the raw request body (a Swift object's content)."""
+    from openstack import exceptions
+
+    proxy = getattr(conn, PROXIES[service_type])
+    kwargs: dict[str, Any] = {} if data is None else {"data": data}
+    response = proxy.request(path, method, raise_exc=False, headers=headers or {}, **kwargs)
+    exceptions.raise_from_response(response)
+    found = {k.lower(): v for k, v in response.headers.items()}
+    if not decode:
+        return found, response.content
+    if not response.content:
+        return found, None
+    try:
+        return found, response.json()
+    except ValueError:
+        return found, response.text
+
+
+def endpoint(conn: Any, service_type: str) -> str:
+    """The catalog URL Kiln reaches *service_type* at (project substituted)."""
+    return str(getattr(conn, PROXIES[service_type]).get_endpoint())

@@ -20,7 +20,7 @@ arguments by :meth:`CloudSettings.connection_kwargs`.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 #: Heat's client plugin name -> the catalog service types it serves (first = sdk's name)
@@ -74,6 +74,9 @@ class CloudSettings:
     """Credentials and per-service settings; ``configured`` is False without a cloud."""
 
     auth: Mapping[str, str] = field(default_factory=dict)
+    #: the keystoneauth plugin ``auth`` is for (a trust or a user's token: see
+    #: :meth:`acting_as`)
+    auth_type: str = "password"
     cloud: str | None = None
     clouds_file: str | None = None
     region: str | None = None
@@ -89,8 +92,19 @@ class CloudSettings:
 
     def key(self) -> tuple[Any, ...]:
         """What makes two settings share one connection (the secrets included)."""
-        return (tuple(sorted(self.auth.items())), self.cloud, self.clouds_file, self.region,
-                tuple(sorted(self.services.items())))
+        return (self.auth_type, tuple(sorted(self.auth.items())), self.cloud,
+                self.clouds_file, self.region, tuple(sorted(self.services.items())))
+
+    def overridden_types(self) -> frozenset[str]:
+        """The service types ``endpoint_override`` gives an endpoint, catalog or not."""
+        return frozenset(t for c, s in self.services.items() if s.endpoint_override
+                         for t in CLIENT_SERVICE_TYPES.get(c, ()))
+
+    def acting_as(self, auth_type: str, auth: Mapping[str, str]) -> CloudSettings:
+        """These settings with another identity (no clouds.yaml cloud): the stack owner's
+        token, or Kiln's trustee user through the owner's trust."""
+        return replace(self, auth=dict(auth), auth_type=auth_type, cloud=None,
+                       clouds_file=None)
 
     def connection_kwargs(self) -> dict[str, Any]:
         """Keyword arguments for ``openstack.connect`` (or ``config.get_one``)."""
@@ -99,7 +113,7 @@ class CloudSettings:
             kwargs["cloud"] = self.cloud
         if self.auth:
             kwargs["auth"] = dict(self.auth)
-            kwargs["auth_type"] = "password"
+            kwargs["auth_type"] = self.auth_type
         if self.region:
             kwargs["region_name"] = self.region
         for client, settings in self.services.items():
@@ -156,6 +170,18 @@ class CloudSettings:
             catalog_cache_seconds=int(_opt(conf, "kiln_clients", "catalog_cache_seconds")
                                       or 0),
         )
+
+
+def identity_url(conf: Any) -> str | None:
+    """The Keystone v3 URL users' tokens come from: ``[clients_keystone] auth_uri``, else
+    ``[keystone_authtoken]``'s (www_authenticate_uri, auth_url)."""
+    url = (_opt(conf, "clients_keystone", "auth_uri")
+           or _opt(conf, "keystone_authtoken", "www_authenticate_uri")
+           or _opt(conf, "keystone_authtoken", "auth_url"))
+    if not url:
+        return None
+    url = str(url).rstrip("/")
+    return url if url.endswith("/v3") else url + "/v3"
 
 
 def _service(conf: Any, group: str, fallback: str | None, *, region: str | None = None,

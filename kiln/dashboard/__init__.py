@@ -24,7 +24,7 @@ from oslo_config import cfg
 from starlette.requests import Request
 from starlette.responses import Response
 
-from kiln.api.faults import HTTPError
+from kiln.errors import HTTPNotFound
 
 #: where the assets are served from (the page refers to them relative to this)
 PREFIX = "/dashboard/"
@@ -102,7 +102,7 @@ def asset_endpoint(conf: cfg.ConfigOpts) -> Callable[[Request], Awaitable[Respon
         name = str(request.path_params["path"])
         body = _asset(name) if on else None
         if body is None:
-            raise HTTPError(404, "The resource could not be found.")
+            raise HTTPNotFound("The resource could not be found.")
         return Response(body, media_type=_content_type(name),
                         headers={"Cache-Control": "no-cache",
                                  "X-Content-Type-Options": "nosniff"})

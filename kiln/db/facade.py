@@ -29,8 +29,8 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
+from kiln.db import checkpoint, inline, migrate
 from kiln.db import engine as db_engine
-from kiln.db import migrate
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -40,6 +40,10 @@ LOG = logging.getLogger(__name__)
 MAX_BATCH = 500
 #: Attempts of a transaction that lost a deadlock / serialization conflict.
 RETRIES = 3
+#: What a call raises when the database cannot serve it: a driver or SQL error, or the
+#: facade (or its reader pool) already closed. Callers that can leave the work to a lease
+#: expiring or to the next sweep (releasing a lock, unregistering) catch these only.
+DATABASE_ERRORS: tuple[type[Exception], ...] = (sa.exc.SQLAlchemyError, RuntimeError)
 
 
 @dataclass(slots=True)
@@ -60,6 +64,10 @@ class Database:
         self._max_batch = max_batch
         self._readers = ThreadPoolExecutor(max_workers=readers, thread_name_prefix="kiln-db-r")
         self._queue: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        self._inline = inline.InlineReader(engine) if inline.usable(engine) else None
+        self._checkpointer = checkpoint.Checkpointer(
+            str(engine.url.database), busy_timeout_ms=db_engine.SQLITE_BUSY_TIMEOUT_MS,
+        ) if inline.usable(engine) else None
         self._closed = False
         self._write_options: dict[str, Any] = (
             {"kiln_begin": "IMMEDIATE"} if db_engine.is_sqlite(engine) else {})
@@ -78,6 +86,21 @@ class Database:
             raise RuntimeError("database is closed")
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._readers, self._run_sync, fn, args, kwargs)
+
+    async def read_now(self, fn: Callable[Concatenate[inline.Rows, P], T],
+                       *args: P.args, **kwargs: P.kwargs) -> T:
+        """``fn(rows, ...)``, a short read of a few indexed rows through
+        :class:`kiln.db.inline.Rows`, in its own transaction: on this thread when the
+        database allows it without waiting (SQLite: kiln.db.inline), else on a reader
+        thread as :meth:`run`."""
+        if self._closed:
+            raise RuntimeError("database is closed")
+        if self._inline is not None:
+            try:
+                return self._inline.run(fn, args, kwargs)
+            except inline.Missed:
+                pass
+        return await self.run(_through_session, fn, args, kwargs)
 
     def write(self, fn: Callable[Concatenate[Session, P], T],
               *args: P.args, **kwargs: P.kwargs) -> asyncio.Future[T]:
@@ -102,7 +125,11 @@ class Database:
         self._closed = True
         self._queue.put(None)
         await asyncio.get_running_loop().run_in_executor(None, self._writer.join)
+        if self._checkpointer is not None:
+            await asyncio.get_running_loop().run_in_executor(None, self._checkpointer.stop)
         self._readers.shutdown(wait=True)
+        if self._inline is not None:
+            self._inline.close()
         self.engine.dispose()
 
     # -- internals ----------------------------------------------------------------------
@@ -185,6 +212,8 @@ class Database:
                 Session(bind=conn, expire_on_commit=False) as s:
             with s.begin():
                 results = [job.fn(s, *job.args, **job.kwargs) for job in jobs]
+            if self._checkpointer is not None:
+                self._checkpointer.committed()
             self.commits += 1
             self.writes += len(jobs)
             return results
@@ -197,6 +226,11 @@ class Database:
             by_loop.setdefault(outcome[0].loop, []).append(outcome)
         for loop, items in by_loop.items():
             _call_soon(loop, functools.partial(_settle, items))
+
+
+def _through_session(s: Session, fn: Callable[..., T], args: tuple[Any, ...],
+                     kwargs: dict[str, Any]) -> T:
+    return fn(inline.SessionRows(s), *args, **kwargs)
 
 
 def is_retryable(exc: sa.exc.DBAPIError) -> bool:

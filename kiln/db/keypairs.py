@@ -2,11 +2,15 @@
 
 A keypair is created with a fresh random access key and secret, read back by access key
 on every signed request (the caller caches), and deleted with the resource it was issued
-for, or with its whole stack.
+for, or with its whole stack. Callers that cache keypairs watch :func:`revocations`: it
+grows once a transaction of this process that deleted keypairs has committed, so a cache
+emptied when it moves cannot keep a keypair this process deleted (other processes' caches
+learn of it when their entries expire).
 """
 
 from __future__ import annotations
 
+import itertools
 import secrets
 
 import sqlalchemy as sa
@@ -39,6 +43,33 @@ def create_keypair(s: Session, *, project_id: str, user_id: str,
     return _record(row)
 
 
+_REVOKED = "kiln_keypairs_revoked"
+_revocations = itertools.count(1)
+_generation = 0
+
+
+def revocations() -> int:
+    """How many committed transactions of this process have deleted keypairs."""
+    return _generation
+
+
+def note_revoked(s: Session) -> None:
+    """Mark the session's transaction as deleting keypairs (counted once it commits)."""
+    s.info[_REVOKED] = True
+
+
+@sa.event.listens_for(Session, "after_commit")
+def _after_commit(s: Session) -> None:
+    global _generation
+    if s.info.pop(_REVOKED, False):
+        _generation = next(_revocations)
+
+
+@sa.event.listens_for(Session, "after_rollback")
+def _after_rollback(s: Session) -> None:
+    s.info.pop(_REVOKED, None)
+
+
 def get_keypair(s: Session, access_key: str) -> KeypairRecord | None:
     row = s.get(Ec2Keypair, access_key)
     return _record(row) if row is not None else None
@@ -53,11 +84,13 @@ def list_keypairs(s: Session, *, stack_id: str,
 
 
 def delete_keypair(s: Session, access_key: str) -> bool:
+    note_revoked(s)
     result = s.execute(sa.delete(Ec2Keypair).where(Ec2Keypair.access_key == access_key))
     return bool(result.rowcount)  # type: ignore[attr-defined]
 
 
 def delete_keypairs(s: Session, *, stack_id: str, resource_name: str | None = None) -> int:
+    note_revoked(s)
     q = sa.delete(Ec2Keypair).where(Ec2Keypair.stack_id == stack_id)
     if resource_name is not None:
         q = q.where(Ec2Keypair.resource_name == resource_name)

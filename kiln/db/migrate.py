@@ -17,7 +17,7 @@ import sqlalchemy as sa
 from kiln.db import models
 
 #: The newest migration's revision id; a test checks it equals Alembic's head.
-HEAD = "0004_alarms"
+HEAD = "0006_user_creds"
 MIGRATIONS_DIR = os.path.join(os.path.dirname(__file__), "migrations")
 
 

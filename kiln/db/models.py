@@ -267,6 +267,20 @@ class Ec2Keypair(Base):
     created_at: Mapped[dt.datetime] = mapped_column(Timestamp, nullable=False, default=utcnow)
 
 
+class StackUser(Base):
+    """A Keystone user Kiln made for a stack's resource (its servers' credentials), in
+    keystone mode: one per stack and resource name, removed with the stack
+    (kiln.auth.stack_users)."""
+
+    __tablename__ = "stack_user"
+    __table_args__ = (_TABLE_ARGS,)
+    stack_id: Mapped[str] = mapped_column(sa.String(36), primary_key=True)
+    resource_name: Mapped[str] = mapped_column(sa.String(255), primary_key=True)
+    user_id: Mapped[str] = mapped_column(sa.String(64), nullable=False)
+    project_id: Mapped[str] = mapped_column(sa.String(64), nullable=False)
+    created_at: Mapped[dt.datetime] = mapped_column(Timestamp, nullable=False, default=utcnow)
+
+
 class ChangeCounter(Base):
     """A counter per kind of row, bumped in the same transaction as every change to those
     rows (``db.stacks`` bumps ``stacks``). A reader that saw value N has seen every change
@@ -359,3 +373,22 @@ class Lease(Base):
     name: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
     holder: Mapped[str] = mapped_column(sa.String(64), nullable=False)
     expires_at: Mapped[float] = mapped_column(sa.Float, nullable=False)
+
+
+class UserCreds(Base):
+    """What Kiln keeps to act for a top-level stack's owner when no request of theirs is
+    behind the work (Heat's user_creds): the Keystone trust the owner gave Kiln's trustee
+    user at create, or, with ``deferred_auth_method = password``, the owner's name and
+    password. Nested stacks use their root stack's row. Secrets are stored encrypted
+    (``crypt``); the row goes when the stack is deleted, after the trust."""
+
+    __tablename__ = "user_creds"
+    __table_args__ = (_TABLE_ARGS,)
+    stack_id: Mapped[str] = mapped_column(sa.String(36), primary_key=True)
+    method: Mapped[str] = mapped_column(sa.String(16), nullable=False)
+    trust_id: Mapped[str | None] = mapped_column(LongText)
+    trustor_user_id: Mapped[str] = mapped_column(sa.String(64), nullable=False)
+    project_id: Mapped[str] = mapped_column(sa.String(256), nullable=False)
+    username: Mapped[str | None] = mapped_column(sa.String(255))
+    password: Mapped[str | None] = mapped_column(LongText)
+    created_at: Mapped[dt.datetime] = mapped_column(Timestamp, nullable=False, default=utcnow)

@@ -118,6 +118,8 @@ class StackQuery:
     show_hidden: bool = False
     show_deleted: bool = False
     show_nested: bool = False
+    #: Kiln's own search (the dashboard's): names containing this, any case
+    name_contains: str | None = None
     limit: int | None = None
     marker: str | None = None         # a stack id; results start after it
     #: Heat's names: stack_name, stack_status, creation_time, updated_time.
@@ -342,3 +344,17 @@ class KeypairRecord:
     user_id: str
     stack_id: str | None
     resource_name: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class UserCredsRecord:
+    """What Kiln keeps to act for a top-level stack's owner (``user_creds``). Decrypted:
+    the secrets are plaintext here and hidden from ``repr`` (log lines)."""
+
+    stack_id: str
+    method: str                      # "trusts" | "password"
+    trustor_user_id: str
+    project_id: str
+    trust_id: str | None = field(default=None, repr=False)
+    username: str | None = None
+    password: str | None = field(default=None, repr=False)

@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 
 from kiln import errors
 from kiln.conf import CONF
-from kiln.db import _query, crypt
+from kiln.db import _query, crypt, keypairs
 from kiln.db.models import (
     ChangeCounter,
     Ec2Keypair,
@@ -122,8 +122,12 @@ def stacks_generation(s: Session) -> int | None:
 
 # -- stacks ---------------------------------------------------------------------------------
 
-def _record(row: Mapping[Any, Any], tags: Sequence[str] = ()) -> StackRecord:
+def stack_record(row: Mapping[Any, Any], tags: Sequence[str] = ()) -> StackRecord:
+    """The record of a ``stack`` row read through Core (its tags are the caller's)."""
     return StackRecord(**{k: row[k] for k in _STACK_FIELDS}, tags=tuple(tags))
+
+
+_record = stack_record
 
 
 def _select(s: Session, stmt: sa.Select[Any]) -> list[StackRecord]:
@@ -250,6 +254,8 @@ def _base_query(q: StackQuery, what: Any) -> sa.Select[Any]:
         stmt = stmt.where(Stack.project_id == q.project_id)
     stmt = _query.exact_filters(stmt, Stack, {FILTER_ALIASES.get(k, k): v
                                               for k, v in q.filters.items()})
+    if q.name_contains:
+        stmt = stmt.where(Stack.name.icontains(q.name_contains, autoescape=True))
 
     def has(tag_values: Sequence[str]) -> sa.ColumnElement[bool]:
         return sa.exists().where(StackTag.stack_id == Stack.id, StackTag.tag.in_(tag_values))
@@ -375,6 +381,7 @@ def soft_delete_stack(s: Session, stack_id: str) -> None:
         raise errors.EntityNotFound(f"The Stack ({stack_id}) could not be found.")
     _changed(s)
     s.execute(sa.delete(Resource).where(Resource.stack_id == stack_id))
+    keypairs.note_revoked(s)
     s.execute(sa.delete(Ec2Keypair).where(Ec2Keypair.stack_id == stack_id))
     s.execute(sa.update(Stack).where(Stack.id == stack_id)
               .values(deleted_at=utcnow(), engine_id=None, lock_time=None))

@@ -19,7 +19,7 @@ from __future__ import annotations
 import base64
 import functools
 import secrets
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -29,8 +29,10 @@ from kiln.errors import (
     NotSupported,
     ResourceActionNotSupported,
     StackValidationFailed,
+    format_path,
 )
 from kiln.resources.runtime import (
+    Peers,
     ResourceRuntime,
     SignalKind,
     SoftwareConfigStore,
@@ -49,6 +51,7 @@ from kiln.template.definitions import ResourceDefinition
 __all__ = [
     "ACTIONS",
     "Attribute",
+    "Peers",
     "Properties",
     "Property",
     "Resource",
@@ -83,13 +86,19 @@ class ResourceFailure(KilnError):
 
     def status_reason(self, resource_name: str) -> str:
         """Heat's status reason for this failure of resource *resource_name*."""
-        return f"{self.exc_type}: resources.{resource_name}: {self.message}"
+        return f"{self.exc_type}: {format_path(('resources', resource_name))}: {self.message}"
 
 
 class UpdateReplace(Exception):
     """Raised by ``handle_update`` when only then does a plugin learn that the change
     needs a new physical resource (a deployment input marked replace_on_change changed).
-    Nothing has been changed yet; the engine replaces the resource instead."""
+    Nothing has been changed yet; the engine ends the update COMPLETE with
+    ``status_reason`` (None: Heat's "The Resource <type> "<name>" [...] Stack ...
+    requires replacement.") and replaces the resource instead."""
+
+    def __init__(self, message: str = "", *, status_reason: str | None = None) -> None:
+        super().__init__(message)
+        self.status_reason = status_reason
 
 
 @dataclass(slots=True)
@@ -135,24 +144,41 @@ class Resource:
     #: on replacement, create the new physical resource before deleting the old one
     #: (Heat's order); a plugin whose old and new cannot coexist sets this False
     replace_create_first: ClassVar[bool] = True
+    #: every update replaces the resource before trying any update of it, so the old
+    #: resource records no UPDATE (Heat's UpdateWaitConditionHandle, whose _needs_update
+    #: raises UpdateReplace before the update's action recorder starts)
+    replaced_on_every_update: ClassVar[bool] = False
     #: a FAILED resource is replaced by the next update (Heat's default); False lets the
     #: update run in place on it
     needs_replace_failed: ClassVar[bool] = True
     #: the definition is validated and its properties resolved at create (False for
     #: OS::Heat::None, whose properties are anything at all)
     validates_definition: ClassVar[bool] = True
+    #: the resource may make authenticated calls later, with no request of the owner's
+    #: behind them (a child stack, a signal's work): Heat's ``requires_deferred_auth``.
+    #: With ``deferred_auth_method = password`` a stack holding one needs the caller's
+    #: X-Auth-User and X-Auth-Key
+    requires_deferred_auth: ClassVar[bool] = False
     #: the resource is a child stack run by this engine: it does not count against the
     #: engine's concurrency limit while it waits for its own resources
     is_nested_stack: ClassVar[bool] = False
     #: the child stack is not counted as a nested level of its parent (OS::Heat::Stack
     #: with a remote ``context``)
     detached_child: ClassVar[bool] = False
+    #: attributes read afresh whenever they are asked for (Heat's uncached attributes,
+    #: such as a volume's ``status``): an output naming one is re-resolved on each read
+    #: of the stack, after :meth:`refresh_live`
+    live_attributes: ClassVar[frozenset[str]] = frozenset()
     #: keys of :attr:`data` that are secrets (a generated password): stored encrypted
     #: with ``auth_encryption_key``, as Heat stores redacted resource data
     secret_data: ClassVar[frozenset[str]] = frozenset()
     #: actions during which a signal is refused (Heat's ``no_signal_actions``); a
     #: deployment that runs on DELETE or SUSPEND waits for its signal then
     no_signal_actions: ClassVar[tuple[str, ...]] = ("SUSPEND", "DELETE")
+    #: an asynchronous signal (the native API's, the CFN ``/v1/signal``) is answered once
+    #: it is accepted and ``handle_signal`` runs afterwards in a task of the engine, as
+    #: Heat runs it in a thread (a scaling policy's resize); False: answered when done
+    signals_in_background: ClassVar[bool] = False
     #: the ``update_policy`` keys the resource accepts (ResourceGroup's batching)
     update_policy_schema: ClassVar[Mapping[str, Property]] = {}
     #: True when ``handle_*`` touches nothing outside this resource's own row (no cloud
@@ -161,6 +187,11 @@ class Resource:
     #: Anything else is started only once its IN_PROGRESS state is durable, so recovery
     #: never starts it twice without knowing.
     side_effect_free: ClassVar[bool] = False
+    #: the properties Heat's own ``validate()`` of this type reads, in its order. Inside
+    #: a nested stack at create Heat checks names, not values, but such a read still
+    #: converts the value to its type, and one that cannot be converted fails the
+    #: create with Heat's ``ValueError`` (a group member's RandomString ``length: x``)
+    validate_reads: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, name: str, definition: ResourceDefinition, runtime: ResourceRuntime,
                  state: ResourceState | None = None) -> None:
@@ -202,6 +233,11 @@ class Resource:
         object up in the cloud), run at create before the stack is stored. *values* are
         the property values that wait for no resource; *cache* is shared by every
         resource of the request. Raise StackValidationFailed (a 400)."""
+
+    async def validate_external_id(self, external_id: str) -> None:
+        """For a resource with ``external_id``, checked at create instead of its
+        properties (Heat's validate_external): the object must exist. Raise
+        StackValidationFailed (a 400); the default has nothing to look up."""
 
     @classmethod
     def validate_deletion_policy(cls, policy: str) -> None:
@@ -358,9 +394,30 @@ class Resource:
         """Whether applying *prop_diff* needs a new physical resource."""
         return any(not self.properties_schema[k].update_allowed for k in prop_diff)
 
+    # -- dependencies ------------------------------------------------------------------
+    def implicit_requirements(self, peers: Peers) -> Iterable[str]:
+        """Names of resources of the same stack this one must wait for although none of
+        its properties refers to them (Heat's ``add_dependencies``: a port waits for the
+        subnets of its network, because Neutron gives it an address from one of them).
+        Asked each time the engine builds the stack's graph; a delete then goes the
+        other way round."""
+        return ()
+
+    async def refresh_live(self) -> None:
+        """Re-read the physical resource before its attributes are shown (resource
+        show), for plugins whose attributes come from an outside system; Heat reads
+        them live there. Failures are the plugin's to swallow: a show never fails."""
+
+    def access_allowed(self, resource_name: str) -> bool:
+        """Whether the EC2 keypair issued to this resource may describe *resource_name*
+        through the CFN API (Heat's ``access_allowed``): by default only itself; an
+        AWS::IAM::AccessKey as its user's access policies say."""
+        return resource_name == self.name
+
     # -- references and attributes ----------------------------------------------------
-    def reference_id(self) -> str:
-        """What get_resource / Ref return."""
+    def reference_id(self) -> str | None:
+        """What get_resource / Ref return (None where Heat's is: a RandomString adopted
+        from an external id has no value)."""
         return self.resource_id if self.resource_id is not None else self.name
 
     @classmethod

@@ -23,14 +23,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
-from kiln.errors import KilnError
+from kiln.errors import KilnError, format_path
 from kiln.resources.base import Properties, Resource, ResourceFailure, Token
 from kiln.template.definitions import ResourceDefinition
 
-_TYPED_REASON = re.compile(r"^(?P<kind>[A-Za-z_][\w.]*): resources\.(?P<rest>.*)$", re.S)
+_TYPED_REASON = re.compile(r"^(?P<kind>[A-Za-z_][\w.]*): resources(?P<rest>[.\[].*)$", re.S)
 _ACTION_PREFIX = re.compile(r"^Resource [A-Z]+ failed: ")
 
 OUTPUTS_KEY = "nested_outputs"
+#: values of the child's resources that the parent's template asks for by
+#: ``resource.<name>.<attribute>`` (a provider template's), see ``member_attributes``
+MEMBER_ATTRIBUTES_KEY = "nested_member_attributes"
 #: the child's outputs that failed to resolve: key -> the child's ``output_error``
 OUTPUT_ERRORS_KEY = "nested_output_errors"
 NAME_KEY = "nested_stack_name"
@@ -75,6 +78,13 @@ class NestedStackOps(Protocol):
     async def output_errors(self, stack_id: str) -> dict[str, str]:
         """The child's outputs that failed, by key: their ``output_error``."""
 
+    async def member_attributes(self, parent: Resource, stack_id: str) -> dict[str, Any]:
+        """What ``parent``'s stack asks of the child's resources through ``parent``
+        (``get_attr: [parent, "resource.<name>.<attribute>"]``): ``{"members": the
+        child's resource names, "values": {"<name>.<attribute>" (or ``<name>`` alone: its
+        reference): the value now}}``; an attribute the resource does not have is left
+        out. Empty when nothing is asked."""
+
     async def members(self, stack_id: str) -> list[ChildMember]:
         """The child's resources, failed ones first, then oldest first, then by name
         (the order Heat's group inspector lists them in)."""
@@ -95,8 +105,9 @@ def nested_reason(resource_name: str, child_reason: str) -> str:
     reason = _ACTION_PREFIX.sub("", child_reason, count=1)
     match = _TYPED_REASON.match(reason)
     if match:
-        return f"{match['kind']}: resources.{resource_name}.resources.{match['rest']}"
-    return f"Error: resources.{resource_name}: {reason}"
+        where = format_path(("resources", resource_name))
+        return f"{match['kind']}: {where}.resources{match['rest']}"
+    return f"Error: {format_path(('resources', resource_name))}: {reason}"
 
 
 class NestedFailure(ResourceFailure):
@@ -121,6 +132,7 @@ class NestedStackResource(Resource):
 
     #: tells the engine not to hold a concurrency slot while waiting for the child
     is_nested_stack: ClassVar[bool] = True
+    requires_deferred_auth = True  # Heat's StackResource
 
     # -- what the child stack is -----------------------------------------------------
     def child_template(self, properties: Properties) -> Mapping[str, Any]:
@@ -169,7 +181,12 @@ class NestedStackResource(Resource):
                 self.data[OUTPUT_ERRORS_KEY] = json.dumps(errors, sort_keys=True)
             else:
                 self.data.pop(OUTPUT_ERRORS_KEY, None)
+            await self.remember_members(child)
         return True
+
+    async def remember_members(self, child: str) -> None:
+        """Keep what the child's resources will be asked for once the child is done
+        (a plugin that answers ``resource.<name>.<attribute>`` from them overrides)."""
 
     # -- lifecycle --------------------------------------------------------------------
     async def handle_create(self) -> Token:

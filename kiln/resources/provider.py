@@ -11,13 +11,19 @@ child stack's ARN, unless the template has an ``OS::stack_id`` output, whose val
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Mapping
 from typing import Any, ClassVar, cast
 from urllib.parse import urlsplit
 
-from kiln.errors import KilnError, ResourceTypeNotFound, StackValidationFailed
-from kiln.resources.base import Attribute, Properties, Property
-from kiln.resources.nested import NestedStackResource
+from kiln.errors import (
+    InvalidTemplateAttribute,
+    KilnError,
+    ResourceTypeNotFound,
+    StackValidationFailed,
+)
+from kiln.resources.base import Attribute, Properties, Property, select_path
+from kiln.resources.nested import MEMBER_ATTRIBUTES_KEY, NestedStackResource
 from kiln.resources.schema import PropertyType
 from kiln.template.definitions import ResourceDefinition
 from kiln.template.parser import load_data
@@ -34,11 +40,12 @@ _CACHE: dict[tuple[str, str], type[TemplateResource]] = {}
 
 def _parse(text: str, name: str) -> Mapping[str, Any]:
     """Parse with the template layer's loader, so a provider template reads exactly as a
-    top-level one (an unquoted ``heat_template_version`` date stays a version string)."""
+    top-level one (an unquoted ``heat_template_version`` date stays a version string);
+    its errors name the file as Heat's do (``Error parsing template child.yaml ...``)."""
     try:
-        return load_data(text)
+        return load_data(text, url=name)
     except KilnError as exc:
-        raise StackValidationFailed(f"Could not parse template {name}: {exc}") from None
+        raise StackValidationFailed(str(exc)) from None
 
 
 def _schemas(template: Mapping[str, Any]) -> tuple[dict[str, Property], dict[str, Attribute]]:
@@ -52,7 +59,8 @@ def _schemas(template: Mapping[str, Any]) -> tuple[dict[str, Property], dict[str
         default = pdef.get("default", pdef.get("Default"))
         desc = pdef.get("description", pdef.get("Description"))
         props[pname] = Property(ptype, None if desc is None else str(desc),
-                                required=default is None, update_allowed=True)
+                                required=default is None, update_allowed=True,
+                                allow_conversion=ptype in ("list", "map"))
     attrs: dict[str, Attribute] = {}
     for oname, odef in outputs.items() if isinstance(outputs, Mapping) else ():
         odef = odef if isinstance(odef, Mapping) else {}
@@ -92,6 +100,40 @@ class TemplateResource(NestedStackResource):
         """Always (as Heat does): the child stack's own resources decide what changes,
         and the provider template itself may have changed."""
         return True
+
+    def get_attribute(self, name: str, *path: Any) -> Any:
+        """None for any name while there is no child stack (one whose create failed
+        before the child was made, say), as Heat 27 answers before it looks the name
+        up among the template's outputs; ``resource.<name>[.<attribute>]`` is a
+        resource of the child stack (its reference, or that attribute), as in Heat."""
+        if self.resource_id is None:
+            return None
+        if name.startswith("resource."):
+            return self._member_attribute(name, path)
+        return super().get_attribute(name, *path)
+
+    def _member_attribute(self, name: str, path: tuple[Any, ...]) -> Any:
+        raw = self.data.get(MEMBER_ATTRIBUTES_KEY)
+        known = json.loads(raw) if raw else {"members": [], "values": {}}
+        key = name[len("resource."):]
+        member = key.partition(".")[0]
+        if member not in known["members"]:
+            raise InvalidTemplateAttribute(
+                f"Member '{member}' not found in group resource '{self.name}'.")
+        if "." not in key and path:  # [p, "resource.v", "value"]: the attribute is first
+            key, path = f"{key}.{path[0]}", path[1:]
+        if key not in known["values"]:
+            raise InvalidTemplateAttribute(
+                f"The Referenced Attribute ({self.name} {name}) is incorrect.")
+        return select_path(known["values"][key], path)
+
+    async def remember_members(self, child: str) -> None:
+        values = await self.runtime.nested.member_attributes(self, child)
+        if values:
+            self.data[MEMBER_ATTRIBUTES_KEY] = json.dumps(values, sort_keys=True,
+                                                          default=str)
+        else:
+            self.data.pop(MEMBER_ATTRIBUTES_KEY, None)
 
     def resolve_attribute(self, name: str) -> Any:
         if name == STACK_ID_OUTPUT and STACK_ID_OUTPUT not in self.nested_outputs():

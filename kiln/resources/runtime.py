@@ -72,6 +72,24 @@ class AlarmStore(Protocol):
     async def set_enabled(self, name: str, enabled: bool) -> None: ...
 
 
+class Peers(Protocol):
+    """The other resources of a stack, as a plugin sees them while the engine builds the
+    stack's dependency graph (:meth:`kiln.resources.base.Resource.implicit_requirements`).
+    """
+
+    def of_type(self, *type_names: str) -> Sequence[Resource]:
+        """The resources whose type (as written, or as the environment maps it) is one
+        of *type_names* (Heat's ``has_interface``)."""
+
+    def value(self, resource: Resource, key: str) -> Any:
+        """Property *key* of *resource* as its definition resolves now (a resource not
+        yet created is referred to by its name, as Heat's graph sees it); None when it
+        is unset or cannot be resolved yet."""
+
+    def requirements(self, name: str) -> frozenset[str]:
+        """What resource *name* already waits for (its references and depends_on)."""
+
+
 class ResourceRuntime(Protocol):
     """Everything a plugin may reach outside itself; the engine implements it.
 
@@ -138,12 +156,20 @@ class ResourceRuntime(Protocol):
     async def stack_user(self, resource_name: str, *, password: str | None = None,
                          keypair: bool = False) -> Mapping[str, Any]:
         """The identity servers use to reach Kiln on behalf of *resource_name* (Heat's
-        stack-domain user), created on first use: ``user_id``, ``project_id``,
-        ``auth_url``, ``region_name``, and with ``keypair`` an EC2 ``access_key_id`` /
-        ``secret_access_key`` plus the CFN ``metadata_url``; ``password`` is set as the
-        user's password. Without an identity service the values are placeholders."""
+        stack-domain user), created on first use and removed with the stack: ``user_id``,
+        ``project_id``, ``auth_url``, ``region_name``, ``signal_url`` (the native signal
+        route under the user's project), in keystone mode ``username`` and ``domain_id``,
+        and with ``keypair`` an EC2 ``access_key_id`` / ``secret_access_key`` plus the
+        CFN ``metadata_url``; ``password`` is set as the user's password. Without an
+        identity service the values are placeholders and ``auth_url`` is empty."""
 
-    async def save_resource(self, resource_name: str) -> None:
+    async def set_stack_user_enabled(self, resource_name: str, enabled: bool) -> None:
+        """Disable (``enabled`` False) or enable the stack user of *resource_name*, if
+        it has one: Heat's StackUser suspend and resume. With Keystone the user can then
+        neither log in nor sign requests with its EC2 keypairs; without it, a no-op."""
+
+    async def save_resource(self, resource_name: str, *,
+                            event: tuple[str, str] | None = None) -> None:
         """Persist the data and metadata of *resource_name* now, outside an action of
         its own (a policy's signal resizing its group); the stack's outputs follow."""
 
@@ -152,11 +178,14 @@ class ResourceRuntime(Protocol):
         token for TOKEN_SIGNAL); without an identity service, one Kiln issues and checks
         itself (:mod:`kiln.signal_tokens`), good for that resource only."""
 
-    async def issue_ec2_keypair(self, resource_name: str) -> Mapping[str, str]:
-        """A new EC2 keypair for *resource_name* (``access_key``, ``secret_key``).
-        Requests signed with it act in the stack's project, on this stack only. The
-        plugin keeps the access key and revokes it (:meth:`delete_ec2_keypair`) when it
-        goes; what is left goes with the stack. A replacement (same name) gets its own."""
+    async def issue_ec2_keypair(self, resource_name: str, *,
+                                user: str | None = None) -> Mapping[str, str]:
+        """A new EC2 keypair for *resource_name* (``access_key``, ``secret_key``), of the
+        stack user of *user* (another resource's, e.g. an AWS::IAM::User) or of the
+        resource's own; in keystone mode a Keystone EC2 credential. Requests signed with
+        it act in the stack's project, on this stack only. The plugin keeps the access
+        key and revokes it (:meth:`delete_ec2_keypair`) when it goes; what is left goes
+        with the stack. A replacement (same name) gets its own."""
 
     async def delete_ec2_keypair(self, access_key: str) -> None:
         """Revoke a keypair (and so the URLs signed with it); no error if it is gone."""

@@ -26,7 +26,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from kiln.errors import InvalidTemplateAttribute
+from kiln.errors import InvalidTemplateAttribute, KilnError, StackValidationFailed
 from kiln.resources.base import Properties, ResourceFailure, Token, select_path, short_id
 from kiln.resources.heat.group_batches import batch_steps, step_timeout
 from kiln.resources.nested import OUTPUTS_KEY, NestedStackResource
@@ -90,24 +90,22 @@ class ScalingGroup(NestedStackResource):
         if stack is not None:
             try:
                 resolved = stack.environment.registry.resolve(member_type, None)
-            except Exception:  # as landed with issue 15  # noqa: BLE001
+            except StackValidationFailed:  # a registry loop: named by the create itself
                 resolved = member_type
             mapped = self.child_parameters(self.properties).get("resource_registry") or {}
             seen = 0
             while resolved in mapped and seen < 5:
                 resolved = stack.environment.registry.resolve(str(mapped[resolved]), None)
                 seen += 1
-        try:
+        if resolved in global_registry():
             return list(global_registry().get(resolved).attributes_schema)
-        except Exception:  # as landed with issue 15  # noqa: BLE001
-            pass
         if stack is None:
             return []
         try:
             from kiln.resources.provider import provider_class
 
             return list(provider_class(resolved, stack.files).attributes_schema)
-        except Exception:  # as landed with issue 15  # noqa: BLE001
+        except KilnError:  # not a type nor a template the files hold: no attributes
             return []
 
     def _template(self, members: list[tuple[str, Snippet]]) -> dict[str, Any]:

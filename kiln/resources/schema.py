@@ -8,6 +8,7 @@ the same objects is what stops the documentation and the behaviour from drifting
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -57,6 +58,10 @@ class Property:
     schema: Mapping[str, Property] | Property | None = None
     support_status: SupportStatus = field(default_factory=SupportStatus)
     implemented: bool = True
+    #: a provider template's list or map property, made from a comma_delimited_list or
+    #: json parameter, also takes the parameter's text forms as Heat does: a list a
+    #: comma-separated string, a map a JSON string (kept as text) or a list (JSON text)
+    allow_conversion: bool = False
 
     def __post_init__(self) -> None:
         if self.update_allowed and self.immutable:
@@ -102,19 +107,24 @@ class Property:
         """The default, converted and checked once (callers get a fresh copy)."""
         return self.coerce(None, ())
 
+    def convert(self, value: Any, path: tuple[PathElement, ...]) -> Any:
+        """:meth:`coerce` without this property's own constraints: what Heat's plugin
+        code gets when it reads a property whose values were not validated."""
+        if value is None:
+            value = self.default
+        converter = _CONVERTERS[self.type]
+        try:
+            return converter(self, value, path)
+        except (TypeError, ValueError) as exc:
+            raise StackValidationFailed(str(exc), path=path) from None
+
     def coerce(self, value: Any, path: tuple[PathElement, ...]) -> Any:
         """Turn a resolved template value into this property's Python type.
 
         ``None`` means "not given" and yields the default (or the type's empty value).
         Raises StackValidationFailed with the path of the offending element.
         """
-        if value is None:
-            value = self.default
-        converter = _CONVERTERS[self.type]
-        try:
-            result = converter(self, value, path)
-        except (TypeError, ValueError) as exc:
-            raise StackValidationFailed(str(exc), path=path) from None
+        result = self.convert(value, path)
         for constraint in self.constraints:
             try:
                 constraint.validate(result, value_type=self.type, type_name=self.type)
@@ -169,6 +179,8 @@ def _to_boolean(prop: Property, value: Any, path: tuple[PathElement, ...]) -> An
 def _to_list(prop: Property, value: Any, path: tuple[PathElement, ...]) -> Any:
     if value is None:
         return []
+    if prop.allow_conversion and isinstance(value, str):
+        value = value.split(",") if value else []
     if isinstance(value, str) or not isinstance(value, Sequence):
         raise TypeError(f'"{value!r}" is not a list')
     item = prop.item_schema
@@ -181,6 +193,10 @@ def _to_map(prop: Property, value: Any, path: tuple[PathElement, ...]) -> Any:
     if value is None:
         return {}
     if not isinstance(value, Mapping):
+        if prop.allow_conversion and isinstance(value, str):
+            return value
+        if prop.allow_conversion and isinstance(value, Sequence):
+            return json.dumps(value)
         raise TypeError(f'"{value}" is not a map')
     keys = prop.key_schemas
     if keys is None:

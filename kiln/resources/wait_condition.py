@@ -15,15 +15,18 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from kiln.resources.base import Properties, Resource, ResourceFailure, Token
+from kiln.resources.stack_user import StackUserResource
 from kiln.template.definitions import ResourceDefinition
 
 SUCCESS = "SUCCESS"
 FAILURE = "FAILURE"
 
 
-class WaitHandleBase(Resource):
-    """A handle: receives signals and keeps them in its metadata."""
+class WaitHandleBase(StackUserResource):
+    """A handle: receives signals and keeps them in its metadata (its stack user is
+    disabled while the stack is suspended, as Heat's SignalResponder's)."""
 
+    requires_deferred_auth = True  # Heat's SignalResponder
     #: names of the signal fields: (data, reason, status, unique id)
     signal_keys: ClassVar[tuple[str, str, str, str]] = ("data", "reason", "status", "id")
 

@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from kiln import errors as _e
+from kiln.template import yaql_sandbox
 
 VALUE_TYPES = ("string", "number", "integer", "boolean", "map", "list")
 
@@ -342,8 +343,23 @@ class AllowedPattern(Constraint):
 
     def _is_valid(self, value: Any, value_type: str | None, type_name: str | None,
                   context: Any) -> bool:
-        match = _compiled(self.pattern).match(value)
-        return match is not None and match.end() == len(value)
+        compiled = _compiled(self.pattern)
+        if not backtracks(self.pattern):
+            match = compiled.match(value)
+            return match is not None and match.end() == len(value)
+        # a match that may backtrack for hours holds the interpreter lock in one C call,
+        # freezing every thread: run it in a child process killed at a deadline
+        try:
+            return bool(yaql_sandbox.run(lambda: _full_match(compiled, value),
+                                         yaql_error=re.error, timeout=PATTERN_SECONDS))
+        except yaql_sandbox.Timeout:
+            raise ConstraintViolation(
+                f'"{_shortened(value)}" could not be matched against pattern '
+                f'"{self.pattern}" within {PATTERN_SECONDS:g} seconds') from None
+        except yaql_sandbox.Failed:
+            raise ConstraintViolation(
+                f'"{_shortened(value)}" could not be matched against pattern '
+                f'"{self.pattern}"') from None
 
     def failure_message(self, value: Any) -> str:
         return f'"{value}" does not match pattern "{self.pattern}"'
@@ -356,6 +372,79 @@ class AllowedPattern(Constraint):
 
 
 _PATTERNS: dict[str, re.Pattern[str]] = {}
+
+#: Seconds one match of a backtracking-prone allowed_pattern may take (in a child process).
+PATTERN_SECONDS = 5.0
+
+
+def _full_match(compiled: re.Pattern[str], value: str) -> bool:
+    match = compiled.match(value)
+    return match is not None and match.end() == len(value)
+
+
+def _shortened(value: str, limit: int = 80) -> str:
+    return value if len(value) <= limit else value[:limit] + "..."
+
+
+_BACKTRACKS: dict[str, bool] = {}
+
+
+def backtracks(pattern: str) -> bool:
+    """Whether matching ``pattern`` can take exponential time: a repeated group that
+    itself holds a repeat or an alternation (``(a+)+``, ``(a|aa)*``, ``(\\w+\\.)*``),
+    or a back-reference. Such patterns are matched in a child process; others (almost
+    every real one: ``[a-z][-a-z0-9]*``) in place, at no cost."""
+    known = _BACKTRACKS.get(pattern)
+    if known is None:
+        import re._constants as sre_c
+        import re._parser as sre_parse
+
+        repeats = {sre_c.MAX_REPEAT, sre_c.MIN_REPEAT}
+
+        def ambiguous(items: Any) -> bool:
+            """Holds a repeat, an alternation or a back-reference."""
+            for op, av in items:
+                if (op in repeats and av[1] > 1) or op in (sre_c.BRANCH, sre_c.GROUPREF):
+                    return True
+                if any(ambiguous(sub) for sub in _children(op, av, sre_c)):
+                    return True
+            return False
+
+        def risky(items: Any) -> bool:
+            for op, av in items:
+                if op == sre_c.GROUPREF:
+                    return True
+                if op in repeats and av[1] > 1 and ambiguous(av[2]):
+                    return True
+                if any(risky(sub) for sub in _children(op, av, sre_c)):
+                    return True
+            return False
+
+        try:
+            known = risky(sre_parse.parse(pattern))
+        except (re.error, RecursionError):
+            known = True
+        if len(_BACKTRACKS) > 1024:
+            _BACKTRACKS.clear()
+        _BACKTRACKS[pattern] = known
+    return known
+
+
+def _children(op: Any, av: Any, sre_c: Any) -> list[Any]:
+    """The sub-patterns of one parsed item."""
+    if op in (sre_c.MAX_REPEAT, sre_c.MIN_REPEAT, getattr(sre_c, "POSSESSIVE_REPEAT", None)):
+        return [av[2]]
+    if op == sre_c.SUBPATTERN:
+        return [av[-1]]
+    if op == sre_c.BRANCH:
+        return list(av[1])
+    if op in (sre_c.ASSERT, sre_c.ASSERT_NOT):
+        return [av[1]]
+    if op == getattr(sre_c, "ATOMIC_GROUP", None):
+        return [av]
+    if op == sre_c.GROUPREF_EXISTS:
+        return [sub for sub in av[1:] if sub is not None]
+    return []
 
 
 def _compiled(pattern: str) -> re.Pattern[str]:

@@ -73,9 +73,54 @@ def _subnet_message(data: str) -> str | None:
 
 
 def _cidr(value: Any) -> str | None:
+    """Heat parses the value with netaddr first (its error: ``Invalid net cidr <why> ``),
+    then asks neutron's subnet check (``'...' is not a valid IP subnet``)."""
     if not isinstance(value, str):
         return f"Invalid net cidr {value!r} "
+    unparsed = _network_parse_error(value)
+    if unparsed is not None:
+        return f"Invalid net cidr {unparsed} "
     return _subnet_message(value)
+
+
+def _is_ip(text: str) -> bool:
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _network_parse_error(data: str) -> str | None:
+    """Why netaddr's ``IPNetwork(data, implicit_prefix=True)`` refuses ``data``, as far
+    as the Heat 27 peer showed it: a partial IPv4 address is padded with zeros (``10/8``
+    parses, ``a/24`` fails as ``a.0.0.0/24``), the prefix is an integer in range or a
+    netmask, and a second ``/`` is refused with netaddr's own words."""
+    addr, slash, prefix = data.partition("/")
+    if not _is_ip(addr):
+        parts = addr.split(".")
+        if ":" in addr or len(parts) >= 4:
+            return f"invalid IPNetwork {data}"
+        addr = ".".join(parts + ["0"] * (4 - len(parts)))
+        if not _is_ip(addr):
+            return f"invalid IPNetwork {addr}{slash}{prefix}" if slash \
+                else f"invalid IPNetwork {data}"
+    if not slash:
+        return None
+    try:
+        length = int(prefix)
+    except ValueError:
+        if "/" in prefix:
+            return ("IPAddress() does not support netmasks or subnet prefixes! "
+                    "See documentation for details.")
+        try:
+            ipaddress.ip_interface(f"{addr}/{prefix}")
+        except ValueError:
+            return f"invalid IPNetwork {addr}/{prefix}"
+        return None
+    if not 0 <= length <= (128 if ":" in addr else 32):
+        return f"invalid IPNetwork {addr}/{prefix}"
+    return None
 
 
 def _ip_or_cidr(value: Any) -> str | None:
@@ -151,13 +196,22 @@ def _iso_8601(value: Any) -> str | None:
     return None
 
 
+#: a date, perhaps with a time: what iso8601 tries to read before it gives up on the shape
+_DATE_SHAPE = re.compile(r"\d{4}(-?\d{1,2}(-?\d{1,2}([ T]\d{2}\S*)?)?)?$")
+
+
 def _expiration(value: Any) -> str | None:
     if not value:
         return None
     try:
         when = _parse_iso(value)
     except (ValueError, TypeError, AttributeError) as exc:
-        return f"Expiration {value} is invalid: {exc}"
+        # Heat's parser (iso8601) names a string that has no date's shape so; a value
+        # shaped like a date but impossible (month 13) fails with the calendar's words
+        shaped = isinstance(value, str) and _DATE_SHAPE.match(value.strip())
+        reason = exc if shaped or not isinstance(value, str) \
+            else f"Unable to parse date string {value.strip()!r}"
+        return f"Expiration {value} is invalid: {reason}"
     if when.tzinfo is None:
         when = when.replace(tzinfo=UTC)
     if when > datetime.now(UTC):

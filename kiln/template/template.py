@@ -154,6 +154,34 @@ class Template:
     def validate_shallow(self) -> None:
         """What Heat checks without a stack: done at load; kept for the contract."""
 
+    def member_attribute_references(self, resource_name: str) -> frozenset[str]:
+        """What the template asks of a nested-stack resource's own resources: for every
+        literal ``get_attr: [resource_name, "resource.<name>[.<attribute>]", ...]`` (or
+        Fn::GetAtt) in the resources and outputs, the ``<name>[.<attribute>]`` part
+        (``[p, "resource.v", "value"]`` asks for ``v.value`` too, as Heat reads it)."""
+        from kiln.template.hot.resources import GetAttThenSelect
+
+        found: set[str] = set()
+        trees: list[Any] = [(r.properties, r.metadata) for r in self.resources.values()]
+        trees += [o.value for o in self.outputs.values()]
+        stack: list[Any] = trees
+        while stack:
+            item = stack.pop()
+            if isinstance(item, dict):
+                stack.extend(item.values())
+            elif isinstance(item, list | tuple):
+                stack.extend(item)
+            elif isinstance(item, Function):
+                parts = item.parts() if isinstance(item, GetAttThenSelect) else None
+                if parts is not None and parts[0] == resource_name \
+                        and isinstance(parts[1], str) and parts[1].startswith("resource."):
+                    key = parts[1][len("resource."):]
+                    found.add(key)
+                    if "." not in key and parts[2] and isinstance(parts[2][0], str):
+                        found.add(f"{key}.{parts[2][0]}")  # the attribute as the path
+                stack.append(item.args)
+        return frozenset(found)
+
 
 def _type_name(value: Any) -> str:
     return str(type(value))

@@ -35,6 +35,7 @@ ones stay :class:`Removed`), as in Heat.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -213,19 +214,34 @@ def _invalidate_caches() -> None:
 
 
 _loaded = False
+_loading = False
+_load_lock = threading.RLock()
 
 
 def ensure_loaded() -> None:
-    """Import the packages that define and fill the version tables (idempotent)."""
-    global _loaded
+    """Import the packages that define and fill the version tables (idempotent).
+
+    Thread-safe: a server validates its first templates in worker threads at once, and
+    a thread that found the tables marked loaded while another was still filling them
+    answered "Template version was not provided" (seen on a fresh server, a different
+    case each run). Other threads wait for the imports; the importing thread's own
+    calls made while importing return at once."""
+    global _loaded, _loading
     if _loaded:
         return
-    _loaded = True
-    import importlib
-
-    for module in ("kiln.template.hot", "kiln.template.cfn"):
+    with _load_lock:
+        if _loaded or _loading:
+            return
+        _loading = True
         try:
-            importlib.import_module(module)
-        except ModuleNotFoundError as exc:  # a family not written yet
-            if exc.name != module:
-                raise
+            import importlib
+
+            for module in ("kiln.template.hot", "kiln.template.cfn"):
+                try:
+                    importlib.import_module(module)
+                except ModuleNotFoundError as exc:  # a family not written yet
+                    if exc.name != module:
+                        raise
+        finally:
+            _loading = False
+        _loaded = True

@@ -39,19 +39,50 @@ def cloud_options(cloud: Cloud) -> dict[str, dict[str, Any]]:
             "DEFAULT": {"region_name_for_services": cloud.region}}
 
 
-@pytest.fixture(scope="module")
-def cloud_kiln(cloud: Cloud, tmp_path_factory: pytest.TempPathFactory
-               ) -> Iterator[KilnProcess]:
-    proc = start_kiln(tmp_path_factory.mktemp("cloud-kiln"), options=cloud_options(cloud))
+def _kiln(cloud: Cloud, tmp_path_factory: pytest.TempPathFactory, name: str
+          ) -> Iterator[KilnProcess]:
+    proc = start_kiln(tmp_path_factory.mktemp(name), options=cloud_options(cloud))
     try:
         yield proc
     finally:
         proc.stop()
 
 
+@pytest.fixture(scope="module")
+def cloud_kiln(cloud: Cloud, tmp_path_factory: pytest.TempPathFactory
+               ) -> Iterator[KilnProcess]:
+    yield from _kiln(cloud, tmp_path_factory, "cloud-kiln")
+
+
 @pytest.fixture
 def cloud_heat(cloud_kiln: KilnProcess) -> Any:
     return heat_client(cloud_kiln.endpoint("demo"))
+
+
+@pytest.fixture(scope="session")
+def swift(cloud: Cloud) -> Iterator[Any]:
+    """Swift beside the cloud (tests/support/swift.py), in the cloud's catalog as
+    ``object-store`` while this session uses it; a Swift that cannot be installed or
+    started skips (fails under KILN_REQUIRE_SERVICES=1: it installs from PyPI here)."""
+    from tests.support.swift import running_swift
+
+    try:
+        with running_swift(cloud.layout) as layout:
+            yield layout
+    except CloudSetupError as exc:
+        unavailable(f"Swift could not be started beside the test cloud: {exc}")
+
+
+@pytest.fixture(scope="module")
+def swift_kiln(swift: Any, cloud: Cloud, tmp_path_factory: pytest.TempPathFactory
+               ) -> Iterator[KilnProcess]:
+    """A Kiln started once Swift is in the catalog (its listing follows the catalog)."""
+    yield from _kiln(cloud, tmp_path_factory, "swift-kiln")
+
+
+@pytest.fixture
+def swift_heat(swift_kiln: KilnProcess) -> Any:
+    return heat_client(swift_kiln.endpoint("demo"))
 
 
 @pytest.fixture(scope="session")

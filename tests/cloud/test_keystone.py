@@ -10,7 +10,13 @@ from tests.cloud.helpers import delete_and_wait
 from tests.support.clients import wait_for_stack_status
 
 
-def _template(suffix: str, description: str) -> dict[str, Any]:
+def _template(suffix: str, description: str, *, swap_roles: bool = False
+              ) -> dict[str, Any]:
+    """The identity objects; *swap_roles* exchanges the user's and the group's project
+    roles (an update that revokes one grant and makes another on each)."""
+    custom = {"role": {"get_resource": "role"}, "project": {"get_resource": "project"}}
+    member = {"role": "member", "project": {"get_resource": "project"}}
+    group_role, user_role = (member, custom) if swap_roles else (custom, member)
     return {"heat_template_version": "2018-08-31", "resources": {
         "domain": {"type": "OS::Keystone::Domain",
                    "properties": {"name": f"kd-{suffix}"}},
@@ -21,15 +27,13 @@ def _template(suffix: str, description: str) -> dict[str, Any]:
         "group": {"type": "OS::Keystone::Group",
                   "properties": {"name": f"kg-{suffix}",
                                  "domain": {"get_resource": "domain"},
-                                 "roles": [{"role": {"get_resource": "role"},
-                                            "project": {"get_resource": "project"}}]}},
+                                 "roles": [group_role]}},
         "user": {"type": "OS::Keystone::User",
                  "properties": {"name": f"ku-{suffix}", "password": "secret-1",
                                 "domain": {"get_resource": "domain"},
                                 "default_project": {"get_resource": "project"},
                                 "groups": [{"get_resource": "group"}],
-                                "roles": [{"role": "member",
-                                           "project": {"get_resource": "project"}}]}},
+                                "roles": [user_role]}},
         "grant": {"type": "OS::Keystone::UserRoleAssignment",
                   "properties": {"user": {"get_resource": "user"},
                                  "roles": [{"role": {"get_resource": "role"},
@@ -73,9 +77,14 @@ def test_identity_objects_are_created_updated_and_deleted(cloud_heat: Any,
     endpoint = idn.get_endpoint(ids["endpoint"])
     assert endpoint.service_id == ids["service"] and endpoint.region_id == f"kreg-{suffix}"
 
-    cloud_heat.stacks.update(name, template=_template(suffix, "two"))
+    cloud_heat.stacks.update(name, template=_template(suffix, "two", swap_roles=True))
     stack = wait_for_stack_status(cloud_heat, name, timeout=120)
     assert stack.stack_status == "UPDATE_COMPLETE", stack.stack_status_reason
+    member = idn.find_role("member", ignore_missing=False).id
+    assert {a.role["id"] for a in idn.role_assignments(
+        user_id=ids["user"], scope_project_id=ids["project"])} == {ids["role"]}
+    assert {a.role["id"] for a in idn.role_assignments(
+        group_id=ids["group"], scope_project_id=ids["project"])} == {member}
     assert idn.get_project(ids["project"]).description == "two"
     assert idn.get_region(f"kreg-{suffix}").description == "two"
 

@@ -14,8 +14,6 @@ from tests.support.clients import wait_for_stack_status
 TEMPLATES = Path(__file__).parent / "templates"
 
 
-
-
 def test_seed_template_create_scale_resize_delete(cloud_heat: Any, sdk: Any) -> None:
     name = f"seed-{uuid.uuid4().hex[:8]}"
     files = {"server.yaml": (TEMPLATES / "server.yaml").read_text()}
@@ -68,3 +66,24 @@ def test_seed_template_create_scale_resize_delete(cloud_heat: Any, sdk: Any) -> 
         assert next(iter(sdk.compute.servers(uuid=server.id)), None) is None
     assert next(iter(sdk.network.networks(id=net_id)), None) is None
     assert next(iter(sdk.network.routers(id=router_id)), None) is None
+
+
+def test_seed_in_one_stack_needs_no_depends_on(cloud_heat: Any, sdk: Any) -> None:
+    """seed_one_stack.yaml says no depends_on: the implicit dependencies (port and
+    server after the subnet, floating IP after the router's gateway and interface) make
+    the create succeed, and the delete goes the other way round."""
+    name = f"seed1-{uuid.uuid4().hex[:8]}"
+    template = (TEMPLATES / "seed_one_stack.yaml").read_text()
+    cloud_heat.stacks.create(stack_name=name, template=template)
+    stack = wait_for_stack_status(cloud_heat, name, timeout=300)
+    assert stack.stack_status == "CREATE_COMPLETE", stack.stack_status_reason
+    required_by = {r.resource_name: sorted(r.required_by)
+                   for r in cloud_heat.resources.list(stack.id)}
+    assert {"port", "server"} <= set(required_by["subnet"])
+    assert "fip" in required_by["iface"] and "fip" in required_by["router"]
+    out = outputs(stack)
+    port_id = cloud_heat.resources.get(stack.id, "port").physical_resource_id
+    assert [f.floating_ip_address for f in sdk.network.ips(port_id=port_id)] == \
+        [out["floating_ip"]]
+    assert delete_and_wait(cloud_heat, stack.id, timeout=300) == "DELETE_COMPLETE"
+    assert next(iter(sdk.network.ports(id=port_id)), None) is None

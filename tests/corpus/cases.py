@@ -822,6 +822,49 @@ def nested() -> Iterator[tuple[str, Case]]:
     yield "provider-child-bad-function", provider({}, tfiles={"child.yaml": json.dumps(hot(
         LATEST, resources={"f": {"type": "OS::Heat::Value",
                                  "properties": {"value": {"get_param": "nope"}}}}))})
+    # a provider's list and map properties take the parameters' text forms
+    typed = json.dumps(hot(LATEST, parameters={
+        "l": {"type": "comma_delimited_list", "default": []},
+        "j": {"type": "json", "default": {}}},
+        resources={"v": {"type": "OS::Heat::Value", "properties": {"value": {
+            "get_param": "l"}}}},
+        outputs={"out": {"value": {"get_attr": ["v", "value"]}},
+                 "j": {"value": {"get_param": "j"}}}))
+    for label, props in [("list-from-string", {"l": "a,b,c"}),
+                         ("list-from-empty-string", {"l": ""}),
+                         ("map-from-string", {"j": '{"k": 1}'}),
+                         ("map-from-list", {"j": [1, 2]})]:
+        yield f"provider-{label}", provider(
+            props, {"o": {"value": {"get_attr": ["p", "out"]}},
+                    "j": {"value": {"get_attr": ["p", "j"]}}},
+            tfiles={"child.yaml": typed})
+    # a provider template's outputs may use its parent resource's facade
+    yield "provider-facade", _create(
+        hot(LATEST, resources={"p": {"type": "child.yaml", "metadata": {"m": 1},
+                                     "deletion_policy": "Retain"}},
+            outputs={"o": {"value": {"get_attr": ["p", "md"]}},
+                     "d": {"value": {"get_attr": ["p", "dp"]}}}),
+        files={"child.yaml": json.dumps(hot(LATEST, resources={"a": NONE}, outputs={
+            "md": {"value": {"resource_facade": "metadata"}},
+            "dp": {"value": {"resource_facade": "deletion_policy"}}}))})
+    # OS::Heat::Stack: its endpoint and template are checked when the stack is validated
+    remote_child = json.dumps(hot(LATEST, resources={"a": NONE}))
+    for label, props in [
+            ("region", {"context": {"region_name": "Nowhere"}, "template": remote_child}),
+            ("own-region", {"context": {"region_name": "RegionOne"},
+                            "template": remote_child}),
+            ("credentials", {"context": {"credential_secret_id": "abc"},
+                             "template": remote_child}),
+            ("unknown-type", {"context": {"region_name": "RegionOne"},
+                              "template": json.dumps(hot(LATEST, resources={
+                                  "a": {"type": "No::Such"}}))}),
+            ("region-and-bad-template", {"context": {"region_name": "Nowhere"},
+                                         "template": "a: ["})]:
+        template = hot(LATEST, resources={"s": {"type": "OS::Heat::Stack",
+                                                "properties": props}})
+        yield f"os-heat-stack-context-{label}", _create(template)
+        yield f"os-heat-stack-context-{label}-preview", _preview(template)
+        yield f"os-heat-stack-context-{label}-validate", _validate(template)
     for i, child in enumerate([CHILD, hot(LATEST, resources={"a": NONE})]):
         stack_res = hot(LATEST, resources={"s": {"type": "OS::Heat::Stack", "properties": {
             "template": json.dumps(child), "parameters": {"x": "p"}}}},
@@ -1003,6 +1046,9 @@ def outputs() -> Iterator[tuple[str, Case]]:
     yield "failed-resource-output", _create(hot(LATEST, resources={
         "f": {"type": "OS::Heat::TestResource", "properties": {"fail": True}}},
         outputs={"o": {"value": {"get_attr": ["f", "output"]}}}))
+    for facade in ("metadata", "deletion_policy", "update_policy"):
+        yield f"resource_facade-top-{facade}", _create(hot(LATEST, resources=res, outputs={
+            "o": {"value": {"resource_facade": facade}}, "ok": {"value": 1}}))
     yield "condition-false", _create(hot(LATEST, conditions={"c": False}, resources=res,
                                          outputs={"o": {"value": 1, "condition": "c"}}))
     yield "condition-if", _create(hot(LATEST, conditions={"c": False}, resources=res,

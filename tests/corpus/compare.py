@@ -48,6 +48,9 @@ _INSIDE_URL = ("Kiln refuses a template_url at a loopback or private address unl
                "template_url_allowed_hosts lists it; Heat fetches it")
 _UNHASHABLE = ("Heat answers a 400 that names nothing (its lookup cannot hash a list); "
                "Kiln names the place")
+_SET_ORDER = ("Heat checks outputs in the order of a Python set of their names (hash "
+              "order, which changes from process to process), so of several invalid "
+              "outputs it names one at random; Kiln names the first in template order")
 #: differences decided by design rather than by the shape of Heat's answer
 DELIBERATE = {
     "api/create-template_url_unreachable": _INSIDE_URL,
@@ -60,6 +63,17 @@ DELIBERATE = {
     **{f"functions/hot-{version}-get_resource-2": _UNHASHABLE for version in (
         "2013-05-23", "2014-10-16", "2015-04-30", "2015-10-15", "2016-04-08", "2016-10-14",
         "2017-02-24", "2017-09-01", "2018-03-02", "2018-08-31", "2021-04-16")},
+    **{f"functions/hot-{version}-results": _SET_ORDER
+       for version in ("2014-10-16", "2015-04-30")},
+    "hooks/clear-twice": (
+        "timing: a resource is named with its physical id once it has one; Kiln has "
+        "created the resource by the time the second clear arrives, Heat had not when "
+        "recorded (Heat names it the same way once created)"),
+    "resources/OS-UpdateWaitConditionHandle-update-same": (
+        "The reference Heat has no Keystone: every wait condition handle's physical id is "
+        "its fake client's user id (1234), so the replacement Heat makes (its events show "
+        "the new handle created and the old one deleted) cannot be seen there; Kiln's "
+        "handles have ids of their own, so the replaced handle shows"),
     "resources/OS-WaitConditionHandle-attributes": (
         "The reference Heat has no Keystone: its stack-user token and user id (the "
         "handle's reference) are a fake client's 16- and 4-character strings; Kiln issues "

@@ -46,11 +46,15 @@ _URL = re.compile(r"https?://[^/\s\"']+(:\d+)?/v1/[^/\s\"']+")
 
 
 _CYCLE = "Circular Dependency Found: {"
+_AMBIGUOUS = re.compile(r"Ambiguous versions \(([^)]*)\)")
 
 
 def cycle_sorted(text: str) -> str:
     """A cycle message with its entries in one order: Heat lists the unorderable
-    resources in its graph's set order, which changes from process to process."""
+    resources in its graph's set order, which changes from process to process (and so
+    the version keys of an ambiguous template)."""
+    text = _AMBIGUOUS.sub(
+        lambda m: f"Ambiguous versions ({', '.join(sorted(m.group(1).split(', ')))})", text)
     start = text.find(_CYCLE)
     if start < 0:
         return text

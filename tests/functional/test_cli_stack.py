@@ -40,7 +40,8 @@ outputs:
   secret: {value: {get_attr: [secret, value]}, description: the secret}
 """
 
-#: three resources that take a few seconds each, two of them at the same time
+#: three resources that take a few seconds each, two of them at the same time ("second"
+#: long enough that a test reading the screen at load 15+ sees several refreshes of it)
 SLOW = """\
 heat_template_version: 2018-08-31
 resources:
@@ -49,10 +50,20 @@ resources:
     properties: {value: one, action_wait_secs: {create: 2}}
   second:
     type: OS::Heat::TestResource
-    properties: {value: two, action_wait_secs: {create: 3}}
+    properties: {value: two, action_wait_secs: {create: 8}}
   third:
     type: OS::Heat::TestResource
     properties: {value: {get_attr: [first, output]}, action_wait_secs: {create: 1}}
+"""
+
+#: a create that ends only when the test signals its handle
+WAITING = """\
+heat_template_version: 2018-08-31
+resources:
+  handle: {type: OS::Heat::WaitConditionHandle}
+  wait:
+    type: OS::Heat::WaitCondition
+    properties: {handle: {get_resource: handle}, timeout: 600}
 """
 
 FAILING = """\
@@ -110,6 +121,7 @@ def endpoint(request: pytest.FixtureRequest) -> str:
 @pytest.fixture
 def workdir(tmp_path: Path) -> Path:
     for name, text in (("simple.yaml", SIMPLE), ("slow.yaml", SLOW),
+                       ("waiting.yaml", WAITING),
                        ("failing.yaml", FAILING), ("before.yaml", BEFORE),
                        ("after.yaml", AFTER)):
         (tmp_path / name).write_text(text)
@@ -398,13 +410,21 @@ def test_failure_on_a_terminal(endpoint: str, workdir: Path, name: str,
 def test_ctrl_c_stops_watching_not_the_action(endpoint: str, workdir: Path, name: str,
                                               cleanup: list[str]) -> None:
     cleanup.append(name)
-    run = on_terminal(endpoint, workdir, "create", "-t", "slow.yaml", "--wait", name)
+    # the create waits for a signal, so Ctrl-C surely lands while it runs (a create of a
+    # few seconds could end first on a loaded machine, and the CLI exit 0)
+    run = on_terminal(endpoint, workdir, "create", "-t", "waiting.yaml", "--wait", name)
     run.expect(lambda s: "CREATE_IN_PROGRESS" in s, "the live display")
     run.type("\x03")
     assert run.wait() == 130
     assert f"stopped watching; the create of stack {name} goes on" in run.text
     assert "Traceback" not in run.text
-    # the stack goes on to complete without the client
+    # the stack goes on without the client, and completes when signalled
+    stack = api_get(endpoint, f"/stacks/{name}")["stack"]
+    assert stack["stack_status"] == "CREATE_IN_PROGRESS"
+    signalled = httpx.post(f"{endpoint}/stacks/{name}/{stack['id']}/resources/handle/signal",
+                           json={"status": "SUCCESS", "id": "1", "data": "go on"},
+                           timeout=60)
+    assert signalled.status_code == 200, signalled.text
     settled = wait_until(lambda: api_get(endpoint, f"/stacks/{name}")["stack"],
                          lambda s: not s["stack_status"].endswith("IN_PROGRESS"),
                          f"stack {name} to settle")

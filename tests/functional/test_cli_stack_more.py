@@ -165,6 +165,9 @@ def keystone_with_kiln(start_keystone_factory: StartKeystone,
     return keystone
 
 
+# a dozen CLI runs, each a Python start and a Keystone login: 156 s measured at load 27,
+# too close to the suite's 300 s per test
+@pytest.mark.timeout(900)
 def test_keystone_login_finds_the_endpoint(keystone_with_kiln: KeystoneProcess,
                                            kiln_server: KilnProcess, tmp_path: Path) -> None:
     account = keystone_with_kiln.account()
@@ -190,6 +193,30 @@ def test_keystone_login_finds_the_endpoint(keystone_with_kiln: KeystoneProcess,
     assert wrong.stderr.startswith("kiln: error: authentication failed")
     assert "Traceback" not in wrong.stderr
     assert run("delete", "--yes", "--wait", "ks1").returncode == 0
+
+    # the same login from a clouds.yaml entry, OS_CLOUD the only setting (as openstack's)
+    rc = account.openrc()
+    clouds = {"clouds": {
+        "mine": {"auth": {"auth_url": rc["OS_AUTH_URL"], "username": rc["OS_USERNAME"],
+                          "password": rc["OS_PASSWORD"], "project_name": rc["OS_PROJECT_NAME"],
+                          "user_domain_name": "Default", "project_domain_name": "Default"}},
+        "local": {"auth_type": "none",
+                  "auth": {"endpoint": f"{kiln_server.url}/v1/{account.project_id}"}}}}
+    (tmp_path / "clouds.yaml").write_text(json.dumps(clouds))
+    by_file = {**clean_env(), "OS_CLIENT_CONFIG_FILE": str(tmp_path / "clouds.yaml")}
+    made = run("create", "-t", "t.yaml", "--wait", "ks2", environ={**by_file, "OS_CLOUD": "mine"})
+    assert made.returncode == 0, made.stderr
+    listed = json.loads(run("--os-cloud", "local", "list", "-f", "json", environ=by_file).stdout)
+    assert [s["Stack Name"] for s in listed] == ["ks2"]
+    # a variable given beside the cloud wins over the file's value, as for openstack
+    refused = run("list", environ={**by_file, "OS_CLOUD": "mine", "OS_PASSWORD": "wrong"})
+    assert refused.returncode == 1
+    assert refused.stderr.startswith("kiln: error: authentication failed")
+    missing = run("list", environ={**by_file, "OS_CLOUD": "nowhere"})
+    assert missing.returncode == 2
+    assert "--os-cloud nowhere: Cloud nowhere was not found" in missing.stderr
+    assert run("delete", "--yes", "--wait", "ks2", environ={**by_file, "OS_CLOUD": "mine"}
+               ).returncode == 0
 
 
 def test_existing_update_keeps_the_template(endpoint: str, tmp_path: Path) -> None:
@@ -266,8 +293,8 @@ def test_wait_follows_kiln_live_event_stream(kiln_server: KilnProcess, tmp_path:
     assert f"Stack {name} CREATE_COMPLETE" in created.stderr
     stack_id = field_table(created.stdout)["id"]
     events_path = f"/v1/demo/stacks/{name}/{stack_id}/events"
-    requests = [r for r in kiln_server.log_records()
-                if r.get("logger") == "kiln.access" and r.get("path") == events_path]
+    requests = kiln_server.records_when_logged(
+        lambda r: r.get("logger") == "kiln.access" and r.get("path") == events_path)
     assert len(requests) == 1, requests
     kiln_stack(endpoint_url, tmp_path, "delete", "--yes", "--wait", name)
 
@@ -305,3 +332,29 @@ def test_template_and_environment_from_urls(endpoint: str, tmp_path: Path) -> No
             assert sorted(served) == ["/env.yaml", "/t/main.yaml", "/t/words/hello.txt"]
         finally:
             kiln_stack(endpoint, tmp_path, "delete", "--yes", "--wait", name)
+
+
+def test_progress_counts_the_members_of_nested_stacks(endpoint: str, tmp_path: Path) -> None:
+    """Against kiln serve the watch streams the nested stacks' events too: a group's
+    members are counted and named by their path from the top stack."""
+    name = f"cli-nested-{uuid.uuid4().hex[:8]}"
+    (tmp_path / "member.yaml").write_text(
+        "heat_template_version: 2018-08-31\nresources:\n"
+        "  inner: {type: OS::Heat::RandomString}\n")
+    (tmp_path / "t.yaml").write_text(
+        "heat_template_version: 2018-08-31\nresources:\n"
+        "  group:\n    type: OS::Heat::ResourceGroup\n"
+        "    properties: {count: 3, resource_def: {type: member.yaml}}\n"
+        "  after: {type: OS::Heat::None, depends_on: [group]}\n")
+    try:
+        created = ok(kiln_stack(endpoint, tmp_path, "create", "-t", "t.yaml", "--wait", name))
+        lines = created.stderr.splitlines()
+        for member in ("0", "1", "2"):
+            assert any(f"[{name}.group.{member}]: CREATE_COMPLETE" in line for line in lines)
+            assert any(f"[{name}.group.{member}.inner]: CREATE_COMPLETE" in line
+                       for line in lines), created.stderr
+        # group, after, three members and the resource inside each
+        assert re.search(rf"Stack {name} CREATE_COMPLETE in [\d.]+s: 8 resources done, "
+                         "0 failed", created.stderr), created.stderr
+    finally:
+        kiln_stack(endpoint, tmp_path, "delete", "--yes", "--wait", name)

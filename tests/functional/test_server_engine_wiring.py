@@ -146,7 +146,7 @@ def _settle(heat: Any, stack_id: str, sample: Sample | None = None) -> Any:
 def _start(call: Any, *args: Any, **kwargs: Any) -> Any:
     """Start the next action; the stack lock is released just after the previous action's
     final status is written, so a 409 in between is retried (bounded)."""
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 60
     while True:
         try:
             return call(*args, **kwargs)

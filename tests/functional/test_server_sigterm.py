@@ -13,7 +13,7 @@ heat_template_version: 2018-08-31
 resources:
   slow:
     type: OS::Heat::TestResource
-    properties: {wait_secs: 4}
+    properties: {wait_secs: 20}
   after:
     type: OS::Heat::Value
     properties: {value: {get_resource: slow}}
@@ -25,6 +25,9 @@ def test_sigterm_mid_create_exits_zero_and_the_create_resumes(
     server = start_kiln_factory(workdir=tmp_path / "k")
     heat = heat_client(server.endpoint("demo"))
     heat.stacks.create(stack_name="interrupted", template=TEMPLATE)
+    # "slow" holds the create for 20 s (4 s was not always enough on a loaded machine
+    # for this read and the signal to land inside it); the resumed create waits only
+    # what is left of them
     assert heat.stacks.get("interrupted").stack_status == "CREATE_IN_PROGRESS"
     assert server.stop() == 0
     errors = [r for r in server.log_records() if r.get("level") in ("ERROR", "CRITICAL")]

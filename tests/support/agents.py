@@ -46,6 +46,10 @@ PACKAGES = (
     "heat-cfntools==2.0.0",
     f"heat-agents=={HEAT_AGENTS}",
 )
+#: heat-agents' ``ansible`` hook runs ``ansible-playbook``: ansible-core is on PyPI (its
+#: own cached venv, so the agents' cache key is unchanged). Puppet is not (a Ruby gem or
+#: a distribution package), so the ``puppet`` hook is not run by the tests.
+ANSIBLE = ("ansible-core==2.19.14",)
 INSTALL_TIMEOUT = 900.0
 #: the whole chain for one collection (collect, apply, hook, notify)
 CHAIN_TIMEOUT = 120.0
@@ -119,8 +123,14 @@ def _install(root: Path) -> AgentInstall:
     sources = [p for p in sdist_dir.iterdir() if p.is_dir()]
     if len(sources) != 1 or not (sources[0] / "heat-config").is_dir():
         raise InstallFailed(f"unexpected heat-agents sdist layout in {sdist_dir}")
+    _move_venv(scratch, root)
+    return AgentInstall(venv=root / "venv", source=root / "sdist" / sources[0].name)
+
+
+def _move_venv(scratch: Path, root: Path) -> None:
+    """Rename the finished scratch directory into place; the venv's scripts name their
+    interpreter by absolute path: repoint them."""
     os.replace(scratch, root)
-    # the venv's scripts name their interpreter by absolute path: repoint them
     for script in (root / "venv" / "bin").iterdir():
         if script.is_file() and not script.is_symlink():
             with contextlib.suppress(UnicodeDecodeError):
@@ -129,7 +139,6 @@ def _install(root: Path) -> AgentInstall:
                     script.write_text(text.replace(str(scratch), str(root)))
     cfg = root / "venv" / "pyvenv.cfg"
     cfg.write_text(cfg.read_text().replace(str(scratch), str(root)))
-    return AgentInstall(venv=root / "venv", source=root / "sdist" / sources[0].name)
 
 
 def _finished(root: Path) -> AgentInstall | None:
@@ -154,6 +163,39 @@ def install_agents() -> AgentInstall:
             return done
         shutil.rmtree(root, ignore_errors=True)
         return _install(root)
+
+
+def install_ansible() -> Path:
+    """The ``bin`` of a cached venv with ansible-core (made on first use, locked)."""
+    key = hashlib.sha256(json.dumps([ANSIBLE, sys.version_info[:2]]).encode()
+                         ).hexdigest()[:12]
+    root = cache_root() / f"ansible-{key}"
+    playbook = root / "venv" / "bin" / "ansible-playbook"
+    if playbook.exists():
+        return playbook.parent
+    root.parent.mkdir(parents=True, exist_ok=True)
+    with (root.parent / f"ansible-{key}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not playbook.exists():
+            scratch = root.with_name(root.name + ".partial")
+            shutil.rmtree(scratch, ignore_errors=True)
+            scratch.mkdir(parents=True)
+            log = scratch / "install.log"
+            _run([sys.executable, "-m", "venv", str(scratch / "venv")], log)
+            _run([str(scratch / "venv" / "bin" / "python"), "-m", "pip",
+                  "--disable-pip-version-check", "install", "-q", *ANSIBLE], log)
+            shutil.rmtree(root, ignore_errors=True)
+            _move_venv(scratch, root)
+    return playbook.parent
+
+
+def ansible_or_skip() -> Path:
+    """ansible-core's ``bin``, or skip the test (fail under KILN_REQUIRE_SERVICES=1)."""
+    try:
+        return install_ansible()
+    except InstallFailed as exc:
+        unavailable(f"ansible-core could not be installed from the registry: {exc}")
+        raise AssertionError("unreachable") from None
 
 
 _INSTALLED: AgentInstall | InstallFailed | None = None
@@ -197,6 +239,8 @@ class Sandbox:
     path: Path
     install: AgentInstall
     runs: list[ChainRun] = field(default_factory=list)
+    #: more environment for the agents (a hook's tool, e.g. ``HEAT_ANSIBLE_CMD``)
+    extra_env: dict[str, str] = field(default_factory=dict)
 
     @property
     def root(self) -> Path:
@@ -219,7 +263,10 @@ class Sandbox:
             "HEAT_CONFIG_DEPLOYED_OLD": str(root / "var/run/heat-config/deployed"),
             "HEAT_SCRIPT_WORKING": str(root / "var/lib/heat-config/heat-config-script"),
             "HEAT_SCRIPT_OUTPUTS": str(root / "var/run/heat-config/heat-config-script"),
+            "HEAT_ANSIBLE_WORKING": str(root / "var/lib/heat-config/heat-config-ansible"),
+            "HEAT_ANSIBLE_OUTPUTS": str(root / "var/run/heat-config/heat-config-ansible"),
         })
+        env.update(self.extra_env)
         return env
 
     def collect_args(self) -> list[str]:

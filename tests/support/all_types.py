@@ -94,6 +94,7 @@ SAMPLES: dict[str, Sample] = {
         _aws_group("lc", [], MinSize=0, MaxSize=2), _aws_group("lc2", [], MinSize=0,
                                                                MaxSize=3),
         _aws_group("lc", ["nova"], MinSize=0, MaxSize=2), _LAUNCH),
+    "AWS::EC2::InternetGateway": Sample({}),
     "AWS::AutoScaling::LaunchConfiguration": Sample(
         {"ImageId": "image", "InstanceType": "m1.small"}, None,
         {"ImageId": "image2", "InstanceType": "m1.small"}),

@@ -1,7 +1,7 @@
 """A real headless Chromium for the dashboard tests: Debian's ``chromium`` package driven
 by Playwright's Python API (Playwright's own browser download is never used).
 
-``chromium_executable()`` installs the package with ``tests/support/install_chromium.sh``
+``chromium_executable()`` installs the package with ``tests/support/install_browsers.sh``
 when it is missing (as root, through apt-get); where that is impossible the tests skip
 with the reason, or fail under ``KILN_REQUIRE_SERVICES=1``. Screenshots go to
 ``artifacts_dir()`` (``KILN_BROWSER_ARTIFACTS``, else ``<tmp>/kiln-browser-artifacts``),
@@ -21,7 +21,7 @@ from tests.support.services import unavailable
 CHROMIUM = "/usr/bin/chromium"
 #: written into the artifacts directory when a test saves a screenshot
 SESSION_MARKER = "SCREENSHOTS.txt"
-INSTALLER = Path(__file__).with_name("install_chromium.sh")
+INSTALLER = Path(__file__).with_name("install_browsers.sh")
 
 
 def artifacts_dir() -> Path:
@@ -36,10 +36,10 @@ def chromium_executable() -> str:
     found = CHROMIUM if os.access(CHROMIUM, os.X_OK) else shutil.which("chromium")
     if found:
         return found
-    result = subprocess.run(["bash", str(INSTALLER)], capture_output=True, text=True,
+    result = subprocess.run(["bash", str(INSTALLER), "chromium"], capture_output=True, text=True,
                             timeout=900, check=False)
     if result.returncode != 0 or not os.access(CHROMIUM, os.X_OK):
-        unavailable("Debian's chromium is not installed and tests/support/install_chromium.sh "
+        unavailable("Debian's chromium is not installed and tests/support/install_browsers.sh "
                     f"could not install it: {(result.stderr or result.stdout).strip()[-300:]}")
     return CHROMIUM
 

@@ -38,7 +38,7 @@ from typing import Any
 
 import httpx
 
-from tests.support.ports import free_port
+from tests.support.ports import free_port, listens_on
 
 KEYSTONE_VERSION = "30.0.0"
 REQUIREMENTS = (f"keystone=={KEYSTONE_VERSION}", "gunicorn==27.0.1")
@@ -48,7 +48,11 @@ ADMIN_USER = "admin"
 ADMIN_PASSWORD = "admin-secret"
 ADMIN_PROJECT = "admin"
 REGION = "RegionOne"
-START_DEADLINE = 60.0
+#: gunicorn importing Keystone takes seconds of CPU; at load 15-25 on 2 CPUs that is
+#: over a minute of wall-clock time
+START_DEADLINE = 180.0
+#: starts tried when the port chosen for gunicorn is taken before it binds it
+PORT_ATTEMPTS = 3
 INSTALL_TIMEOUT = 900.0
 #: holds only the WSGI shim, so gunicorn's --pythonpath does not shadow ``keystone``
 SHIM_DIR = Path(__file__).resolve().parent / "keystone_wsgi"
@@ -405,7 +409,11 @@ class KeystoneProcess:
             "project_domain_name": "Default", "interface": "public",
             "http_connect_timeout": 5}
         section.update(authtoken)
-        return {"paste_deploy": {"flavor": "keystone"}, "keystone_authtoken": section}
+        trustee = {"auth_type": "password", "auth_url": self.url,
+                   "username": service.username, "password": service.password,
+                   "user_domain_name": "Default"}
+        return {"paste_deploy": {"flavor": "keystone"}, "keystone_authtoken": section,
+                "trustee": trustee}
 
     def grant(self, user_id: str, project_id: str, role: str) -> None:
         self._call("PUT", f"/projects/{project_id}/users/{user_id}/roles/{self.role_id(role)}")
@@ -442,13 +450,17 @@ class KeystoneProcess:
         read straight after a reply can miss it. A marker request sent now, whose line is
         awaited (bounded), puts every earlier request's line in the log first."""
         marker = f"/v3?kiln-marker={uuid.uuid4().hex}"
-        with httpx.Client(timeout=10.0) as client:
+        with httpx.Client(timeout=60.0) as client:
             client.get(f"http://127.0.0.1:{self.port}{marker}")
-        deadline = time.monotonic() + 10.0
+        # generous: at load 15+ on 2 CPUs the one gunicorn worker can be slow to write it,
+        # and a count read without the marker could miss the last requests' lines
+        deadline = time.monotonic() + 60.0
         while True:
             text = self.access_log.read_text(errors="replace")
-            if marker in text or time.monotonic() > deadline:
+            if marker in text:
                 return text.count('"GET /v3/auth/tokens ')
+            if time.monotonic() > deadline:
+                raise AssertionError(f"Keystone never logged the marker request {marker}")
             time.sleep(0.02)  # the marker's line is written just after its reply; bounded
 
     # -- life ---------------------------------------------------------------------------
@@ -481,7 +493,26 @@ def _expiring(token: Token) -> bool:
 def start_keystone(workdir: Path, *, token_expiration: int = 3600, port: int | None = None,
                    debug: bool = False) -> KeystoneProcess:
     """A new Keystone in ``workdir`` (made from the cached template) on a free port, ready.
-    Raises KeystoneUnavailable when it cannot be installed or does not come up."""
+    Raises KeystoneUnavailable when it cannot be installed or does not come up.
+
+    A chosen port that another process takes before gunicorn binds it is a race of the
+    test machine: the start is repeated on a newly chosen port."""
+    for attempt in range(1, PORT_ATTEMPTS + 1):
+        try:
+            return _start_keystone_once(workdir, token_expiration=token_expiration,
+                                        port=port, debug=debug)
+        except KeystonePortTaken:
+            if attempt == PORT_ATTEMPTS or port is not None:
+                raise
+    raise AssertionError("unreachable")
+
+
+class KeystonePortTaken(KeystoneUnavailable):
+    """gunicorn could not bind its port: another process took it first."""
+
+
+def _start_keystone_once(workdir: Path, *, token_expiration: int, port: int | None,
+                         debug: bool) -> KeystoneProcess:
     inst = installation()
     state = workdir
     if state.exists():
@@ -518,11 +549,14 @@ def _wait_ready(keystone: KeystoneProcess, deadline: float) -> None:
     with httpx.Client(timeout=2.0) as client:
         while True:
             if not keystone.running():
-                raise KeystoneUnavailable(
-                    f"keystone exited with {keystone.proc.returncode} while starting:\n"
-                    f"{keystone.logs()}")
+                logs = keystone.logs()
+                kind = (KeystonePortTaken if "Connection in use" in logs
+                        or "Address already in use" in logs else KeystoneUnavailable)
+                raise kind(f"keystone exited with {keystone.proc.returncode} while "
+                           f"starting:\n{logs}")
             try:
-                if client.get(keystone.url).status_code == 200:
+                if (client.get(keystone.url).status_code == 200
+                        and listens_on(keystone.proc.pid, keystone.port)):
                     return
             except httpx.TransportError:
                 pass

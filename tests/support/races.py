@@ -237,10 +237,12 @@ def check(client: httpx.Client, trial: Trial) -> str:
 
 
 def _resume_after_check(spans: list[tuple[str, str]], final: dict[str, Any]) -> bool:
-    """A check of the suspended stack that ran first leaves its resources CHECK_COMPLETE,
-    which Heat 27 (and Kiln) refuse to resume: "State ('CHECK', 'COMPLETE') invalid for
-    resume". That order ends RESUME_FAILED by design, not by a lost race."""
-    return (spans == [("CHECK", "COMPLETE"), ("RESUME", "FAILED")]
+    """A check or a snapshot of the suspended stack that ran first leaves its resources
+    CHECK_COMPLETE or SNAPSHOT_COMPLETE, which Heat 27 (and Kiln) refuse to resume:
+    "State ('SNAPSHOT', 'COMPLETE') invalid for resume" (checked on the peer: suspend,
+    snapshot, resume). That order ends RESUME_FAILED by design, not by a lost race."""
+    return (len(spans) == 2 and spans[0] in (("CHECK", "COMPLETE"), ("SNAPSHOT", "COMPLETE"))
+            and spans[1] == ("RESUME", "FAILED")
             and "invalid for resume" in final["stack_status_reason"])
 
 

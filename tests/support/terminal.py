@@ -80,11 +80,22 @@ class TerminalRun:
         end = time.monotonic() + deadline
         while not seen(self.text):
             if self._eof:
+                self.proc.wait(timeout=DEADLINE)  # it closed the terminal: reaped, not left
                 raise AssertionError(f"the command ended before showing {what}:\n{self.text}")
             if time.monotonic() > end:
+                self._abandon()
                 raise AssertionError(f"no {what} within {deadline}s; screen:\n{self.text}")
             self._read(0.2)
         return self.text
+
+    def _abandon(self) -> None:
+        """Kill and reap the process of a failed test: a Popen collected while its process
+        runs warns, and the suite turns that warning into an error in whichever test is
+        running at the time."""
+        self.proc.kill()
+        self.proc.wait()
+        self._eof = True
+        os.close(self._master)
 
     def type(self, text: str) -> None:
         """Type on the terminal's keyboard."""
@@ -95,7 +106,7 @@ class TerminalRun:
         end = time.monotonic() + deadline
         while not self._eof:
             if time.monotonic() > end:
-                self.proc.kill()
+                self._abandon()
                 raise AssertionError(f"the command did not end within {deadline}s:\n"
                                      f"{self.text}")
             self._read(0.2)

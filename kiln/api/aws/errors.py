@@ -102,6 +102,15 @@ class AccessDenied(AwsError):
     explanation = "User is not authorized to perform action"
 
 
+class ServiceUnavailable(AwsError):
+    """Keystone (which checks signatures in keystone mode) cannot be reached."""
+
+    status = 503
+    code = "ServiceUnavailable"
+    explanation = "Service temporarily unavailable"
+    error_type = "Server"
+
+
 class SignatureDoesNotMatch(AwsError):
     status = 403
     code = "SignatureDoesNotMatch"

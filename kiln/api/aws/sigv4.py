@@ -8,6 +8,7 @@ client signed but cannot know which encoder produced it.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import posixpath
@@ -44,10 +45,13 @@ def _uris(raw_path: str) -> Iterator[str]:
     yield quote(normal, safe="/")
 
 
+@functools.lru_cache(maxsize=1024)
 def _signing_key(secret: str, scope: str) -> bytes:
+    """The key of one day, region and service: four HMACs, the same for every request a
+    client signs that day, so remembered (as AWS's SDKs remember it)."""
     key = ("AWS4" + secret).encode()
     for part in scope.split("/"):
-        key = hmac.new(key, part.encode(), hashlib.sha256).digest()
+        key = hmac.digest(key, part.encode(), "sha256")
     return key
 
 
@@ -72,13 +76,20 @@ def matches(request: SignedRequest, claim: Claim, secret: str) -> bool:
     signed = ";".join(claim.signed_headers)
     key = _signing_key(secret, claim.scope)
     given = claim.signature.lower().encode()
+    method = request.method.upper()
     for payload in _payload_hashes(request, claim):
-        for uri in dict.fromkeys(_uris(request.raw_path)):
-            canonical = "\n".join((request.method.upper(), uri, query, headers, signed,
-                                   payload))
+        tried: set[str] = set()
+        # the path's other encodings are made only if the path as sent did not match:
+        # unquoting and normalising it cost more than the whole HMAC on the common path
+        for uri in _uris(request.raw_path):
+            if uri in tried:
+                continue
+            tried.add(uri)
+            canonical = "\n".join((method, uri, query, headers, signed, payload))
             to_sign = "\n".join((SIGV4_ALGORITHM, claim.amz_date, claim.scope,
                                  hashlib.sha256(canonical.encode()).hexdigest()))
-            expected = hmac.new(key, to_sign.encode(), hashlib.sha256).hexdigest()
+            # hmac.digest: OpenSSL's one-shot HMAC, no Python HMAC object per request
+            expected = hmac.digest(key, to_sign.encode(), "sha256").hex()
             if hmac.compare_digest(expected.encode(), given):
                 return True
     return False

@@ -307,13 +307,17 @@ async def describe_stack_events(call: CfnCall) -> Any:
 
 
 async def describe_stack_resource(call: CfnCall) -> Any:
-    identity = await stack_identity(call, p.required(call.params, "StackName"))
+    """What every server's cfn collector and cfn-hup poll: one trip to the engine (the
+    stack is found, and the server's keypair checked, in the same read)."""
+    named = p.required(call.params, "StackName")
+    found = ident.from_arn(named) if named.startswith("arn:") else None
+    # a plain value is an id or a name (found as identify_stack finds it)
+    identity: dict[str, str] = {"stack_id": named} if found is None else {
+        "stack_name": str(found["stack_name"]), "stack_id": str(found["stack_id"])}
     name = p.required(call.params, "LogicalResourceId")
-    owner = call.caller.resource_name
-    if call.caller.stack_id is not None and owner is not None and not \
-            await call.service.ec2_access_allowed(call.ctx, identity, owner, name):
-        raise errors.AccessDenied(f"this keypair may not describe {name}")
-    res = await call.service.resource_for_agent(call.ctx, identity, name)
+    res = await call.service.resource_for_agent(
+        call.ctx, identity, name, agent_stack_id=call.caller.stack_id,
+        agent_owner=call.caller.resource_name)
     return {"StackResourceDetail": {
         "Description": res.get("description", ""),
         "LastUpdatedTimestamp": res.get("updated_time"),

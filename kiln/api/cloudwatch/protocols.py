@@ -66,7 +66,7 @@ def _cbor_body(body: bytes) -> dict[str, Any]:
 
     try:
         value = cbor2.loads(body)
-    except Exception as exc:  # as landed with issue 15  # noqa: BLE001
+    except cbor2.CBORDecodeError as exc:  # cbor2 wraps every decoding failure in it
         raise BadRequest(f"the CBOR body cannot be read: {exc}") from None
     if not isinstance(value, dict):
         raise BadRequest("the CBOR body is not a map")

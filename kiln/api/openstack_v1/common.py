@@ -132,7 +132,9 @@ def request_context(request: Request, tenant: str) -> RequestContext:
         username=caller.username, roles=caller.roles, is_admin=policy.is_admin(caller),
         lists_all_projects=policy.allows("stacks:global_index", caller,
                                          {"project_id": caller.project_id}),
-        auth_token=caller.auth_token, **ids)
+        auth_token=caller.auth_token, service_types=caller.service_types,
+        auth_user=request.headers.get("x-auth-user"),
+        auth_key=request.headers.get("x-auth-key"), **ids)
 
 
 def enforce_rule(request: Request, rule: str, tenant: str) -> None:

@@ -32,6 +32,9 @@ _LIST_KEYS: dict[str, p.ParamKind] = {
     "limit": "single", "marker": "single", "sort_dir": "single", "sort_keys": "multi",
     "show_deleted": "single", "show_nested": "single", "show_hidden": "single",
     "tags": "single", "tags_any": "single", "not_tags": "single", "not_tags_any": "single"}
+#: Kiln's own search (no Heat client sends it, and Heat ignores it): a stack name
+#: containing the value in any case, as the dashboard's search box asks.
+_NAME_CONTAINS = "name_contains"
 _BOOL_PARAMS = ("show_deleted", "show_nested", "show_hidden")
 _TAG_PARAMS = ("tags", "tags_any", "not_tags", "not_tags_any")
 
@@ -94,6 +97,9 @@ async def index(call: Call) -> Any:
         raise forbidden_policy("stacks:global_index")
     params = p.allowed(query, _LIST_KEYS)
     filters = _split_status(p.allowed(query, _FILTER_KEYS)) or None
+    contains = query.get(_NAME_CONTAINS)
+    if contains:
+        filters = {**(filters or {}), _NAME_CONTAINS: str(contains)}
     if filters and "disable_rollback" in filters:
         flag = filters["disable_rollback"]
         filters["disable_rollback"] = (
@@ -219,9 +225,10 @@ async def _show(call: Call, resolve: bool) -> Any:
     result = await call.service.show_stack(call.ctx, stack_identity=call.identity(),
                                            resolve_outputs=resolve)
     body = {"stack": views.format_stack(call.api_root, call.tenant, result)}
-    if resolve and str(result.get("stack_status", "")).endswith("_IN_PROGRESS"):
-        # outputs are resolved from resources that change without a stack write, so
-        # this body must not be reused under the stack change number
+    if resolve and (result.get("outputs_live") or
+                    str(result.get("stack_status", "")).endswith("_IN_PROGRESS")):
+        # outputs resolved from resources (or a cloud) that change without a stack
+        # write: this body must not be reused under the stack change number
         return json_response(body)
     return body
 

@@ -12,12 +12,24 @@ import { stackForm } from './form.js';
 
 const view = document.getElementById('view');
 const projectInput = document.getElementById('project');
+const projectChoice = document.getElementById('project-choice');
 let leaving = [];
 
 function currentProject() {
   const m = /^#\/p\/([^/?]+)/.exec(location.hash);
   if (m) return decodeURIComponent(m[1]);
-  return localStorage.getItem('kiln.project') || 'demo';
+  return auth.defaultProject() || localStorage.getItem('kiln.project') || 'demo';
+}
+
+// With no authentication any project may be typed in; with Keystone the choice is the
+// projects the user has a role on (by name; the address holds the id).
+function renderProjects(project) {
+  const mine = auth.projects();
+  projectInput.hidden = !!mine;
+  projectChoice.hidden = !mine;
+  if (!mine) { projectInput.value = project; return; }
+  clear(projectChoice, mine.map(p => h('option', {value: p.id}, p.name)));
+  projectChoice.value = project;
 }
 
 function go(rest) {
@@ -28,10 +40,15 @@ async function route() {
   for (const fn of leaving) fn();
   leaving = [];
   const project = currentProject();
+  try {
+    await auth.useProject(project);
+  } catch (err) {
+    renderProjects(auth.defaultProject());
+    return clear(view, h('p', {class: 'form-error', id: 'project-error'}, err.message));
+  }
   localStorage.setItem('kiln.project', project);
-  projectInput.value = project;
-  projectInput.disabled = !auth.canSwitchProject();
-  document.getElementById('auth').textContent = auth.label();
+  renderProjects(project);
+  auth.render(document.getElementById('auth'));
   const api = new Api(project);
   const [pathPart, queryPart] = location.hash.replace(/^#/, '').split('?');
   const params = new URLSearchParams(queryPart || '');
@@ -61,6 +78,9 @@ projectInput.addEventListener('change', () => {
   const value = projectInput.value.trim();
   if (value) location.hash = `#/p/${encodeURIComponent(value)}/stacks`;
 });
+projectChoice.addEventListener('change', () => {
+  location.hash = `#/p/${encodeURIComponent(projectChoice.value)}/stacks`;
+});
 
 let lastPage = null;
 window.addEventListener('hashchange', () => {
@@ -76,4 +96,4 @@ async function render() {
   lastPage = page && page.select ? {path: location.hash.split('?')[0], page} : null;
 }
 
-render();
+auth.init().then(render);

@@ -1,5 +1,6 @@
-// The stack list: status, filters, name search, sorting and paging, all done by the
-// API (limit/marker paging, filters, sort_keys), so thousands of stacks cost one page.
+// The stack list: status, filters, name search (any part of the name, in any case:
+// Kiln's name_contains), sorting and paging, all done by the API (limit/marker paging,
+// filters, sort_keys), so thousands of stacks cost one page.
 import { h, clear, badge, time } from './dom.js';
 
 const PAGE = 50;
@@ -27,7 +28,7 @@ export function stackList(view, api, params, {go}) {
     ['', 'CREATE', 'UPDATE', 'DELETE', 'ROLLBACK', 'SUSPEND', 'RESUME', 'CHECK', 'SNAPSHOT',
      'RESTORE', 'ADOPT'].map(s => h('option', {value: s}, s || 'any action')));
   action.value = state.action;
-  const name = h('input', {type: 'search', name: 'name', placeholder: 'stack name', size: 18,
+  const name = h('input', {type: 'search', name: 'name', placeholder: 'name contains', size: 18,
                            value: state.name});
   const tag = h('input', {type: 'search', name: 'tag', placeholder: 'tag', size: 10,
                           value: state.tag});
@@ -59,7 +60,7 @@ export function stackList(view, api, params, {go}) {
   async function load() {
     const query = {limit: PAGE, sort_keys: state.sort, sort_dir: state.dir,
                    marker: state.marker, status: state.status || undefined,
-                   action: state.action || undefined, name: state.name || undefined,
+                   action: state.action || undefined, name_contains: state.name || undefined,
                    tags: state.tag || undefined, with_count: 'true'};
     try {
       const data = await api.get('/stacks', query);

@@ -106,9 +106,11 @@ async def run_adopt(engine: Engine, stack: LiveStack, adopt: Mapping[str, Any]) 
         await engine.recorder.stack(stack, ADOPT, COMPLETE, stack_completed(ADOPT),
                                     extra=values)
         return
-    await engine.recorder.stack(stack, ADOPT, FAILED, outcome.reason, extra=values)
+    failed = engine.recorder.stack(stack, ADOPT, FAILED, outcome.reason, extra=values)
     if not stack.info.disable_rollback:
-        await rollback_create(engine, stack)
+        await rollback_create(engine, stack, after=failed)
+    else:
+        await failed
 
 
 def retain_everything(stack: LiveStack) -> None:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from kiln.db.records import StackValues
 from kiln.engine.actions import delete as delete_action
 from kiln.engine.actions import external
 from kiln.engine.model import outputs
@@ -93,20 +95,28 @@ async def run_create(engine: Engine, stack: LiveStack, *,
     outcome = await traverse(graph, visit, action=CREATE, limit=engine.limit,
                              unlimited=lambda n: is_nested(stack.slots[n]),
                              deadline=deadline, cancel=engine.cancels.get(stack.info.id))
-    values = {"outputs": outputs.resolve_all(stack)}
+    values: StackValues = {"outputs": outputs.resolve_all(stack)}
     if outcome.ok:
         await engine.recorder.stack(stack, CREATE, COMPLETE, stack_completed(CREATE),
-                                    extra=values)  # type: ignore[arg-type]
+                                    extra=values)
         return
-    await engine.recorder.stack(stack, CREATE, FAILED, outcome.reason,
-                                extra=values)  # type: ignore[arg-type]
+    failed = engine.recorder.stack(stack, CREATE, FAILED, outcome.reason, extra=values)
     if not stack.info.disable_rollback and not outcome.cancelled:
-        await rollback_create(engine, stack)
+        await rollback_create(engine, stack, after=failed)
+    else:
+        await failed
 
 
-async def rollback_create(engine: Engine, stack: LiveStack) -> None:
-    """Heat's create rollback: delete everything the failed create made."""
-    await engine.recorder.stack(stack, ROLLBACK, IN_PROGRESS, stack_started(ROLLBACK))
+async def rollback_create(engine: Engine, stack: LiveStack,
+                          after: asyncio.Future[None] | None = None) -> None:
+    """Heat's create rollback: delete everything the failed create made. ``after``: the
+    failure's transition, queued in this same turn, so the failure and
+    ROLLBACK_IN_PROGRESS are one write (no reader sees a CREATE_FAILED about to roll
+    back)."""
+    started = engine.recorder.stack(stack, ROLLBACK, IN_PROGRESS, stack_started(ROLLBACK))
+    if after is not None:
+        await after
+    await started
     outcome = await delete_action.delete_resources(engine, stack, remove_rows=True)
     if outcome.ok:
         await engine.recorder.stack(stack, ROLLBACK, COMPLETE, stack_completed(ROLLBACK),

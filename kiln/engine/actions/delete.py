@@ -21,6 +21,7 @@ from kiln.engine.runtime import hooks
 from kiln.engine.runtime.engine import Engine
 from kiln.engine.runtime.runner import Persisted, is_nested, run_action
 from kiln.engine.runtime.scheduler import Deadline, Outcome, traverse
+from kiln.errors import KilnError
 
 
 def needs_delete(slot: Slot) -> bool:
@@ -97,6 +98,13 @@ async def run_delete(engine: Engine, stack: LiveStack) -> None:
     if not outcome.ok:
         await engine.recorder.stack(stack, DELETE, FAILED, outcome.reason)
         return
+    if stack.nested is not None and stack.nested.keystone_stack_users():
+        try:
+            await stack.nested.remove_stack_users(stack.info)
+        except KilnError as exc:
+            await engine.recorder.stack(stack, DELETE, FAILED,
+                                        f"Error deleting stack users: {exc}")
+            return
     info = stack.info
     info.action, info.status = DELETE, COMPLETE
     info.status_reason = stack_completed(DELETE)

@@ -3,10 +3,15 @@
 Suspend walks dependants first (as delete does), resume and check walk requirements
 first. Resource states that Heat refuses (suspending a deleted resource, resuming one
 that was never suspended) fail the resource with Heat's "State (...) invalid" reason.
+Suspend and resume store the stack's outputs again at their end: a resource may change
+its attributes in them (a deployment run on SUSPEND or RESUME brings new
+``deploy_stdout``), and the outputs shown are the stored ones.
 """
 
 from __future__ import annotations
 
+from kiln.db.records import StackValues
+from kiln.engine.model import outputs
 from kiln.engine.model.live_stack import LiveStack, Slot
 from kiln.engine.model.states import (
     CHECK,
@@ -80,7 +85,21 @@ async def run_simple(engine: Engine, stack: LiveStack, action: str) -> None:
     outcome = await traverse(graph, visit, action=action, limit=engine.limit,
                              unlimited=lambda n: is_nested(stack.slots[n]),
                              deadline=deadline, fail_fast=(action != CHECK))
-    if outcome.ok:
-        await engine.recorder.stack(stack, action, COMPLETE, stack_completed(action))
-    else:
-        await engine.recorder.stack(stack, action, FAILED, outcome.reason)
+    values: StackValues | None = (None if action == CHECK
+                                  else {"outputs": outputs.resolve_all(stack)})
+    reason = stack_completed(action) if outcome.ok else outcome.reason
+    if action == CHECK and not checks_fully(stack):
+        reason += PARTIAL_CHECK
+    await engine.recorder.stack(stack, action, COMPLETE if outcome.ok else FAILED, reason,
+                                extra=values)
+
+
+#: what Heat 27 adds to a checked stack's reason when a resource cannot check itself
+PARTIAL_CHECK = ". 'CHECK' not fully supported (see resources)"
+
+
+def checks_fully(stack: LiveStack) -> bool:
+    """Whether every resource checks itself, whatever its state. A resource backed by a
+    child stack counts as one that does: Heat 27 adds the note to the child's reason
+    only (seen on the peer with a ResourceGroup and an OS::Heat::Stack of Values)."""
+    return all(slot.plugin.supports(CHECK) for slot in stack.slots.values())

@@ -19,20 +19,21 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 
 from kiln.db import stacks as db_stacks
+from kiln.engine.actions import admit, lifecycle
 from kiln.engine.actions import create as create_action
 from kiln.engine.actions import delete as delete_action
-from kiln.engine.actions import lifecycle, new_stack
 from kiln.engine.actions import update as update_action
 from kiln.engine.model.context import RequestContext
-from kiln.engine.model.live_stack import LiveStack
+from kiln.engine.model.live_stack import IssuedKeypair, LiveStack, StackInfo
+from kiln.engine.model.stack_runtime import StackRuntime
 from kiln.engine.model.states import CREATE, DELETE, FAILED, IN_PROGRESS, UPDATE, stack_started
 from kiln.engine.runtime.claims import Claim
 from kiln.engine.runtime.engine import Engine
 from kiln.engine.store.loader import info_from_record
-from kiln.errors import EntityNotFound, RequestLimitExceeded
+from kiln.errors import EntityNotFound, KilnError, RequestLimitExceeded
 from kiln.resources.base import Resource, Token
 from kiln.resources.nested import NAME_KEY, ChildMember
-from kiln.resources.runtime import SoftwareConfigStore, SoftwareDeploymentStore
+from kiln.resources.runtime import AlarmStore, SoftwareConfigStore, SoftwareDeploymentStore
 from kiln.resources.stores import ServiceConfigStore, ServiceDeploymentStore
 from kiln.template import load_template
 
@@ -46,12 +47,29 @@ class ServiceHost(Protocol):
 
     async def issue_ec2_keypair(self, *, project_id: str, user_id: str,
                                 stack_id: str | None = None,
-                                resource_name: str | None = None) -> dict[str, Any]: ...
+                                resource_name: str | None = None) -> IssuedKeypair: ...
 
-    async def delete_ec2_keypair(self, access_key: str) -> bool: ...
+    async def revoke_ec2_keypair(self, access_key: str) -> bool: ...
 
     async def resource_ec2_keypair(self, stack_id: str,
-                                   resource_name: str) -> dict[str, Any] | None: ...
+                                   resource_name: str) -> IssuedKeypair | None: ...
+
+    @property
+    def stack_user_admin(self) -> Any: ...
+
+    async def stack_domain_user(self, *, stack_id: str, root_stack_id: str,
+                                owner_project_id: str, resource_name: str, username: str,
+                                password: str | None = None) -> dict[str, Any]: ...
+
+    async def stack_user_keypair(self, *, stack_id: str, root_stack_id: str,
+                                 owner_project_id: str, resource_name: str,
+                                 user_resource: str, username: str) -> IssuedKeypair: ...
+
+    async def set_stack_user_enabled(self, *, stack_id: str, resource_name: str,
+                                     enabled: bool) -> None: ...
+
+    async def remove_stack_users(self, *, stack_id: str, owner_project_id: str,
+                                 top_level: bool) -> None: ...
 
 
 class NestedOps:
@@ -65,7 +83,7 @@ class NestedOps:
         return self.service.engine
 
     # -- the service's stores, for plugins ----------------------------------------------
-    def alarms(self, project_id: str, stack_id: str) -> Any:
+    def alarms(self, project_id: str, stack_id: str) -> AlarmStore:
         from kiln.alarms.stack_store import StackAlarms
 
         return StackAlarms(self.engine.db, project_id=project_id, stack_id=stack_id)
@@ -74,20 +92,46 @@ class NestedOps:
         return ServiceConfigStore(self.service, owner)
 
     async def issue_ec2_keypair(self, *, project_id: str, user_id: str, stack_id: str,
-                                resource_name: str) -> dict[str, Any]:
-        made: dict[str, Any] = await self.service.issue_ec2_keypair(
+                                resource_name: str) -> IssuedKeypair:
+        return await self.service.issue_ec2_keypair(
             project_id=project_id, user_id=user_id, stack_id=stack_id,
             resource_name=resource_name)
-        return made
 
     async def delete_ec2_keypair(self, access_key: str) -> bool:
-        return bool(await self.service.delete_ec2_keypair(access_key))
+        return bool(await self.service.revoke_ec2_keypair(access_key))
+
+    # -- stack domain users (keystone mode; kiln.engine.service.stack_users) --------------
+    def keystone_stack_users(self) -> bool:
+        return self.service.stack_user_admin is not None
+
+    async def stack_domain_user(self, info: StackInfo, resource_name: str, *,
+                                username: str, password: str | None) -> dict[str, Any]:
+        return await self.service.stack_domain_user(
+            stack_id=info.id, root_stack_id=info.root_stack_id,
+            owner_project_id=info.project_id, resource_name=resource_name,
+            username=username, password=password)
+
+    async def stack_user_keypair(self, info: StackInfo, resource_name: str, *,
+                                 user_resource: str, username: str) -> IssuedKeypair:
+        return await self.service.stack_user_keypair(
+            stack_id=info.id, root_stack_id=info.root_stack_id,
+            owner_project_id=info.project_id, resource_name=resource_name,
+            user_resource=user_resource, username=username)
+
+    async def set_stack_user_enabled(self, info: StackInfo, resource_name: str,
+                                     enabled: bool) -> None:
+        await self.service.set_stack_user_enabled(stack_id=info.id,
+                                                  resource_name=resource_name,
+                                                  enabled=enabled)
+
+    async def remove_stack_users(self, info: StackInfo) -> None:
+        await self.service.remove_stack_users(
+            stack_id=info.id, owner_project_id=info.project_id,
+            top_level=info.owner_id is None)
 
     async def resource_ec2_keypair(self, stack_id: str,
-                                   resource_name: str) -> dict[str, Any] | None:
-        found: dict[str, Any] | None = await self.service.resource_ec2_keypair(
-            stack_id, resource_name)
-        return found
+                                   resource_name: str) -> IssuedKeypair | None:
+        return await self.service.resource_ec2_keypair(stack_id, resource_name)
 
     def deployment_store(self, owner: RequestContext,
                          stack_user_project_id: str | None) -> SoftwareDeploymentStore:
@@ -97,8 +141,10 @@ class NestedOps:
     # -- helpers ------------------------------------------------------------------------
     @staticmethod
     def _parent_stack(parent: Resource) -> LiveStack:
-        stack: LiveStack = parent.runtime.stack  # type: ignore[attr-defined]
-        return stack
+        runtime = parent.runtime
+        if not isinstance(runtime, StackRuntime):
+            raise TypeError(f"{parent.name} does not run in a live stack of this engine")
+        return runtime.stack
 
     def _facade(self, parent: Resource) -> dict[str, Any]:
         stack = self._parent_stack(parent)
@@ -126,11 +172,11 @@ class NestedOps:
         files = dict(pstack.files if files is None else files)
         tmpl = load_template(template, files=files, max_size=engine.conf.max_template_size)
         env = pstack.environment.child(dict(parameters), resource_name=parent.name)
-        opts = new_stack.Options(timeout_mins=timeout_mins, disable_rollback=True)
-        parent_ref = new_stack.Parent(stack_id=info.id, root_stack_id=info.root_stack_id,
+        opts = admit.Options(timeout_mins=timeout_mins, disable_rollback=True)
+        parent_ref = admit.Parent(stack_id=info.id, root_stack_id=info.root_stack_id,
                                      nested_depth=info.nested_depth,
                                      resource_name=parent.name, facade=self._facade(parent))
-        return new_stack.build(engine, name=name, project_id=info.project_id, template=tmpl,
+        return admit.build(engine, name=name, project_id=info.project_id, template=tmpl,
                               environment=env, files=files, opts=opts,
                               username=info.username, user_id=info.user_id,
                               parent=None if detached else parent_ref, stack_id=stack_id,
@@ -140,9 +186,10 @@ class NestedOps:
                     parameters: Mapping[str, Any], files: Mapping[str, str] | None, *,
                     name: str) -> LiveStack:
         """The child stack ``parent`` would make, bound and validated but not stored
-        (for a preview)."""
-        child = self._build(parent, template, parameters, files, None, name=name)
-        new_stack.validate(self.engine, child)
+        (for a preview: its id is "None", as Heat's preview shows a stack not made)."""
+        child = self._build(parent, template, parameters, files, None, name=name,
+                            stack_id="None")
+        admit.validate(self.engine, child)
         return child
 
     # -- NestedStackOps -----------------------------------------------------------------
@@ -152,9 +199,9 @@ class NestedOps:
         engine = self.engine
         name = parent.physical_resource_name()
         child = self._build(parent, template, parameters, files, timeout_mins, name=name)
-        new_stack.validate(engine, child)
+        admit.validate(engine, child)
         async with engine.claims.claim_new(child.info.id, CREATE) as claim:
-            await new_stack.store(engine, child)
+            await admit.store(engine, child)
             parent.data[NAME_KEY] = name
             claim.launch(lambda: create_action.run_create(engine, child), child)
         return child.info.id
@@ -169,7 +216,7 @@ class NestedOps:
         new = self._build(parent, template, parameters, files, timeout_mins,
                           name=rec.name, stack_id=stack_id, action=UPDATE)
         new.info = dataclasses.replace(info_from_record(rec), timeout_mins=timeout_mins)
-        new_stack.validate(engine, new)
+        admit.validate(engine, new)
         # the validation slots go before the stored child is loaded: a big group's two
         # sets of 10,000 slots are never in memory together
         new.slots.clear()
@@ -179,7 +226,7 @@ class NestedOps:
 
     async def _launch_update(self, claim: Claim, current: LiveStack, new: LiveStack) -> None:
         engine = self.engine
-        hidden = sorted(getattr(new.bound.parameters, "hidden", ()) or ())
+        hidden = sorted(new.bound.parameters.hidden)
         template_id = await engine.db.write(
             db_stacks.create_raw_template, new.template.raw, new.environment.env_as_dict(),
             new.files, hidden)
@@ -243,6 +290,25 @@ class NestedOps:
         return {o["output_key"]: str(o["output_error"]) for o in (rec.outputs or [])
                 if o.get("output_error")}
 
+    async def member_attributes(self, parent: Resource, stack_id: str) -> dict[str, Any]:
+        wanted = self._parent_stack(parent).template.member_attribute_references(parent.name)
+        if not wanted:
+            return {}
+        child = await self.engine.load(stack_id)
+        values: dict[str, Any] = {}
+        found = {"members": sorted(child.slots), "values": values}
+        for key in sorted(wanted):
+            name, _, attr = key.partition(".")
+            slot = child.slots.get(name)
+            if slot is None:
+                continue
+            try:
+                values[key] = (slot.plugin.get_attribute(attr) if attr
+                               else slot.plugin.reference_id())
+            except KilnError:
+                continue  # asked for again, it is the parent's "incorrect" attribute
+        return found
+
     async def members(self, stack_id: str) -> list[ChildMember]:
         child = await self.engine.load(stack_id)
         snippets = child.template.raw.get("resources") or {}
@@ -257,17 +323,23 @@ class NestedOps:
         if slot is not None and slot.plugin is parent:
             await self.engine.recorder.progress(slot, token)
 
-    async def save_resource(self, stack: LiveStack, name: str) -> None:
+    async def save_resource(self, stack: LiveStack, name: str, *,
+                            event: tuple[str, str] | None = None) -> None:
         """Persist a resource's data and metadata changed outside any action of its
         stack (a scaling group resized by a policy's signal) and, the stack being at
-        rest, its outputs, which may read them."""
+        rest, its outputs, which may read them; ``event`` (status, reason) adds a
+        ``SIGNAL`` event of the resource."""
         from kiln.engine.model import outputs
         from kiln.engine.runtime import hooks
 
         slot = stack.slots.get(name)
         if slot is None:
             return
-        await hooks.save_side_state(self.engine, stack, slot, metadata=True)
+        note = None
+        if event is not None:
+            note = hooks.resource_event(stack, slot, event[1], action="SIGNAL")
+            note = dataclasses.replace(note, resource_status=event[0])
+        await hooks.save_side_state(self.engine, stack, slot, metadata=True, event=note)
         if stack.info.status != IN_PROGRESS:
             await self.engine.db.write(db_stacks.update_stack, stack.info.id,
                                        {"outputs": outputs.resolve_all(stack)})

@@ -21,6 +21,8 @@ class Decision:
     change: Change
     properties: Properties | None = None
     prop_diff: dict[str, Any] | None = None
+    #: why a replacement was decided before any update was tried ("" for a property
+    #: that does not allow an update in place, which Heat finds out while updating)
     reason: str = ""
 
 
@@ -58,6 +60,8 @@ def decide(target: LiveStack, existing: Slot | None, definition: ResourceDefinit
         return Decision(replace_kind(plugin), reason="failed")
     if state.action == DELETE and state.status == COMPLETE:
         return Decision(replace_kind(plugin), reason="deleted")
+    if plugin.replaced_on_every_update:
+        return Decision(replace_kind(plugin), reason="replaced on every update")
     props = new_properties(target, existing, definition)
     old_props = plugin.properties
     prop_diff = plugin.diff_properties(old_props, props)

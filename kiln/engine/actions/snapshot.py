@@ -45,10 +45,13 @@ async def run_snapshot(engine: Engine, stack: LiveStack, snapshot_id: str) -> No
                              limit=engine.limit, deadline=deadline)
     status, reason = ((COMPLETE, stack_completed(SNAPSHOT)) if outcome.ok
                       else (FAILED, outcome.reason))
-    await engine.recorder.stack(stack, SNAPSHOT, status, reason)
-    data = stack_data(stack)
+    # the snapshot row settles before the stack does: a client that sees the stack's
+    # SNAPSHOT_COMPLETE may restore that snapshot at once. Its document shows the stack
+    # as the snapshot leaves it (SNAPSHOT_COMPLETE, as Heat's), not as it is this moment
+    data = {**stack_data(stack), "status": status}
     await engine.db.write(db_snapshots.update_snapshot, snapshot_id,
                           {"data": data, "status": status, "status_reason": reason})
+    await engine.recorder.stack(stack, SNAPSHOT, status, reason)
 
 
 async def restore_resources(engine: Engine, stack: LiveStack, data: Any) -> None:

@@ -13,6 +13,7 @@ resources still waiting. Until deleted, a replaced resource keeps its row
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,13 +21,14 @@ from sqlalchemy.orm import Session
 
 from kiln.db import resources as db_resources
 from kiln.db import stacks as db_stacks
-from kiln.db.records import NewResource
+from kiln.db.records import NewResource, StackValues
 from kiln.engine.actions import external
 from kiln.engine.actions.create import create_resource, stored_properties
 from kiln.engine.actions.delete import delete_resource, delete_with_row, needs_delete
-from kiln.engine.actions.plan import decide
+from kiln.engine.actions.plan import decide, replace_kind
 from kiln.engine.actions.superseded import SupersededCleaner
 from kiln.engine.model import outputs
+from kiln.engine.model.implicit import add_implicit_requirements
 from kiln.engine.model.live_stack import LiveStack, Slot
 from kiln.engine.model.slots import make_slot
 from kiln.engine.model.states import (
@@ -47,6 +49,7 @@ from kiln.engine.runtime.runner import is_nested, run_action
 from kiln.engine.runtime.scheduler import Deadline, Outcome, traverse
 from kiln.engine.store.loader import StoredProperties, stale_slots
 from kiln.graph import Graph
+from kiln.resources.base import UpdateReplace
 from kiln.template.definitions import ResourceDefinition, name_set
 
 
@@ -106,6 +109,8 @@ def build_target(current: LiveStack, new: LiveStack, *, restore_replaced: bool) 
         slot.plugin.runtime = new.runtime
         slot.requires = name_set(deps.get(name, ()))
         new.slots[name] = slot
+    # before the new rows are stored, so that they keep the implicit requirements too
+    add_implicit_requirements(new)
     return target
 
 
@@ -138,10 +143,9 @@ def _replacement_row(s: Session, new: NewResource, old_id: int) -> Any:
 
 async def replace(engine: Engine, target: Target, old: Slot, definition: ResourceDefinition,
                   change: Change, deadline: Deadline) -> None:
+    """Replace ``old`` (whatever its update recorded is the caller's: see
+    :func:`update_one`)."""
     stack = target.stack
-    rec = engine.recorder
-    await rec.resource(stack, old, UPDATE, IN_PROGRESS)
-    await rec.resource(stack, old, UPDATE, COMPLETE, replacement_reason(old, stack))
     if old.state.properties_data is not None:
         # the old resource now only waits for its delete, which rarely reads its
         # properties: keep them as stored, validated again only if read
@@ -218,10 +222,25 @@ async def update_one(engine: Engine, target: Target, name: str, deadline: Deadli
                 if isinstance(meta, dict):
                     slot.state.metadata = plugin.updated_metadata(meta)
 
-        await run_action(engine.recorder, engine.poller, stack, slot, UPDATE, handle,
-                         plugin.check_update_complete, on_complete=adopt,
-                         abort_reason=deadline.reason)
+        try:
+            await run_action(engine.recorder, engine.poller, stack, slot, UPDATE, handle,
+                             plugin.check_update_complete, on_complete=adopt,
+                             abort_reason=deadline.reason)
+        except UpdateReplace as exc:  # the plugin found out only now
+            await engine.recorder.resource(stack, slot, UPDATE, COMPLETE, exc.status_reason
+                                           or replacement_reason(slot, stack))
+            target.changes[name] = replace_kind(plugin)
+            await replace(engine, target, slot, definition, replace_kind(plugin), deadline)
     else:
+        if not decision.reason:
+            # a property change rules out an update in place: Heat records the old
+            # resource's UPDATE ending in "requires replacement". A replacement decided
+            # before any update is tried (a new type, a failed or deleted resource)
+            # leaves its state as it was, so a rollback that restores it shows it
+            # unchanged (Heat 27, seen on the peer)
+            await engine.recorder.resource(stack, slot, UPDATE, IN_PROGRESS)
+            await engine.recorder.resource(stack, slot, UPDATE, COMPLETE,
+                                           replacement_reason(slot, stack))
         await replace(engine, target, slot, definition, decision.change, deadline)
     if hooked:
         await hooks.pause(engine, stack, stack.slots[name], "post", UPDATE)
@@ -293,21 +312,24 @@ async def run_update(engine: Engine, current: LiveStack, new: LiveStack, *,
     deadline = Deadline(engine.timeout_seconds(new))
     cancel = engine.cancels.get(new.info.id)
     outcome = await apply(engine, target, action=action, deadline=deadline, cancel=cancel)
-    values: dict[str, Any] = {"outputs": outputs.resolve_all(new)}
+    values: StackValues = {"outputs": outputs.resolve_all(new)}
     if action == ROLLBACK:
         values["prev_raw_template_id"] = None  # the rollback is over (see run_rollback)
     if outcome.ok:
         await engine.recorder.stack(new, action, COMPLETE, stack_completed(action),
-                                    extra=values)  # type: ignore[arg-type]
+                                    extra=values)
         return
     if outcome.cancelled:
         rollback = allow_rollback and engine.cancel_rollback.pop(new.info.id, False)
     else:
         rollback = allow_rollback and not new.info.disable_rollback
-    await engine.recorder.stack(new, action, FAILED, outcome.reason,
-                                extra=values)  # type: ignore[arg-type]
+    def record_failure() -> asyncio.Future[None]:
+        return engine.recorder.stack(new, action, FAILED, outcome.reason, extra=values)
+
     if rollback:
-        await run_rollback(engine, new.info.id)
+        await run_rollback(engine, new.info.id, record_failure)
+    else:
+        await record_failure()
 
 
 async def bound_to(engine: Engine, current: LiveStack, raw_template_id: int) -> LiveStack:
@@ -324,25 +346,39 @@ async def bound_to(engine: Engine, current: LiveStack, raw_template_id: int) -> 
     return new
 
 
-async def run_rollback(engine: Engine, stack_id: str) -> None:
+async def run_rollback(engine: Engine, stack_id: str,
+                       record_failure: Callable[[], asyncio.Future[None]]) -> None:
     """Re-apply the previous template (Heat's update rollback).
+
+    ``record_failure`` queues the failed update's own transition: it is queued in the
+    same turn as ROLLBACK_IN_PROGRESS, so both are one write and nobody reads the stack
+    as UPDATE_FAILED between them (a client waiting for the update to end would stop
+    there, before the rollback it asked for; the corpus saw it).
 
     While the rollback runs, ``prev_raw_template_id`` names the template being rolled
     back from (it is cleared when the rollback ends): that is how recovery tells an
     update's rollback, which it resumes as an update to the restored template, from a
     create's rollback (no previous template), which deletes everything."""
-    current = await engine.load(stack_id)
-    prev = current.info.prev_raw_template_id
-    if prev is None:
+    try:
+        current = await engine.load(stack_id)
+        prev = current.info.prev_raw_template_id
+        new = None if prev is None else await bound_to(engine, current, prev)
+    except BaseException:
+        await record_failure()  # the update's end is recorded whatever the rollback does
+        raise
+    if prev is None or new is None:
+        await record_failure()
         return
     info = current.info
     failed = info.raw_template_id
     info.raw_template_id, info.prev_raw_template_id = prev, failed
     engine.cancels.get(stack_id, _NoCancel()).clear()
-    new = await bound_to(engine, current, prev)
-    await engine.recorder.stack(new, ROLLBACK, IN_PROGRESS, stack_started(ROLLBACK),
-                                extra={"raw_template_id": prev,
-                                       "prev_raw_template_id": failed})
+    recorded = record_failure()
+    started = engine.recorder.stack(new, ROLLBACK, IN_PROGRESS, stack_started(ROLLBACK),
+                                    extra={"raw_template_id": prev,
+                                           "prev_raw_template_id": failed})
+    await recorded
+    await started
     await run_update(engine, current, new, action=ROLLBACK, allow_rollback=False)
 
 

@@ -13,7 +13,7 @@ can pass /validate and then fail the create with a 400):
 
 :func:`shallow_stack` + :func:`check_resources` do Heat's part. :func:`deep_check`
 (Kiln's opt-in ``deep`` validation) runs what a create runs before it stores anything
-(:mod:`kiln.engine.actions.new_stack`) and more: property values even where other values refer to
+(:mod:`kiln.engine.actions.admit`) and more: property values even where other values refer to
 resources not yet created (each such property is skipped, as Heat defers it, the others
 still checked), and every nested stack (provider templates, groups, chains) recursively.
 :func:`nested_parameters` builds /validate's ``NestedParameters`` (``show_nested``).
@@ -25,9 +25,10 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kiln.engine.actions import new_stack
+from kiln.engine.actions import admit
 from kiln.engine.model.live_stack import LiveStack, Slot, StackInfo, StackSupport
-from kiln.engine.model.slots import add_template_slots
+from kiln.engine.model.settings import EngineConf
+from kiln.engine.model.slots import add_template_slots, check_types
 from kiln.engine.model.states import CREATE, IN_PROGRESS
 from kiln.engine.runtime.engine import Engine
 from kiln.errors import (
@@ -74,8 +75,8 @@ def check_ignorable(codes: Any) -> None:
 
 
 def parse(template: Mapping[str, Any] | str, params: Mapping[str, Any] | None,
-          files: Mapping[str, str] | None, environment_files: Any, conf: Any,
-          ) -> tuple[Any, Environment]:
+          files: Mapping[str, str] | None, environment_files: Sequence[str] | None,
+          conf: EngineConf) -> tuple[Template, Environment]:
     """Template and environment as Heat's validate builds them (environment files are
     merged with the declarations of every template among ``files``)."""
     files = dict(files or {})
@@ -86,7 +87,7 @@ def parse(template: Mapping[str, Any] | str, params: Mapping[str, Any] | None,
     return tmpl, env
 
 
-def check_resource_count(tmpl: Any, conf: Any) -> None:
+def check_resource_count(tmpl: Template, conf: EngineConf) -> None:
     """Heat counts the template's resources (conditions not applied) before anything else."""
     limit = conf.max_resources_per_stack
     if limit != -1 and len(tmpl.resource_names) > limit:
@@ -175,7 +176,7 @@ def _update_policy_check(stack: LiveStack, slot: Slot) -> None:
             f"Property error: {format_path(path)}: {exc.message}", path=path) from None
 
 
-check_duplicate_names = new_stack.check_duplicate_names
+check_duplicate_names = admit.check_duplicate_names
 
 
 def check_resources(stack: LiveStack) -> None:
@@ -186,10 +187,43 @@ def check_resources(stack: LiveStack) -> None:
         policy = slot.definition.deletion_policy
         if policy == "Snapshot" and not (slot.plugin.supports("snapshot_delete")
                                          or slot.plugin.supports("SNAPSHOT")):
-            raise StackValidationFailed(
-                f'resources.{slot.name}.deletion_policy: "Snapshot" deletion policy '
-                "not supported")
+            raise admit.snapshot_policy_refused(stack, slot.name)
         _unknown_property_check(slot)
+
+
+class PropertyValueError(StackValidationFailed):
+    """A property value a plugin's own validation had to convert and could not: Heat
+    lets the Python ValueError through, and names it so."""
+
+    heat_type = "ValueError"
+
+
+def check_reads(stack: LiveStack) -> None:
+    """The conversions Heat's plugin validation makes in a nested stack, where values
+    are otherwise not checked (``Resource.validate_reads``): a value that cannot be
+    converted to its property's type fails as Heat's ``ValueError``."""
+    for slot in stack.slots.values():
+        reads = type(slot.plugin).validate_reads
+        if not reads:
+            continue
+        resolved = _resolved_properties(stack, slot)
+        schema = type(slot.plugin).properties_schema
+        for key in reads:
+            if resolved.get(key) is None:
+                continue
+            try:
+                schema[key].convert(resolved[key], ())
+            except StackValidationFailed as exc:
+                raise PropertyValueError(
+                    f"{format_path(('resources', slot.name))}: {exc.message}") from None
+
+
+def _resolved_properties(stack: LiveStack, slot: Slot) -> Mapping[str, Any]:
+    try:
+        resolved = stack.runtime.resolve(slot.definition.properties)
+    except KilnError:
+        return {}
+    return resolved if isinstance(resolved, Mapping) else {}
 
 
 def check_services(stack: LiveStack, catalog: frozenset[str]) -> None:
@@ -210,6 +244,11 @@ async def check_external(stack: LiveStack) -> None:
     lookups are shared by the whole request."""
     cache: dict[Any, Any] = {}
     for slot in stack.slots.values():
+        if slot.definition.external_id is not None:
+            value = stack.runtime.resolve(slot.definition.external_id)
+            if value:
+                await slot.plugin.validate_external_id(str(value))
+            continue
         props = slot.definition.properties
         if not isinstance(props, Mapping) or \
                 type(slot.plugin).validate_external is Resource.validate_external:
@@ -293,7 +332,8 @@ def _as_parameter(value: Any) -> Any:
     return ",".join("" if item is None else str(item) for item in value)
 
 
-def _child_stack(stack: LiveStack, slot: Slot, template: Any, params: Mapping[str, Any],
+def _child_stack(stack: LiveStack, slot: Slot, template: Mapping[str, Any] | str,
+                 params: Mapping[str, Any],
                  *, validate_params: bool | None) -> ValidationStack:
     conf = stack.conf
     limit = conf.max_nested_stack_depth
@@ -337,6 +377,10 @@ def nested_parameters(stack: LiveStack) -> dict[str, Any]:
 
 # -- nested stacks at create ------------------------------------------------------------
 
+#: a message that starts with a path into the resources (``resources.f``, ``resources[0]``)
+_RESOURCES_PATH = ("resources.", "resources[")
+
+
 class NestedValidationFailed(StackValidationFailed):
     """An error from inside a nested stack: its heading (the first error's type, or
     ``Property error: ``) stays in front however many levels wrap it."""
@@ -362,7 +406,8 @@ def _child_error(slot: Slot, exc: KilnError) -> NestedValidationFailed:
     else:
         heading = "" if exc.error_type == "StackValidationFailed" else f"{exc.error_type}: "
         message = exc.message
-    joined = f"{where}.{message}" if message.startswith("resources.") else f"{where}: {message}"
+    joined = (f"{where}.{message}" if message.startswith(_RESOURCES_PATH)
+              else f"{where}: {message}")
     return NestedValidationFailed(heading, joined)
 
 
@@ -373,6 +418,47 @@ def _empty_group(stack: LiveStack, slot: Slot) -> bool:
     return props is not None and props["count"] == 0
 
 
+def api_validate(tmpl: Template, env: Environment, files: Mapping[str, str],
+                 support: StackSupport, *, project_id: str,
+                 ) -> tuple[dict[str, Any], ValidationStack]:
+    """What POST /validate checks of a parsed template (the body and the stack it built):
+    the template's own rules, with resource types looked at after them, then each
+    resource's names, policies and property names, as in Heat."""
+    # the stack is the checks' resolver: it knows the plugins, so a cycle is worded and
+    # get_attr attribute names are checked as Heat does
+    stack = make_stack(tmpl, env, files, support, project_id=project_id, slots=False)
+    body = tv.validate_template(tmpl, env, resolver=stack,
+                                before_references=lambda: check_types(stack))
+    add_template_slots(stack)
+    check_resources(stack)
+    return body, stack
+
+
+def _check_remote_stack(stack: LiveStack, slot: Slot) -> None:
+    """Heat checks an OS::Heat::Stack's template before anything is stored by asking the
+    orchestration endpoint of its region to validate it (POST /validate, with the
+    parent's files and the child's environment); here the endpoint is this engine. A
+    failure is Heat's 400, naming the region (``"None"`` when unset)."""
+    props = _lenient_properties(stack, slot)
+    if props is None:
+        return
+    region = (props["context"] or {}).get("region_name")
+    place = f'region "{region}"'
+    try:
+        tmpl = load_template(props["template"], files=stack.files,
+                             max_size=stack.conf.max_template_size)
+    except KilnError as exc:  # parsed by the client before it asks: no "ERROR: "
+        raise StackValidationFailed(f"Failed validating stack template using Heat endpoint "
+                                    f'at {place} due to "{exc.message}"') from None
+    env = stack.environment.child(dict(props["parameters"] or {}), resource_name=slot.name)
+    try:
+        api_validate(tmpl, env, stack.files, stack.support,
+                     project_id=stack.info.project_id)
+    except KilnError as exc:
+        raise StackValidationFailed(f"Failed validating stack template using Heat endpoint "
+                                    f'at {place} due to "ERROR: {exc.message}"') from None
+
+
 def check_children(stack: LiveStack) -> None:
     """What Heat's create checks of every nested stack before it stores anything (as
     its /validate checks a template: types, names, parameter schemas and groups,
@@ -380,6 +466,9 @@ def check_children(stack: LiveStack) -> None:
     looked at with one member (none when its count is 0); an unknown member type is
     reported as it is, as Heat checks the member's definition first."""
     for slot in stack.slots.values():
+        if slot.type_name == "OS::Heat::Stack":
+            _check_remote_stack(stack, slot)
+            continue
         if _empty_group(stack, slot):
             continue
         found = _child(stack, slot, size_one=True)
@@ -390,6 +479,7 @@ def check_children(stack: LiveStack) -> None:
             tv.check_parameter_groups(child.template)
             child.bound.validate(placeholders=False)
             check_resources(child)
+            check_reads(child)
             check_children(child)
         except ResourceTypeNotFound as exc:
             if isinstance(slot.plugin, TemplateResource) or isinstance(exc, TemplateNotFetched):
@@ -440,14 +530,14 @@ def _nested_error(slot: Slot, exc: KilnError) -> StackValidationFailed:
     if message.startswith("Property error: "):
         message = message[len("Property error: "):]
     return StackValidationFailed(f"resources.{slot.name}<{label}>.{message}"
-                                 if message.startswith("resources.")
+                                 if message.startswith(_RESOURCES_PATH)
                                  else f"resources.{slot.name}<{label}>: {message}")
 
 
 def deep_check(engine: Engine, stack: LiveStack) -> None:
     """Everything a create checks before storing the stack, then what Heat defers:
     property values beside references, and nested stacks all the way down."""
-    new_stack.validate(engine, stack)
+    admit.validate(engine, stack)
     for slot in stack.slots.values():
         if not slot.props_final:
             _check_deferred(stack, slot)

@@ -25,7 +25,7 @@ from kiln.errors import InvalidTemplateReference, KilnError, NotSupported, Resou
 from kiln.resources.base import Resource, ResourceState
 from kiln.resources.nested import NestedStackOps
 from kiln.resources.provider import TemplateResource
-from kiln.resources.runtime import SoftwareConfigStore, SoftwareDeploymentStore
+from kiln.resources.runtime import AlarmStore, SoftwareConfigStore, SoftwareDeploymentStore
 from kiln.template.bound import BoundTemplate
 from kiln.template.definitions import NO_NAMES, ResourceDefinition, StackIdentity
 from kiln.template.environment import Environment
@@ -42,6 +42,17 @@ class PluginLookup(Protocol):
         ...
 
 
+class IssuedKeypair(TypedDict):
+    """An EC2 keypair Kiln issued (EngineService's keypairs), secret included."""
+
+    access_key: str
+    secret: str
+    project_id: str
+    user_id: str
+    stack_id: str | None
+    resource_name: str | None
+
+
 class PluginServices(NestedStackOps, Protocol):
     """What the engine lends a live stack's plugins beyond the stack itself: child stacks
     run in the same engine and the service's software configs and deployments."""
@@ -51,23 +62,48 @@ class PluginServices(NestedStackOps, Protocol):
     def deployment_store(self, owner: RequestContext,
                          stack_user_project_id: str | None) -> SoftwareDeploymentStore: ...
 
-    def alarms(self, project_id: str, stack_id: str) -> Any:
+    def alarms(self, project_id: str, stack_id: str) -> AlarmStore:
         """The stack's alarms store (kiln.alarms.stack_store.StackAlarms)."""
         ...
 
-    async def save_resource(self, stack: LiveStack, name: str) -> None:
+    async def save_resource(self, stack: LiveStack, name: str, *,
+                            event: tuple[str, str] | None = None) -> None:
         """Persist a resource's data and metadata changed outside any action."""
         ...
 
     async def issue_ec2_keypair(self, *, project_id: str, user_id: str, stack_id: str,
-                                resource_name: str) -> dict[str, Any]:
+                                resource_name: str) -> IssuedKeypair:
         """A new keypair in the service's store (EngineService.issue_ec2_keypair)."""
         ...
 
     async def delete_ec2_keypair(self, access_key: str) -> bool: ...
 
     async def resource_ec2_keypair(self, stack_id: str,
-                                   resource_name: str) -> dict[str, Any] | None: ...
+                                   resource_name: str) -> IssuedKeypair | None: ...
+
+    def keystone_stack_users(self) -> bool:
+        """Whether stack users are Keystone's (keystone mode), not Kiln's placeholders."""
+        ...
+
+    async def stack_domain_user(self, info: StackInfo, resource_name: str, *,
+                                username: str, password: str | None) -> dict[str, Any]:
+        """The resource's Keystone stack user, made on first use
+        (kiln.engine.service.stack_users)."""
+        ...
+
+    async def stack_user_keypair(self, info: StackInfo, resource_name: str, *,
+                                 user_resource: str, username: str) -> IssuedKeypair:
+        """A Keystone EC2 credential of ``user_resource``'s stack user."""
+        ...
+
+    async def set_stack_user_enabled(self, info: StackInfo, resource_name: str,
+                                     enabled: bool) -> None:
+        """Disable or enable the resource's Keystone stack user (suspend, resume)."""
+        ...
+
+    async def remove_stack_users(self, info: StackInfo) -> None:
+        """Delete the stack's Keystone users (and a top-level stack's user project)."""
+        ...
 
     def build_child(self, parent: Resource, template: Mapping[str, Any],
                     parameters: Mapping[str, Any], files: Mapping[str, str] | None, *,
@@ -84,6 +120,9 @@ class StackSupport:
     conf: EngineConf
     plugins: PluginLookup
     services: PluginServices | None = None
+    #: root stack id -> the identity its work acts with (the engine's, see
+    #: kiln.engine.runtime.acting); the plugins' clients use it
+    acting: Mapping[str, RequestContext] = field(default_factory=dict)
 
 
 class StackIdentityReply(TypedDict):

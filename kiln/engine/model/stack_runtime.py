@@ -17,6 +17,7 @@ from kiln.resources.base import (
     SoftwareConfigStore,
     SoftwareDeploymentStore,
 )
+from kiln.resources.runtime import AlarmStore
 from kiln.template.definitions import ResourceDefinition
 
 if TYPE_CHECKING:
@@ -67,7 +68,7 @@ class StackRuntime(ServerAccess):
         return self._services().config_store(self._owner())
 
     @property
-    def alarms(self) -> Any:
+    def alarms(self) -> AlarmStore:
         """The alarms the watcher evaluates, for this stack's alarm resources (an
         adapter over the service's database, as the software stores are)."""
         info = self._stack.info
@@ -90,8 +91,13 @@ class StackRuntime(ServerAccess):
         return services
 
     def _owner(self) -> RequestContext:
-        """Who the stack's plugins act as: the project (and user) that owns the stack."""
+        """Who the stack's plugins act as: the project (and user) that owns the stack,
+        with the identity the stack's current work acts with when deferred
+        authentication gave one (kiln.engine.model.delegation)."""
         info = self._stack.info
+        acting = self._stack.support.acting.get(info.root_stack_id or info.id)
+        if acting is not None:
+            return acting
         return RequestContext(project_id=info.project_id, user_id=info.user_id or "",
                               username=info.username or "", roles=(), is_admin=False)
 
@@ -120,6 +126,7 @@ class StackRuntime(ServerAccess):
     def physical_resource_name(self, resource_name: str) -> str:
         return self._stack.physical_resource_name(resource_name)
 
-    async def save_resource(self, resource_name: str) -> None:
+    async def save_resource(self, resource_name: str, *,
+                            event: tuple[str, str] | None = None) -> None:
         if self._stack.nested is not None:
-            await self._stack.nested.save_resource(self._stack, resource_name)
+            await self._stack.nested.save_resource(self._stack, resource_name, event=event)

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 from kiln.db import locks as db_locks
 from kiln.db import recovery as db_recovery
 from kiln.db import stacks as db_stacks
+from kiln.db.facade import DATABASE_ERRORS
 from kiln.errors import ActionInProgress, EntityNotFound
 
 if TYPE_CHECKING:
@@ -95,7 +96,8 @@ class Claims:
         lock must not be the one this release clears)."""
         engine = self.engine
         try:
-            with contextlib.suppress(Exception):
+            # a lock left behind is cleared by the sweep once this engine stops beating
+            with contextlib.suppress(*DATABASE_ERRORS):
                 await asyncio.shield(engine.db.run(db_locks.release_stack_lock,
                                                    claim.stack_id, engine.engine_id))
         finally:
@@ -134,11 +136,25 @@ class Claims:
     async def _final_state_written(self, held: Claim) -> bool:
         """Whether the holder's action has already stored its final state: the action's
         coroutine may still await (events, outputs, nested tidying) after that write, and
-        a client that was shown the settled stack must not be refused for it. Read only
-        on the refusal path, so a free stack costs nothing."""
+        a client that was shown the settled stack must not be refused for it. Every
+        action stores its IN_PROGRESS state before it is launched, so a launched holder
+        under a settled row wrote that state itself, whatever its action name (an
+        update's rollback ends ROLLBACK_COMPLETE under the update's claim). Read only on
+        the refusal path, so a free stack costs nothing."""
         rec = await self.engine.db.run(db_stacks.get_stack, held.stack_id)
-        return (rec is not None and rec.action == held.action
-                and rec.status != "IN_PROGRESS")
+        return rec is not None and rec.status != "IN_PROGRESS"
+
+    async def refuse_while_held(self, stack_id: str, name: str) -> None:
+        """For a request that changes a stack without taking it (marking a resource
+        unhealthy): ActionInProgress while an action holds the stack, unless that
+        action's final state is stored, which is waited for instead (as :meth:`claim`
+        does)."""
+        while (held := self.held.get(stack_id)) is not None:
+            if held.task is None or not (held.finishing
+                                         or await self._final_state_written(held)):
+                raise in_progress(name, held.action)
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await asyncio.shield(held.task)
 
     @contextlib.asynccontextmanager
     async def claim(self, stack_id: str, name: str, action: str, *,

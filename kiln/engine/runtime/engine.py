@@ -22,8 +22,11 @@ from kiln.db import events as db_events
 from kiln.db import resources as db_resources
 from kiln.db import stacks as db_stacks
 from kiln.db import templates as db_templates
-from kiln.db.facade import Database
+from kiln.db.facade import DATABASE_ERRORS, Database
 from kiln.db.records import RawTemplateRecord, ResourceRecord, StackRecord
+from kiln.engine.model.context import RequestContext
+from kiln.engine.model.delegation import Delegation
+from kiln.engine.model.implicit import add_implicit_requirements
 from kiln.engine.model.live_stack import LiveStack, PluginLookup, PluginServices, StackSupport
 from kiln.engine.model.settings import EngineConf
 from kiln.engine.runtime.claims import Claim, Claims
@@ -50,10 +53,14 @@ class Engine:
     def __init__(self, db: Database, conf: EngineConf, *,
                  services: PluginServices | None = None,
                  plugins: PluginLookup = find_plugin,
-                 engine_id: str | None = None) -> None:
+                 engine_id: str | None = None,
+                 delegation: Delegation | None = None) -> None:
         self.db = db
         self.conf = conf
-        self.support = StackSupport(conf=conf, plugins=plugins, services=services)
+        #: root stack id -> the identity its latest work acts with (kiln.engine.runtime.acting)
+        self.acting: dict[str, RequestContext] = {}
+        self.support = StackSupport(conf=conf, plugins=plugins, services=services,
+                                    acting=self.acting)
         self.engine_id = engine_id or str(uuid.uuid4())
         self.recorder = Recorder(db, self.engine_id)
         opts = conf.kiln_engine
@@ -69,6 +76,11 @@ class Engine:
         self.claims = Claims(self)
         #: the lifecycle hooks this engine's actions are paused at
         self.breakpoints = Breakpoints()
+        #: work started by a request that was answered before it ended (a policy's
+        #: signal), awaited or cancelled by :meth:`stop`
+        self.side_tasks: dict[asyncio.Task[Any], str] = {}
+        #: deferred authentication (kiln.engine.model.delegation; None: noauth)
+        self.delegation = delegation
 
     # -- loading ------------------------------------------------------------------------
     async def load(self, stack_id: str, *, show_deleted: bool = False) -> LiveStack:
@@ -106,6 +118,7 @@ class Engine:
     @staticmethod
     def graph(stack: LiveStack) -> Graph[str]:
         slots = stack.slots
+        add_implicit_requirements(stack)
         # a slot's requirements are passed as they are (the graph then shares the
         # definition's frozenset) unless some name is not a slot of this stack
         deps = {n: s.requires if all(r in slots for r in s.requires)
@@ -159,7 +172,7 @@ class Engine:
                 raise
             except Exception as exc:  # a bug must not leave the stack locked forever
                 LOG.exception("stack action on %s crashed", stack_id)
-                with contextlib.suppress(Exception):
+                with contextlib.suppress(*DATABASE_ERRORS):
                     await self.db.write(db_stacks.update_stack, stack_id, {
                         "status": "FAILED",
                         "status_reason": f"Engine error: {type(exc).__name__}: {exc}"})
@@ -184,6 +197,29 @@ class Engine:
             task.add_done_callback(after)
         return task
 
+    def background(self, stack_id: str, work: Awaitable[Any],
+                   name: str) -> asyncio.Task[Any]:
+        """Run ``work`` on the stack after its request has been answered; a failure is
+        logged (the caller is gone). :meth:`wait_side` waits for it; :meth:`stop` lets
+        it finish like an action, then cancels it."""
+        async def body() -> None:
+            try:
+                await work
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                LOG.exception("%s failed", name)
+
+        task = asyncio.ensure_future(body())
+        self.side_tasks[task] = stack_id
+        task.add_done_callback(lambda t: self.side_tasks.pop(t, None))
+        return task
+
+    async def wait_side(self, stack_id: str) -> None:
+        """Until no :meth:`background` work of this engine runs on the stack."""
+        while pending := [t for t, s in self.side_tasks.items() if s == stack_id]:
+            await asyncio.wait(pending)
+
     async def purge_events(self, stack_id: str) -> None:
         """Keep at most ``max_events_per_stack`` events, purging the oldest in batches
         of ``event_purge_batch_size`` (Heat's options)."""
@@ -203,14 +239,15 @@ class Engine:
         limit); then stop the rest *without* failing them: their resources stay
         IN_PROGRESS with their persisted tokens and the lock is released, so the next
         engine's recovery sweep continues them."""
-        running = [t for t in self.tasks.values() if not t.done()]
+        running = [t for t in [*self.tasks.values(), *self.side_tasks] if not t.done()]
         if running:
             limit = float(self.conf.graceful_shutdown_timeout or 0)
             await asyncio.wait(running, timeout=limit or None)
         self.recorder.handoff = True
-        for task in list(self.tasks.values()):
+        side = list(self.side_tasks)
+        for task in [*self.tasks.values(), *side]:
             task.cancel()
-        for task in list(self.tasks.values()):
+        for task in [*self.tasks.values(), *side]:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
 

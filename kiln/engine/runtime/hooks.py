@@ -75,7 +75,9 @@ def _persist(s: Session, resource_id: int, data_set: dict[str, str], data_del: l
     for key in data_del:
         db_resources.delete_resource_data(s, resource_id, key)
     if metadata is not None:
-        db_resources.update_resource(s, resource_id, {"metadata": metadata})
+        # deferred to the batch's commit: a burst of signals to one handle is one UPDATE
+        # of its row, and a batch's rows are one executemany
+        db_resources.queue_resource_update(s, resource_id, {"metadata": metadata})
     if event is not None:
         db_events.add_events(s, [event])
 

@@ -40,19 +40,40 @@ from kiln.engine.model.states import (
     UPDATE,
 )
 from kiln.engine.store.recorder import Recorder
-from kiln.errors import KilnError
-from kiln.resources.base import Resource, ResourceFailure
+from kiln.errors import KilnError, format_path
+from kiln.resources.base import Resource, ResourceFailure, UpdateReplace
 
 LOG = logging.getLogger(__name__)
 
 
 class ActionFailed(Exception):
-    """A resource action failed; ``reason`` is Heat's resource status reason."""
+    """A resource action failed; ``reason`` is Heat's resource status reason,
+    ``stack_reason`` what the stack's reason quotes when Heat words it differently."""
 
-    def __init__(self, reason: str, action: str = "") -> None:
+    def __init__(self, reason: str, action: str = "", *,
+                 stack_reason: str | None = None) -> None:
         super().__init__(reason)
         self.reason = reason
         self.action = action
+        self.stack_reason = reason if stack_reason is None else stack_reason
+
+
+_PROPERTY_ERROR = "Property error: resources"
+
+
+def _quoted_by_stack(slot: Slot, exc: BaseException, reason: str) -> str:
+    """A property error from inside a nested stack, as the parent stack's reason quotes
+    it: Heat puts the resource's name in front of the inner path there (``Property
+    error: p.resources.f.properties.value``, a group's member ``[0].resources...``), not
+    in the resource's own reason (seen on the Heat 27 peer)."""
+    if not (is_nested(slot) and isinstance(exc, KilnError)
+            and exc.error_type == "StackValidationFailed"):
+        return reason
+    head, sep, rest = reason.partition(_PROPERTY_ERROR)
+    if not sep:
+        return reason
+    name = f"[{slot.name}]" if slot.name.isdigit() else slot.name
+    return f"{head}Property error: {name}.resources{rest}"
 
 
 def failure_reason(name: str, exc: BaseException) -> str:
@@ -62,7 +83,7 @@ def failure_reason(name: str, exc: BaseException) -> str:
     if isinstance(exc, ActionFailed):
         return exc.reason
     kind = exc.error_type if isinstance(exc, KilnError) else type(exc).__name__
-    return f"{kind}: resources.{name}: {exc}"
+    return f"{kind}: {format_path(('resources', name))}: {exc}"
 
 
 def is_nested(slot: Slot) -> bool:
@@ -168,6 +189,11 @@ async def run_action(recorder: Recorder, poller: Poller, stack: LiveStack, slot:
         reason = f"{action} aborted" + (f" ({why})" if why else "")
         await asyncio.shield(recorder.resource(stack, slot, action, FAILED, reason))
         raise
+    except UpdateReplace:
+        # not a failure: the update ends COMPLETE and the caller replaces the resource
+        if not started.done():
+            await started
+        raise
     except Exception as exc:  # every plugin error becomes the resource's FAILED state
         if not started.done():
             await started
@@ -175,7 +201,8 @@ async def run_action(recorder: Recorder, poller: Poller, stack: LiveStack, slot:
         if not isinstance(exc, KilnError | ActionFailed):
             log_unexpected(stack, slot, action, reason)
         await recorder.resource(stack, slot, action, FAILED, reason)
-        raise ActionFailed(reason, action) from exc
+        raise ActionFailed(reason, action,
+                           stack_reason=_quoted_by_stack(slot, exc, reason)) from exc
     if on_complete is not None:
         on_complete()
     await recorder.resource(stack, slot, action, COMPLETE)

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kiln.engine.model.states import CANCELLED, TIMED_OUT, resource_failed
-from kiln.engine.runtime.runner import failure_reason
+from kiln.engine.runtime.runner import ActionFailed, failure_reason
 from kiln.graph import Graph
 from kiln.graph.walk import Frontier, WalkResult
 
@@ -107,7 +107,8 @@ async def traverse(graph: Graph[str], visit: Callable[[str], Awaitable[None]], *
         # fails the stack with "Resource CREATE failed: ...")
         name, exc = next(iter(result.failed.items()))
         own = getattr(exc, "action", "") or action
-        return Outcome(ok=False, reason=resource_failed(own, failed[name]), failed=failed)
+        quoted = exc.stack_reason if isinstance(exc, ActionFailed) else failed[name]
+        return Outcome(ok=False, reason=resource_failed(own, quoted), failed=failed)
     return Outcome(ok=True)
 
 

@@ -7,8 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kiln.engine.actions import delete as delete_action
-from kiln.engine.actions import new_stack
+from kiln.engine.actions import admit
 from kiln.engine.actions.adopt import abandon_data, parse_adopt_data, retain_everything, run_adopt
 from kiln.engine.model.context import RequestContext
 from kiln.engine.model.live_stack import LiveStack
@@ -18,9 +17,11 @@ from kiln.engine.model.states import (
     IN_PROGRESS,
     stack_started,
 )
+from kiln.engine.runtime import acting
 from kiln.engine.service.interface import JSON, Identity
-from kiln.engine.service.mixin_base import ServiceBase
 from kiln.engine.service.replies import StackIdentityReply
+from kiln.engine.service.shared import ServiceBase
+from kiln.engine.service.stack_changes import delete_and_forget
 from kiln.errors import StackValidationFailed
 
 
@@ -42,7 +43,7 @@ class AdoptOps(ServiceBase):
             data = await abandon_data(stack)
             await engine.recorder.stack(stack, DELETE, IN_PROGRESS, stack_started(DELETE))
             retain_everything(stack)
-            claim.launch(lambda: delete_action.run_delete(engine, stack), stack)
+            claim.launch(lambda: delete_and_forget(engine, stack, ctx), stack)
         return data
 
     async def create_stack(self, ctx: RequestContext, stack_name: str,
@@ -70,9 +71,14 @@ class AdoptOps(ServiceBase):
             raise StackValidationFailed("No Template provided.")
         env_body = dict(params or {}) or dict(adopt.get("environment") or {})
         all_files = {**(adopt.get("files") or {}), **(files or {})}
-        stack = await new_stack.prepare(engine, ctx, stack_name, body, env_body, all_files,
+        stack = await admit.prepare(engine, ctx, stack_name, body, env_body, all_files,
                                        environment_files, args, action=ADOPT)
-        async with engine.claims.claim_new(stack.info.id, ADOPT) as claim:
-            await new_stack.store(engine, stack)
-            claim.launch(lambda: run_adopt(engine, stack, adopt), stack)
+        await acting.delegate(engine, ctx, stack.info.id, stack_name)
+        try:
+            async with engine.claims.claim_new(stack.info.id, ADOPT) as claim:
+                await admit.store(engine, stack)
+                claim.launch(lambda: run_adopt(engine, stack, adopt), stack)
+        except BaseException:
+            await acting.undo_delegation(engine, ctx, stack.info.id)
+            raise
         return stack.identity_dict()

@@ -1,50 +1,74 @@
-"""What servers' agents poll, answered from two rows: the stack's and the resource's.
+"""What servers' agents poll, answered in one short read of a few columns.
 
 os-collect-config, cfn-hup and friends ask for one resource's metadata every few seconds
 from every server; the general resource show resolves every attribute and lists every
 resource of the stack (for ``required_by``), which at hundreds of requests a second is
-most of the machine. These reads give the same fields without either.
+most of the machine. These reads give the same fields from one trip to the database
+(:mod:`kiln.db.agent_view`), and decide whether a server's own keypair may read the
+resource without loading the stack, except for the rare owners whose plugin decides
+(an AWS::IAM::AccessKey governed by its user's policy).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from kiln.db import resources as db_resources
-from kiln.db import stacks as db_stacks
-from kiln.db.records import ResourceRecord, StackRecord
+from kiln.db.agent_view import AgentView, agent_view_rows
+from kiln.db.records import StackRecord
 from kiln.engine.model.context import RequestContext
 from kiln.engine.service import replies as fmt
 from kiln.engine.service.interface import Identity
-from kiln.engine.service.mixin_base import ResourceNotFound, ServiceBase
+from kiln.engine.service.reads import Reads
 from kiln.engine.service.replies import ResourceReply
-from kiln.errors import EntityNotFound
+from kiln.engine.service.shared import ResourceNotFound
+from kiln.errors import EntityNotFound, Forbidden, KilnError
+from kiln.resources.base import Resource
 
 JSON = dict[str, Any]
 
 
-class AgentReads(ServiceBase):
+class AgentReads(Reads):
+    """Built on :class:`Reads` for its per-template description cache."""
+
     async def resource_for_agent(self, ctx: RequestContext, stack_identity: Identity,
-                                 resource_name: str) -> ResourceReply:
+                                 resource_name: str, *, agent_stack_id: str | None = None,
+                                 agent_owner: str | None = None) -> ResourceReply:
         """A resource as ``describe_stack_resource`` shows it (metadata and description
-        included), without attributes and ``required_by``."""
+        included), without attributes and ``required_by``. ``agent_stack_id`` and
+        ``agent_owner``: the caller is the keypair issued to that stack's resource, which
+        may read only its own stack, and there what the owner allows."""
         named = stack_identity.get("stack_name")
         key = str(stack_identity.get("stack_id") or named or "")
-        project = None if ctx.is_admin else ctx.project_id
-
-        def read(s: Any) -> tuple[StackRecord | None, ResourceRecord | None]:
-            # one trip to the reader thread for both rows (the rules are _find's)
-            rec = db_stacks.get_stack(s, key, project_id=project) or \
-                db_stacks.get_stack_by_name(s, ctx.project_id, key)
-            if rec is None or (named and rec.name != named):
-                return None, None
-            return rec, db_resources.get_resource_by_name(s, rec.id, resource_name)
-
-        rec, row = await self.db.run(read)
-        if rec is None:
+        view: AgentView = await self.db.read_now(
+            agent_view_rows, key=key, scope=None if ctx.is_admin else ctx.project_id,
+            project_id=ctx.project_id, resource_name=resource_name, owner=agent_owner)
+        rec = view.stack
+        if rec is None or (named and rec.name != named):
             raise EntityNotFound(f"The Stack ({named or key}) could not be found.")
-        if row is None:
+        if agent_stack_id is not None:
+            if rec.id != agent_stack_id:
+                raise Forbidden("this keypair may only reach its own stack")
+            if agent_owner is not None and agent_owner != resource_name and \
+                    not await self._owner_allows(ctx, rec, view, agent_owner, resource_name):
+                raise Forbidden(f"this keypair may not describe {resource_name}")
+        if view.resource is None:
             raise ResourceNotFound.in_stack(resource_name, rec.name)
-        descriptions = await self._descriptions(rec)  # type: ignore[attr-defined]
-        return fmt.resource(row, rec, required_by=[], detail=True,
+        descriptions = await self._descriptions(rec)
+        return fmt.resource(view.resource, rec, required_by=[], detail=True,
                             description=descriptions.get(resource_name, ""), attributes={})
+
+    async def _owner_allows(self, ctx: RequestContext, rec: StackRecord, view: AgentView,
+                            owner: str, resource_name: str) -> bool:
+        """Whether another resource's keypair may read ``resource_name``: only where the
+        owner's plugin says so (``access_allowed``); others read only themselves."""
+        if view.owner_type is None:
+            return False
+        try:
+            plugin = self.plugins(view.owner_type, {})
+        except KilnError:
+            plugin = None   # a provider template's type: ask the loaded stack
+        if plugin is not None and plugin.access_allowed is Resource.access_allowed:
+            return False   # the default: a keypair reads only its own resource
+        return await self.ec2_access_allowed(ctx, dict(fmt.identity(rec)), owner,
+                                             resource_name)
+

@@ -17,6 +17,7 @@ bug, Kiln gives the evident intended answer instead:
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -27,10 +28,14 @@ from kiln.db import stacks as db_stacks
 from kiln.engine.actions import validation as v
 from kiln.engine.model.context import RequestContext
 from kiln.engine.model.live_stack import StackSupport
-from kiln.engine.model.slots import add_template_slots, check_types
 from kiln.engine.service.interface import JSON
-from kiln.engine.service.mixin_base import ServiceBase
-from kiln.engine.service.replies import StackIdentityReply, identity
+from kiln.engine.service.replies import (
+    StackIdentityReply,
+    TemplateFunctionReply,
+    TemplateVersionReply,
+    identity,
+)
+from kiln.engine.service.shared import ServiceBase
 from kiln.errors import (
     Conflict,
     EntityNotFound,
@@ -82,7 +87,8 @@ def find_version(template_version: str) -> TemplateVersion:
     raise TemplateVersionNotFound(f"Template with version {template_version} not found")
 
 
-def function_listing(version: TemplateVersion, with_condition_func: bool) -> list[JSON]:
+def function_listing(version: TemplateVersion,
+                     with_condition_func: bool) -> list[TemplateFunctionReply]:
     """Heat's listing: the version's functions, then (with conditions) the condition
     functions laid over them — a name in both keeps its place and takes the condition
     function's description."""
@@ -115,24 +121,27 @@ class CatalogOps(ServiceBase):
         conf = self.conf
         files = dict(files or {})
         catalog = await service_catalog(conf, ctx)
+        # Off the event loop, as a create's checks are: a template's functions may take
+        # a while within their bounds, and every other request is served meanwhile
         if deep:
-            return self._validate_deep(ctx, template, params, files, environment_files,
-                                       show_nested, catalog)
+            return await asyncio.to_thread(self._validate_deep, ctx, template, params, files,
+                                           environment_files, show_nested, catalog)
+        return await asyncio.to_thread(self._validate, ctx, template, params, files,
+                                       environment_files, show_nested, catalog)
+
+    def _validate(self, ctx: RequestContext, template: Mapping[str, Any] | str,
+                  params: Mapping[str, Any] | None, files: dict[str, str],
+                  environment_files: Sequence[str] | None, show_nested: bool,
+                  catalog: frozenset[str]) -> JSON:
+        conf = self.conf
         try:
             tmpl, env = v.parse(template, params, files, environment_files, conf)
             try:
                 v.check_resource_count(tmpl, conf)
             except RequestLimitExceeded as exc:  # Heat answers this one as a bad request
                 raise tv.ValidateBadRequest(exc.message) from None
-            # the stack is the checks' resolver: it knows the plugins, so a cycle is
-            # worded and get_attr attribute names are checked as Heat does; resource
-            # types are looked at after the template's own checks, as in Heat
-            stack = v.make_stack(tmpl, env, files, self._support(), project_id=ctx.project_id,
-                                 slots=False)
-            body = tv.validate_template(tmpl, env, resolver=stack,
-                                        before_references=lambda: check_types(stack))
-            add_template_slots(stack)
-            v.check_resources(stack)
+            body, stack = v.api_validate(tmpl, env, files, self._support(),
+                                         project_id=ctx.project_id)
             v.check_services(stack, catalog)
         except KilnError as exc:
             raise tv.as_validate_error(exc) from None
@@ -182,12 +191,14 @@ class CatalogOps(ServiceBase):
         return body
 
     # -- template versions ------------------------------------------------------------
-    async def list_template_versions(self, ctx: RequestContext) -> list[JSON]:
+    async def list_template_versions(self, ctx: RequestContext,
+                                     ) -> list[TemplateVersionReply]:
         return [{"version": name, "type": family, "aliases": aliases}
                 for name, family, aliases in REGISTRY.listing()]
 
     async def list_template_functions(self, ctx: RequestContext, template_version: str,
-                                      with_condition_func: bool = False) -> list[JSON]:
+                                      with_condition_func: bool = False,
+                                      ) -> list[TemplateFunctionReply]:
         return function_listing(find_version(template_version), with_condition_func)
 
     # -- resource types -----------------------------------------------------------------

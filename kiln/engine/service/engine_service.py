@@ -17,11 +17,12 @@ from kiln.engine.service.signals import SignalOps
 from kiln.engine.service.snapshots import SnapshotOps
 from kiln.engine.service.software import SoftwareOps
 from kiln.engine.service.stack_changes import StackOps
+from kiln.engine.service.stack_users import StackUserOps
 from kiln.engine.service.tempurls import TempUrlOps
 
 
 class EngineService(CatalogOps, RecoveryOps, SnapshotOps, AdoptOps, SignalOps, SoftwareOps,
-                    TempUrlOps, KeypairOps, AgentReads, StackOps, Reads):
+                    TempUrlOps, StackUserOps, KeypairOps, AgentReads, StackOps, Reads):
     """The engine behind the API: construct, ``await start()``, call, ``await stop()``.
 
     ``EngineService(conf=None, *, db=None, db_url=None, engine_id=None)``: ``db`` is an

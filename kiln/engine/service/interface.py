@@ -13,10 +13,14 @@ the API layer can translate Heat's REST calls one to one:
   ``existing`` (PATCH), ``clear_parameters``, ``converge``.
 
 Every method returns plain JSON-able dicts keyed by Heat's REST field names (the API
-adds ``links``) and raises :mod:`kiln.errors`. Mutating stack actions return once the
-action has been *accepted* (stack row in ``<ACTION>_IN_PROGRESS``); the work continues in
-background tasks owned by the service. :meth:`wait_for_stack` lets tests and the CLI
-await the end of the running action without polling.
+adds ``links``) and raises :mod:`kiln.errors`; a reply with a fixed shape is one of the
+TypedDicts of :mod:`kiln.engine.service.replies`. ``JSON`` is left for documents
+(the user's templates, environments and files, exports, a type's schema and generated
+template) and for previews and validation results, whose nested shapes are Heat's.
+Mutating stack actions return once the action has been *accepted* (stack row in
+``<ACTION>_IN_PROGRESS``); the work continues in background tasks owned by the service.
+:meth:`wait_for_stack` lets tests and the CLI await the end of the running action
+without polling.
 """
 
 from __future__ import annotations
@@ -25,14 +29,22 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kiln.engine.model.context import RequestContext
+from kiln.engine.model.live_stack import IssuedKeypair
 from kiln.engine.service.replies import (
     EventReply,
     OutputReply,
     OutputSummaryReply,
     ResourceReply,
+    ServiceReply,
+    SnapshotReply,
+    SoftwareConfigReply,
+    SoftwareConfigSummaryReply,
+    SoftwareDeploymentReply,
     StackDetailReply,
     StackIdentityReply,
     StackSummaryReply,
+    TemplateFunctionReply,
+    TemplateVersionReply,
 )
 from kiln.errors import NotSupported
 
@@ -56,7 +68,8 @@ class EngineServiceAPI:
 
     async def wait_for_stack(self, stack_id: str,
                              timeout: float | None = None) -> None:  # callers' bound  # noqa: ASYNC109
-        """Return when no action of this engine is running on the stack (tests, CLI);
+        """Return when no action (nor background work, a policy's signal) of this engine
+        is running on the stack (tests, CLI);
         TimeoutError after ``timeout`` seconds (the callers' one-argument bound)."""
 
     # -- stacks ---------------------------------------------------------------------------
@@ -174,11 +187,11 @@ class EngineServiceAPI:
 
     # -- snapshots ------------------------------------------------------------------------
     async def stack_snapshot(self, ctx: RequestContext, stack_identity: Identity,
-                             name: str | None) -> JSON:
+                             name: str | None) -> SnapshotReply:
         raise _todo("stack_snapshot")
 
     async def show_snapshot(self, ctx: RequestContext, stack_identity: Identity,
-                            snapshot_id: str) -> JSON:
+                            snapshot_id: str) -> SnapshotReply:
         raise _todo("show_snapshot")
 
     async def delete_snapshot(self, ctx: RequestContext, stack_identity: Identity,
@@ -186,7 +199,7 @@ class EngineServiceAPI:
         raise _todo("delete_snapshot")
 
     async def list_snapshots(self, ctx: RequestContext, stack_identity: Identity,
-                             ) -> list[JSON]:
+                             ) -> list[SnapshotReply]:
         raise _todo("list_snapshots")
 
     async def stack_restore(self, ctx: RequestContext, stack_identity: Identity,
@@ -205,27 +218,65 @@ class EngineServiceAPI:
         raise _todo("describe_stack_resource")
 
     async def resource_for_agent(self, ctx: RequestContext, stack_identity: Identity,
-                                 resource_name: str) -> ResourceReply:
+                                 resource_name: str, *, agent_stack_id: str | None = None,
+                                 agent_owner: str | None = None) -> ResourceReply:
         """What agents poll: ``describe_stack_resource`` without attributes and
-        ``required_by`` (metadata, status, physical id, type, description)."""
+        ``required_by`` (metadata, status, physical id, type, description). With
+        ``agent_stack_id`` (and ``agent_owner``), the caller is the keypair issued to
+        that stack's resource: ``Forbidden`` for another stack, or for a resource the
+        owner may not read."""
         raise _todo("resource_for_agent")
 
-    async def find_ec2_keypair(self, access_key: str) -> JSON | None:
+    async def find_ec2_keypair(self, access_key: str) -> IssuedKeypair | None:
         """An EC2 keypair Kiln issued, secret included (no context: the request's
         signature is what authenticates); None if unknown."""
         raise _todo("find_ec2_keypair")
 
+    def ec2_keypair_revocations(self) -> int:
+        """A number that grows whenever this process has deleted EC2 keypairs: a cache of
+        ``find_ec2_keypair`` answers is emptied when it moves."""
+        raise _todo("ec2_keypair_revocations")
+
     async def issue_ec2_keypair(self, *, project_id: str, user_id: str,
                                 stack_id: str | None = None,
-                                resource_name: str | None = None) -> JSON:
+                                resource_name: str | None = None) -> IssuedKeypair:
         """A new keypair (``access_key``, ``secret``, ...), for a stack's resource or not."""
         raise _todo("issue_ec2_keypair")
 
-    async def resource_ec2_keypair(self, stack_id: str, resource_name: str) -> JSON | None:
+    async def resource_ec2_keypair(self, stack_id: str,
+                                   resource_name: str) -> IssuedKeypair | None:
         raise _todo("resource_ec2_keypair")
 
     async def delete_ec2_keypair(self, access_key: str) -> bool:
         raise _todo("delete_ec2_keypair")
+
+    # -- stack domain users (the engine's own use: plugins' servers' credentials) --------
+    @property
+    def stack_user_admin(self) -> Any:
+        """The Keystone side of stack users in keystone mode (kiln.auth.stack_users),
+        else None (Kiln issues its own keypairs)."""
+        return None
+
+    async def stack_domain_user(self, *, stack_id: str, root_stack_id: str,
+                                owner_project_id: str, resource_name: str, username: str,
+                                password: str | None = None) -> JSON:
+        raise _todo("stack_domain_user")
+
+    async def stack_user_keypair(self, *, stack_id: str, root_stack_id: str,
+                                 owner_project_id: str, resource_name: str,
+                                 user_resource: str, username: str) -> IssuedKeypair:
+        raise _todo("stack_user_keypair")
+
+    async def set_stack_user_enabled(self, *, stack_id: str, resource_name: str,
+                                     enabled: bool) -> None:
+        raise _todo("set_stack_user_enabled")
+
+    async def revoke_ec2_keypair(self, access_key: str) -> bool:
+        raise _todo("revoke_ec2_keypair")
+
+    async def remove_stack_users(self, *, stack_id: str, owner_project_id: str,
+                                 top_level: bool) -> None:
+        raise _todo("remove_stack_users")
 
     async def ec2_access_allowed(self, ctx: RequestContext, stack_identity: Identity,
                                  owner: str, resource_name: str) -> bool:
@@ -245,6 +296,12 @@ class EngineServiceAPI:
                               resource_name: str, details: Any,
                               sync_call: bool = False) -> Any:
         raise _todo("resource_signal")
+
+    async def resource_note(self, ctx: RequestContext, stack_identity: Identity,
+                            resource_name: str, reason: str) -> None:
+        """Record a ``SIGNAL`` event of a resource that changes nothing else (an alarm
+        resource's change of state, seen by the watcher)."""
+        raise _todo("resource_note")
 
     async def resource_mark_unhealthy(self, ctx: RequestContext, stack_identity: Identity,
                                       resource_name: str, mark_unhealthy: bool,
@@ -274,11 +331,13 @@ class EngineServiceAPI:
         """POST /validate's body; ``deep`` (Kiln only) also checks what a create would."""
         raise _todo("validate_template")
 
-    async def list_template_versions(self, ctx: RequestContext) -> list[JSON]:
+    async def list_template_versions(self, ctx: RequestContext,
+                                     ) -> list[TemplateVersionReply]:
         raise _todo("list_template_versions")
 
     async def list_template_functions(self, ctx: RequestContext, template_version: str,
-                                      with_condition_func: bool = False) -> list[JSON]:
+                                      with_condition_func: bool = False,
+                                      ) -> list[TemplateFunctionReply]:
         raise _todo("list_template_functions")
 
     async def list_resource_types(self, ctx: RequestContext, support_status: str | None = None,
@@ -299,14 +358,16 @@ class EngineServiceAPI:
     async def create_software_config(self, ctx: RequestContext, group: str, name: str,
                                      config: Any, inputs: Sequence[Any],
                                      outputs: Sequence[Any], options: Mapping[str, Any],
-                                     ) -> JSON:
+                                     ) -> SoftwareConfigReply:
         raise _todo("create_software_config")
 
-    async def show_software_config(self, ctx: RequestContext, config_id: str) -> JSON:
+    async def show_software_config(self, ctx: RequestContext,
+                                   config_id: str) -> SoftwareConfigReply:
         raise _todo("show_software_config")
 
     async def list_software_configs(self, ctx: RequestContext, limit: int | None = None,
-                                    marker: str | None = None) -> list[JSON]:
+                                    marker: str | None = None,
+                                    ) -> list[SoftwareConfigSummaryReply]:
         raise _todo("list_software_configs")
 
     async def delete_software_config(self, ctx: RequestContext, config_id: str) -> None:
@@ -316,28 +377,32 @@ class EngineServiceAPI:
                                          config_id: str | None, input_values: Any,
                                          action: str, status: str, status_reason: str,
                                          stack_user_project_id: str | None = None,
-                                         deployment_id: str | None = None) -> JSON:
+                                         deployment_id: str | None = None,
+                                         ) -> SoftwareDeploymentReply:
         raise _todo("create_software_deployment")
 
-    async def show_software_deployment(self, ctx: RequestContext, deployment_id: str) -> JSON:
+    async def show_software_deployment(self, ctx: RequestContext,
+                                       deployment_id: str) -> SoftwareDeploymentReply:
         raise _todo("show_software_deployment")
 
     async def list_software_deployments(self, ctx: RequestContext,
-                                        server_id: str | None = None) -> list[JSON]:
+                                        server_id: str | None = None,
+                                        ) -> list[SoftwareDeploymentReply]:
         raise _todo("list_software_deployments")
 
     async def update_software_deployment(self, ctx: RequestContext, deployment_id: str,
                                          config_id: str | None, input_values: Any,
                                          output_values: Any, action: str | None,
                                          status: str | None, status_reason: str | None,
-                                         updated_at: str | None = None) -> JSON:
+                                         updated_at: str | None = None,
+                                         ) -> SoftwareDeploymentReply:
         raise _todo("update_software_deployment")
 
     async def delete_software_deployment(self, ctx: RequestContext, deployment_id: str) -> None:
         raise _todo("delete_software_deployment")
 
     async def get_software_deployment_metadata(self, ctx: RequestContext,
-                                               server_id: str) -> list[JSON]:
+                                               server_id: str) -> list[SoftwareConfigReply]:
         raise _todo("get_software_deployment_metadata")
 
     async def signal_software_deployment(self, ctx: RequestContext, deployment_id: str,
@@ -350,5 +415,5 @@ class EngineServiceAPI:
         raise _todo("temp_url_resource")
 
     # -- services -------------------------------------------------------------------------
-    async def list_services(self, ctx: RequestContext) -> list[JSON]:
+    async def list_services(self, ctx: RequestContext) -> list[ServiceReply]:
         raise _todo("list_services")

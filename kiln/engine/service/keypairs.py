@@ -9,40 +9,41 @@ is left (``db.stacks.soft_delete_stack``).
 
 from __future__ import annotations
 
-from typing import Any
-
 from kiln.db import keypairs as db_keypairs
 from kiln.db.records import KeypairRecord
 from kiln.engine.model.context import RequestContext
+from kiln.engine.model.live_stack import IssuedKeypair
 from kiln.engine.service.interface import Identity
-from kiln.engine.service.mixin_base import ServiceBase
-
-JSON = dict[str, Any]
+from kiln.engine.service.shared import ServiceBase
 
 
-def keypair_view(rec: KeypairRecord) -> JSON:
+def keypair_view(rec: KeypairRecord) -> IssuedKeypair:
     return {"access_key": rec.access_key, "secret": rec.secret,
             "project_id": rec.project_id, "user_id": rec.user_id,
             "stack_id": rec.stack_id, "resource_name": rec.resource_name}
 
 
 class KeypairOps(ServiceBase):
-    async def find_ec2_keypair(self, access_key: str) -> JSON | None:
+    async def find_ec2_keypair(self, access_key: str) -> IssuedKeypair | None:
         """The keypair with this access key, secret included; None if there is none."""
         if not access_key or len(access_key) > 64:
             return None
         rec = await self.db.run(db_keypairs.get_keypair, access_key)
         return None if rec is None else keypair_view(rec)
 
+    def ec2_keypair_revocations(self) -> int:
+        return db_keypairs.revocations()
+
     async def issue_ec2_keypair(self, *, project_id: str, user_id: str,
                                 stack_id: str | None = None,
-                                resource_name: str | None = None) -> JSON:
+                                resource_name: str | None = None) -> IssuedKeypair:
         rec = await self.db.write(db_keypairs.create_keypair, project_id=project_id,
                                   user_id=user_id, stack_id=stack_id,
                                   resource_name=resource_name)
         return keypair_view(rec)
 
-    async def resource_ec2_keypair(self, stack_id: str, resource_name: str) -> JSON | None:
+    async def resource_ec2_keypair(self, stack_id: str,
+                                   resource_name: str) -> IssuedKeypair | None:
         """The oldest keypair issued for a stack's resource, if any."""
         found = await self.db.run(db_keypairs.list_keypairs, stack_id=stack_id,
                                   resource_name=resource_name)
@@ -58,10 +59,7 @@ class KeypairOps(ServiceBase):
         slot = stack.slots.get(owner)
         if slot is None:
             return False
-        check = getattr(slot.plugin, "access_allowed", None)
-        if callable(check):
-            return bool(check(resource_name))
-        return resource_name == owner
+        return slot.plugin.access_allowed(resource_name)
 
     async def delete_ec2_keypair(self, access_key: str) -> bool:
         return bool(await self.db.write(db_keypairs.delete_keypair, access_key))

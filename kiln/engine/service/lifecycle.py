@@ -16,9 +16,9 @@ from kiln.engine.model.states import (
     SUSPEND,
     stack_started,
 )
-from kiln.engine.runtime.claims import in_progress
+from kiln.engine.runtime import acting
 from kiln.engine.service.interface import Identity
-from kiln.engine.service.mixin_base import ResourceNotFound, ServiceBase
+from kiln.engine.service.shared import ResourceNotFound, ServiceBase
 from kiln.errors import InvalidInput
 
 
@@ -31,6 +31,7 @@ class LifecycleOps(ServiceBase):
                             action: str) -> None:
         engine = self.engine
         rec = await self._find(ctx, stack_identity)
+        await acting.for_request(engine, rec.root_stack_id, rec.name, ctx)
         async with engine.claim(rec.id, rec.name, action) as claim:
             stack = await engine.load(rec.id)
             await engine.recorder.stack(stack, action, IN_PROGRESS, stack_started(action))
@@ -52,9 +53,7 @@ class LifecycleOps(ServiceBase):
             raise Invalid("Invalid input: mark_unhealthy is not a boolean")
         engine = self.engine
         rec = await self._find(ctx, stack_identity)
-        held = engine.claims.get(rec.id)
-        if held is not None:
-            raise in_progress(rec.name, held.action)
+        await engine.claims.refuse_while_held(rec.id, rec.name)
         stack = await engine.load(rec.id)
         slot = stack.slots.get(resource_name) or next(
             (s for s in stack.slots.values() if s.physical_id == resource_name), None)

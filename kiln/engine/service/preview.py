@@ -9,7 +9,7 @@ from kiln.engine.actions.plan import decide
 from kiln.engine.model.live_stack import LiveStack, Slot
 from kiln.engine.model.states import Change
 from kiln.engine.service import replies as fmt
-from kiln.engine.service.replies import ResourceReply
+from kiln.engine.service.replies import PreviewResourceReply
 from kiln.errors import KilnError
 from kiln.resources.nested import NestedStackResource
 from kiln.template.definitions import name_set
@@ -22,10 +22,6 @@ def _required_by(stack: LiveStack) -> dict[str, list[str]]:
             if req in out:
                 out[req].append(name)
     return out
-
-
-def _attributes(slot: Slot) -> dict[str, Any]:
-    return dict.fromkeys(type(slot.plugin).attributes_schema)
 
 
 def _properties(stack: LiveStack, slot: Slot) -> dict[str, Any]:
@@ -45,7 +41,7 @@ def stack_preview(stack: LiveStack) -> dict[str, Any]:
         params = stack.bound.parameters.display_map()
     except KilnError:  # parameters that do not bind: the preview shows none
         params = {}
-    description = getattr(stack.template, "description", "") or "No description"
+    description = stack.template.description or "No description"
     needed = _required_by(stack)
     return {
         "stack_identity": stack.identity_dict(),
@@ -102,7 +98,7 @@ def _now() -> Any:
 
 def update_preview(rec: StackRecord, current: LiveStack, new: LiveStack) -> dict[str, Any]:
     """``{"resource_changes": {...}}`` as PUT .../preview answers."""
-    changes: dict[str, list[ResourceReply]] = {
+    changes: dict[str, list[PreviewResourceReply]] = {
         "unchanged": [], "updated": [], "replaced": [], "added": [], "deleted": []}
     definitions = new.bound.resource_definitions()
     deps = new.bound.dependencies()
@@ -128,7 +124,7 @@ def update_preview(rec: StackRecord, current: LiveStack, new: LiveStack) -> dict
             continue
         shown = fmt.slot_resource(existing, new.info,
                                   required_by=current_needed.get(name, []),
-                                  attributes=_current_attributes(existing))
+                                  attributes=_attributes(existing))
         if change is Change.NOOP:
             changes["unchanged"].append(shown)
         elif change is Change.UPDATE:
@@ -141,11 +137,13 @@ def update_preview(rec: StackRecord, current: LiveStack, new: LiveStack) -> dict
         if name not in definitions:
             changes["deleted"].append(
                 fmt.slot_resource(slot, new.info, required_by=current_needed.get(name, []),
-                                  attributes=_current_attributes(slot)))
+                                  attributes=_attributes(slot)))
     return {"resource_changes": changes}
 
 
-def _current_attributes(slot: Slot) -> dict[str, Any]:
+def _attributes(slot: Slot) -> dict[str, Any]:
+    """Each declared attribute as the plugin resolves it now (Heat's previews do so: a
+    Value shows its value before it exists; what needs the resource is null)."""
     out: dict[str, Any] = {}
     for attr in type(slot.plugin).attributes_schema:
         try:

@@ -14,16 +14,17 @@ from kiln.db.records import (
     EventQuery,
     RawTemplateRecord,
     ResourceRecord,
+    SortDir,
     StackQuery,
     StackRecord,
 )
+from kiln.engine.model import live_outputs
 from kiln.engine.model.context import RequestContext
 from kiln.engine.model.live_stack import LiveStack
 from kiln.engine.model.outputs import resolve_all
 from kiln.engine.model.states import IN_PROGRESS
 from kiln.engine.service import replies as fmt
 from kiln.engine.service.interface import JSON, Identity
-from kiln.engine.service.mixin_base import ResourceNotFound, ServiceBase
 from kiln.engine.service.replies import (
     EventReply,
     OutputReply,
@@ -32,9 +33,10 @@ from kiln.engine.service.replies import (
     StackDetailReply,
     StackSummaryReply,
 )
+from kiln.engine.service.shared import ResourceNotFound, ServiceBase
 from kiln.engine.service.single_flight import SingleFlight
 from kiln.engine.store.loader import environment_from_stored, info_from_record
-from kiln.errors import EntityNotFound, KilnError
+from kiln.errors import EntityNotFound, HTTPNotFound, KilnError
 from kiln.resources.base import Resource
 from kiln.template.template import Template
 
@@ -60,28 +62,44 @@ def _current_rows(rows: Sequence[ResourceRecord]) -> list[ResourceRecord]:
 
 T = TypeVar("T")
 
+#: The list filter of Kiln's own name search (the API passes it among the filters):
+#: stacks whose name contains the value, in any case.
+NAME_CONTAINS = "name_contains"
+
 #: Stacks whose show parameters/description are kept (see ``Reads._show_static``).
 _SHOW_CACHE_SIZE = 2048
+
+
+def sort_direction(value: str | None) -> SortDir | None:
+    """The API has already refused any other value (kiln.api.params.extract_sort_dir)."""
+    if value == "asc":
+        return "asc"
+    return "desc" if value == "desc" else None
 
 
 class Reads(ServiceBase):
     # -- stacks ---------------------------------------------------------------------------
     def _query(self, ctx: RequestContext, *, global_tenant: bool = False,
-               filters: Mapping[str, Any] | None = None, sort_keys: Any = None,
-               sort_dir: Any = None, limit: int | None = None, marker: str | None = None,
+               filters: Mapping[str, Any] | None = None,
+               sort_keys: Sequence[str] | str | None = None,
+               sort_dir: str | None = None, limit: int | None = None, marker: str | None = None,
                tags: Sequence[str] | None = None, tags_any: Sequence[str] | None = None,
                not_tags: Sequence[str] | None = None,
                not_tags_any: Sequence[str] | None = None, show_deleted: bool = False,
                show_nested: bool = False, show_hidden: bool = False) -> StackQuery:
         if isinstance(sort_keys, str):
             sort_keys = [sort_keys]
+        filters = dict(filters or {})
+        contains = filters.pop(NAME_CONTAINS, None)
         return StackQuery(
+            name_contains=str(contains) if contains else None,
             project_id=None if global_tenant and (ctx.is_admin or ctx.lists_all_projects)
             else ctx.project_id,
-            filters=dict(filters or {}), tags=tuple(tags or ()), tags_any=tuple(tags_any or ()),
+            filters=filters, tags=tuple(tags or ()), tags_any=tuple(tags_any or ()),
             not_tags=tuple(not_tags or ()), not_tags_any=tuple(not_tags_any or ()),
             show_hidden=show_hidden, show_deleted=show_deleted, show_nested=show_nested,
-            limit=limit, marker=marker, sort_keys=tuple(sort_keys or ()), sort_dir=sort_dir)
+            limit=limit, marker=marker, sort_keys=tuple(sort_keys or ()),
+            sort_dir=sort_direction(sort_dir))
 
     async def list_stacks(self, ctx: RequestContext, *, limit: int | None = None,
                           marker: str | None = None, sort_keys: Sequence[str] | None = None,
@@ -129,12 +147,15 @@ class Reads(ServiceBase):
                          resolve_outputs: bool = True) -> StackDetailReply:
         rec = await self._find(ctx, stack_identity, show_deleted=True)
         params, description = await self._show_static(rec)
-        outputs = await self._outputs(rec) if resolve_outputs else None
-        return fmt.stack_detail(rec, parameters=params, description=description,
-                                outputs=outputs)
+        outputs, live = await self._outputs_now(rec) if resolve_outputs else (None, False)
+        reply = fmt.stack_detail(rec, parameters=params, description=description,
+                                 outputs=outputs)
+        if live:
+            reply["outputs_live"] = True
+        return reply
 
     async def _per_template(self, cache_name: str, rec: StackRecord,
-                            derive: Callable[[Any, Any], T]) -> T:
+                            derive: Callable[[Template, RawTemplateRecord], T]) -> T:
         """``derive(template, raw)`` for the stack's current raw template, kept per
         (stack, raw template) in a bounded most-recently-used cache: a raw template is
         never changed in place (an update stores a new one), so what is derived from it
@@ -157,7 +178,7 @@ class Reads(ServiceBase):
         return await self._per_template(
             "_show_cache", rec,
             lambda tmpl, raw: (self._parameters_display(rec, tmpl, raw),
-                               getattr(tmpl, "description", "") or "No description"))
+                               tmpl.description or "No description"))
 
     async def _descriptions(self, rec: StackRecord) -> Mapping[str, str]:
         """Each resource's ``description`` as the stack's template declares it (resource
@@ -165,7 +186,7 @@ class Reads(ServiceBase):
         return await self._per_template(
             "_description_cache", rec,
             lambda tmpl, raw: {name: snippet.description
-                               for name, snippet in getattr(tmpl, "resources", {}).items()
+                               for name, snippet in tmpl.resources.items()
                                if isinstance(snippet.description, str)
                                and snippet.description})
 
@@ -194,18 +215,58 @@ class Reads(ServiceBase):
         return dict(raw.files)
 
     async def _outputs(self, rec: StackRecord) -> list[OutputReply]:
+        return (await self._outputs_now(rec))[0]
+
+    async def _outputs_now(self, rec: StackRecord) -> tuple[list[OutputReply], bool]:
         """The outputs stored at the end of the last action; while an action runs, they
         are resolved on demand from the resources as they are now, as Heat does (a
-        resource not created yet gives None)."""
-        if rec.status != IN_PROGRESS or not rec.raw_template_id:
-            return list(rec.outputs or [])
+        resource not created yet gives None). The flag says they were resolved now (a
+        body that must not be reused while no stack row changes)."""
+        stored = list(rec.outputs or [])
+        if not rec.raw_template_id:
+            return stored, False
+        if rec.status != IN_PROGRESS:
+            return await self._outputs_at_rest(rec)
         stack = self.engine.live.get(rec.id)
         if stack is None or not stack.is_bound:   # the action runs in another engine
             try:
                 stack = await self.engine.load(rec.id)
             except EntityNotFound:
-                return list(rec.outputs or [])
-        return resolve_all(stack)
+                return stored, False
+        return resolve_all(stack), True
+
+    async def _outputs_at_rest(self, rec: StackRecord) -> tuple[list[OutputReply], bool]:
+        """The stored outputs, unless the template's outputs name attributes Heat reads
+        live (``show``, a volume's ``status``): those resources are re-read from the
+        cloud and the outputs resolved again."""
+        stored = list(rec.outputs or [])
+        names = await self._per_template("_live_output_cache", rec, self._live_names)
+        if not names:
+            return stored, False
+        try:
+            stack = await self.engine.load(rec.id)
+        except EntityNotFound:
+            return stored, False
+        for name in sorted(names):
+            slot = stack.slots.get(name)
+            if slot is not None and slot.physical_id is not None and \
+                    slot.state.action not in ("INIT", "DELETE"):
+                await slot.plugin.refresh_live()
+        return resolve_all(stack), True
+
+    def _live_names(self, tmpl: Template, raw: RawTemplateRecord) -> frozenset[str]:
+        resources = tmpl.resources
+
+        def plugin_class(name: str) -> type[Resource] | None:
+            snippet = resources.get(name)
+            if snippet is None or not isinstance(snippet.type, str):
+                return None
+            try:
+                return self.engine.support.plugins(snippet.type, raw.files)
+            except KilnError:
+                return None
+
+        return frozenset(live_outputs.live_resources(tmpl.outputs, plugin_class))
 
     async def list_outputs(self, ctx: RequestContext,
                            stack_identity: Identity) -> list[OutputSummaryReply]:
@@ -296,7 +357,7 @@ class Reads(ServiceBase):
                     stacks[child.id] = child
         q = EventQuery(stack_ids=tuple(stacks), filters=dict(filters or {}), limit=limit,
                        marker=marker, sort_keys=tuple(sort_keys or ()),
-                       sort_dir=sort_dir)  # type: ignore[arg-type]
+                       sort_dir=sort_direction(sort_dir))
         rows = await self.db.run(db_events.list_events, q)
         out = []
         for ev in rows:
@@ -311,7 +372,8 @@ class Reads(ServiceBase):
         rec = await self._find(ctx, stack_identity, show_deleted=True)
         ev = await self.db.run(db_events.get_event, rec.id, event_id)
         if ev is None or (resource_name and ev.resource_name != resource_name):
-            raise EntityNotFound(f"The Event ({event_id}) could not be found.")
+            # Heat's API finds the event by filtering the list: webob's 404, its words
+            raise HTTPNotFound(f"No event {event_id} found")
         return fmt.event(ev, rec)
 
     # -- read helpers -------------------------------------------------------------------
@@ -339,7 +401,12 @@ class Reads(ServiceBase):
         declared attribute (plus any asked for with ``with_attr``)."""
         stack = await self.engine.load(stack_id)
         slot = stack.slots.get(name)
-        return {} if slot is None else _shown_attributes(slot.plugin, with_attr)
+        if slot is None:
+            return {}
+        if slot.physical_id is not None and slot.state.action not in ("INIT", "DELETE"):
+            # a cloud resource's attributes are the cloud's now, as Heat reads them
+            await slot.plugin.refresh_live()
+        return _shown_attributes(slot.plugin, with_attr)
 
     async def _all_resource_attributes(self, stack_id: str) -> dict[str, dict[str, Any]]:
         """Every resource's ``attributes`` as resource show gives them, from one load of

@@ -7,24 +7,28 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime as dt
 import logging
 import socket
 from collections.abc import Awaitable, Callable
-from typing import Any
 
 from kiln.db import locks as db_locks
 from kiln.db import recovery as db_recovery
+from kiln.db.facade import DATABASE_ERRORS
 from kiln.db.models import utcnow
+from kiln.db.records import ServiceRecord, StackRecord
 from kiln.engine.actions.recover import engine_went_down, fail_stack, resume
 from kiln.engine.model.context import RequestContext
 from kiln.engine.model.live_stack import LiveStack
+from kiln.engine.model.settings import EngineConf
 from kiln.engine.model.states import (
     IN_PROGRESS,
 )
+from kiln.engine.runtime import acting
 from kiln.engine.runtime.claims import Claim
 from kiln.engine.runtime.engine import Engine
-from kiln.engine.service.interface import JSON
-from kiln.engine.service.mixin_base import ServiceBase
+from kiln.engine.service.replies import ServiceReply
+from kiln.engine.service.shared import ServiceBase
 
 LOG = logging.getLogger(__name__)
 
@@ -32,7 +36,7 @@ LOG = logging.getLogger(__name__)
 class Recovery:
     """Registration, heartbeat and the periodic sweep of one engine."""
 
-    def __init__(self, engine: Engine, conf: Any) -> None:
+    def __init__(self, engine: Engine, conf: EngineConf) -> None:
         self.engine = engine
         self.conf = conf
         opts = conf.kiln_engine
@@ -59,7 +63,8 @@ class Recovery:
             self._task = None
 
     async def unregister(self) -> None:
-        with contextlib.suppress(Exception):
+        # a row left behind reads as a dead engine once its heartbeat is old
+        with contextlib.suppress(*DATABASE_ERRORS):
             await self.engine.db.run(db_locks.unregister_engine, self.engine.engine_id)
 
     async def _loop(self) -> None:
@@ -98,7 +103,7 @@ class Recovery:
         self.recovered.extend(taken)
         return taken
 
-    async def _take_over(self, rec: Any, claim: Claim) -> None:
+    async def _take_over(self, rec: StackRecord, claim: Claim) -> None:
         """Resume one orphaned stack under ``claim``; the caller gives the claim (and the
         row lock) back unless an action was launched."""
         engine = self.engine
@@ -121,6 +126,8 @@ class Recovery:
 def _work(engine: Engine, stack: LiveStack) -> Callable[[], Awaitable[None]]:
     async def run() -> None:
         try:
+            # nobody's request is behind a recovery: it acts through the stack's trust
+            await acting.without_request(engine, stack)
             await resume(engine, stack)
         except Exception:
             LOG.exception("recovery of stack %s failed", stack.info.id)
@@ -133,7 +140,7 @@ def _work(engine: Engine, stack: LiveStack) -> Callable[[], Awaitable[None]]:
     return run
 
 
-def service_body(rec: Any) -> JSON:
+def service_body(rec: ServiceRecord) -> ServiceReply:
     """Heat's service listing entry; ``status`` is up while heartbeats are recent."""
     last = rec.updated_at or rec.created_at
     up = (utcnow() - last).total_seconds() <= 2 * max(rec.report_interval, 1)
@@ -144,7 +151,7 @@ def service_body(rec: Any) -> JSON:
             "deleted_at": _plain(rec.deleted_at), "status": "up" if up else "down"}
 
 
-def _plain(value: Any) -> str | None:
+def _plain(value: dt.datetime | None) -> str | None:
     """Heat lists service times as naive ISO strings with microseconds (no ``Z``)."""
     return None if value is None else value.isoformat()
 
@@ -168,6 +175,6 @@ class RecoveryOps(ServiceBase):
             await recovery.unregister()
         await super().stop()
 
-    async def list_services(self, ctx: RequestContext) -> list[JSON]:
+    async def list_services(self, ctx: RequestContext) -> list[ServiceReply]:
         rows = await self.db.run(db_locks.list_services)
         return [service_body(r) for r in rows]

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping, Sequence
-from typing import Any, NotRequired, TypedDict, cast
+from typing import Any, NotRequired, Protocol, TypedDict, cast
 
-from kiln.db.records import EventRecord, ResourceRecord, StackRecord
+from kiln.db.records import EventRecord, StackRecord
 from kiln.engine.model.live_stack import Slot, StackInfo
 from kiln.engine.model.live_stack import StackIdentityReply as StackIdentityReply
 from kiln.engine.model.outputs import OutputReply as OutputReply
@@ -57,6 +57,8 @@ class StackDetailReply(StackSummaryReply):
     disable_rollback: bool
     timeout_mins: int | None
     outputs: NotRequired[list[OutputReply]]
+    #: the outputs were resolved for this read (not shown to clients)
+    outputs_live: NotRequired[bool]
 
 
 class ResourceReply(TypedDict):
@@ -80,8 +82,31 @@ class ResourceReply(TypedDict):
     description: NotRequired[str]
     metadata: NotRequired[Any]
     attributes: NotRequired[dict[str, Any]]
-    #: previews only: the resolved properties
+
+
+class PreviewResourceReply(TypedDict):
+    """A resource as a stack preview and an update preview list it: Heat shows no
+    ``logical_resource_id`` there, and names the parent resource of a nested stack's."""
+
+    resource_identity: StackIdentityReply
+    stack_identity: StackIdentityReply
+    stack_name: str
+    resource_name: str
+    physical_resource_id: str
+    resource_action: str
+    resource_status: str
+    resource_status_reason: str
+    resource_type: str
+    creation_time: str | None
+    updated_time: str | None
+    required_by: list[str]
+    description: str
+    metadata: Any
+    attributes: dict[str, Any]
+    #: stack preview only: the resolved properties
     properties: NotRequired[dict[str, Any]]
+    #: a nested stack's resources: the resource of the parent stack that makes it
+    parent_resource: NotRequired[str]
 
 
 class EventReply(TypedDict):
@@ -100,6 +125,90 @@ class EventReply(TypedDict):
     resource_properties: Any
     #: the listing across a nested tree names each event's root stack
     root_stack_id: NotRequired[StackIdentityReply]
+
+
+class SnapshotReply(TypedDict):
+    """A snapshot as snapshot create, show and list give it (``data`` is the stack's
+    abandon-style dump, None while the snapshot is being taken)."""
+
+    id: str
+    name: str | None
+    action: str
+    status: str
+    status_reason: str | None
+    data: Any
+    creation_time: str | None
+
+
+class SoftwareConfigSummaryReply(TypedDict):
+    """A software config as the config list names it (no document)."""
+
+    id: str
+    name: str | None
+    group: str | None
+    creation_time: str | None
+    #: an admin's listing names each config's project, as Heat's does
+    project: NotRequired[str]
+
+
+class SoftwareConfigReply(TypedDict):
+    """A software config as create, show and a server's deployment metadata give it."""
+
+    id: str
+    name: str | None
+    group: str | None
+    creation_time: str | None
+    config: Any
+    inputs: list[Any]
+    outputs: list[Any]
+    options: Any
+
+
+class SoftwareDeploymentReply(TypedDict):
+    """A software deployment as create, show, update and the list give it."""
+
+    id: str
+    server_id: str
+    config_id: str
+    input_values: Any
+    output_values: Any
+    action: str
+    status: str
+    status_reason: str
+    creation_time: str | None
+    #: present once the deployment has been updated, as in Heat
+    updated_time: NotRequired[str | None]
+
+
+class TemplateVersionReply(TypedDict):
+    """A template version as the version list names it."""
+
+    version: str
+    type: str
+    aliases: list[str]
+
+
+class TemplateFunctionReply(TypedDict):
+    """A function of a template version, as the function list names it."""
+
+    functions: str
+    description: str
+
+
+class ServiceReply(TypedDict):
+    """An engine as the service list shows it (times naive ISO with microseconds)."""
+
+    id: str
+    binary: str
+    engine_id: str
+    host: str
+    hostname: str
+    topic: str
+    report_interval: int
+    created_at: str | None
+    updated_at: str | None
+    deleted_at: str | None
+    status: str
 
 
 def isotime(value: dt.datetime | None) -> str | None:
@@ -186,7 +295,31 @@ def stack_detail(rec: StackRecord, *, parameters: Mapping[str, Any], description
     return out
 
 
-def resource(rec: ResourceRecord, stack: StackRecord, *, required_by: Sequence[str],
+class ShownColumns(Protocol):
+    """The columns a resource reply shows: a ``ResourceRecord`` has them, and so has
+    the narrower row agents' polls read (``kiln.db.agent_view.AgentRow``)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def type(self) -> str: ...
+    @property
+    def physical_resource_id(self) -> str | None: ...
+    @property
+    def action(self) -> str: ...
+    @property
+    def status(self) -> str: ...
+    @property
+    def status_reason(self) -> str: ...
+    @property
+    def metadata(self) -> Any: ...
+    @property
+    def created_at(self) -> dt.datetime: ...
+    @property
+    def updated_at(self) -> dt.datetime | None: ...
+
+
+def resource(rec: ShownColumns, stack: StackRecord, *, required_by: Sequence[str],
              detail: bool = False, description: str = "",
              attributes: Mapping[str, Any] | None = None,
              nested_stack: StackRecord | None = None) -> ResourceReply:
@@ -237,19 +370,18 @@ def event(rec: EventRecord, stack: StackRecord) -> EventReply:
 def slot_resource(slot: Slot, info: StackInfo, *, required_by: Sequence[str],
                   properties: Mapping[str, Any] | None = None,
                   attributes: Mapping[str, Any] | None = None,
-                  as_new: bool = False) -> ResourceReply:
+                  as_new: bool = False) -> PreviewResourceReply:
     """A resource of a live (possibly unsaved) stack, as preview shows it; ``as_new``
     shows it as the INIT resource an action would create."""
     state = slot.state
     action, status = ("INIT", "COMPLETE") if as_new else (state.action, state.status)
     ident = StackIdentityReply(stack_name=info.name, stack_id=info.id,
                                tenant=info.project_id, path="")
-    out: ResourceReply = {
+    out: PreviewResourceReply = {
         "resource_identity": {**ident, "path": f"/resources/{slot.name}"},
         "stack_identity": ident,
         "stack_name": info.name,
         "resource_name": slot.name,
-        "logical_resource_id": slot.name,
         "physical_resource_id": "" if as_new else (slot.physical_id or ""),
         "resource_action": action,
         "resource_status": f"{action}_{status}",
@@ -264,4 +396,6 @@ def slot_resource(slot: Slot, info: StackInfo, *, required_by: Sequence[str],
     }
     if properties is not None:
         out["properties"] = dict(properties)
+    if info.parent_resource_name:
+        out["parent_resource"] = info.parent_resource_name
     return out

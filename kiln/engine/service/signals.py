@@ -4,8 +4,11 @@ resource while its stack runs (or rests).
 A signal goes to the plugin instance the running action works on when this engine runs
 one on the stack (a wait condition polls its handle's in-memory metadata), otherwise to a
 plugin loaded from the database; either way what the plugin changed (metadata, data) is
-persisted with Heat's ``SIGNAL`` event. ``{"unset_hook": "<hook>"}`` is not for the
-plugin: it clears a lifecycle breakpoint (:mod:`kiln.engine.runtime.hooks`).
+persisted with Heat's ``SIGNAL`` event. A plugin whose signals take long (a scaling
+policy resizing its group, ``signals_in_background``) is answered once the checks pass,
+and its ``handle_signal`` runs in an engine task (:meth:`Engine.background`).
+``{"unset_hook": "<hook>"}`` is not for the plugin: it clears a lifecycle breakpoint
+(:mod:`kiln.engine.runtime.hooks`).
 
 Checks and messages follow Heat 27 (observed on the live peer): a resource being
 suspended or deleted refuses signals (``NotSupported``) and records why; an unknown or
@@ -19,11 +22,12 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from kiln.db import events as db_events
 from kiln.engine.model.context import RequestContext
 from kiln.engine.model.live_stack import LiveStack, Slot, describe
-from kiln.engine.runtime import hooks
+from kiln.engine.runtime import acting, hooks
 from kiln.engine.service.interface import Identity
-from kiln.engine.service.mixin_base import ResourceNotFound, ServiceBase
+from kiln.engine.service.shared import ResourceNotFound, ServiceBase
 from kiln.errors import InvalidBreakPointHook, NotSupported
 from kiln.resources.base import Resource
 from kiln.template.environment import HOOK_TYPES
@@ -44,12 +48,27 @@ def _details_text(details: Any) -> str:
     return "Unknown"
 
 
+def _reaches(ctx: RequestContext, stack: LiveStack, named: Any) -> bool:
+    """``_find``'s rules over a running stack: the caller's project (or the stack's user
+    project) unless admin, and the name, when the identity gives one, must be its own."""
+    info = stack.info
+    if named and named != info.name:
+        return False
+    return ctx.is_admin or ctx.project_id in (info.project_id, info.stack_user_project_id)
+
+
 class SignalOps(ServiceBase):
     async def _signal_target(self, ctx: RequestContext, stack_identity: Identity,
                              resource_name: str) -> tuple[LiveStack, Slot]:
-        rec = await self._find(ctx, stack_identity)
         engine = self.engine
         live = engine.live
+        # a signal naming a stack this engine is running (a wait condition or deployment
+        # waiting: most signals) needs no read of the stack's row, under _find's rules
+        running = live.get(str(stack_identity.get("stack_id") or ""))
+        if running is not None and resource_name in running.slots and \
+                _reaches(ctx, running, stack_identity.get("stack_name")):
+            return running, running.slots[resource_name]
+        rec = await self._find(ctx, stack_identity)
         stack = live.get(rec.id)
         if stack is None or resource_name not in stack.slots:
             stack = await engine.load(rec.id)
@@ -62,6 +81,8 @@ class SignalOps(ServiceBase):
                               resource_name: str, details: Any,
                               sync_call: bool = False) -> Any:
         stack, slot = await self._signal_target(ctx, stack_identity, resource_name)
+        # no request of the owner's is behind a signal: it acts through the stack's trust
+        await acting.without_request(self.engine, stack)
         state = slot.state
         if state.action in slot.plugin.no_signal_actions:
             await hooks.save_side_state(self.engine, stack, slot, event=hooks.resource_event(
@@ -73,8 +94,19 @@ class SignalOps(ServiceBase):
         plugin = slot.plugin
         if type(plugin).handle_signal is Resource.handle_signal:
             return await plugin.handle_signal(details)  # raises Heat's "not supported"
+        if not sync_call and plugin.signals_in_background:
+            # Heat answers now and handles the signal in a thread of its own
+            self.engine.background(stack.info.id,
+                                   self._handle_signal(stack, slot, details, False),
+                                   f"signal {describe(stack, slot)}")
+            return None
+        return await self._handle_signal(stack, slot, details, sync_call)
+
+    async def _handle_signal(self, stack: LiveStack, slot: Slot, details: Any,
+                             sync_call: bool) -> Any:
+        state = slot.state
         try:
-            result = await plugin.handle_signal(details)
+            result = await slot.plugin.handle_signal(details)
         except Exception:
             if sync_call:
                 raise
@@ -87,6 +119,12 @@ class SignalOps(ServiceBase):
                                     event=hooks.resource_event(stack, slot, reason,
                                                                action="SIGNAL"))
         return dict(state.metadata) if sync_call else None
+
+    async def resource_note(self, ctx: RequestContext, stack_identity: Identity,
+                            resource_name: str, reason: str) -> None:
+        stack, slot = await self._signal_target(ctx, stack_identity, resource_name)
+        event = hooks.resource_event(stack, slot, reason, action="SIGNAL")
+        await self.engine.db.write(db_events.add_events, [event])
 
     async def _unset_hook(self, stack: LiveStack, slot: Slot, hook: str) -> None:
         if hook not in HOOK_TYPES:

@@ -19,10 +19,11 @@ from kiln.engine.model.states import (
     SNAPSHOT,
     stack_started,
 )
+from kiln.engine.runtime import acting
 from kiln.engine.runtime.claims import Claim
 from kiln.engine.service.interface import JSON, Identity
-from kiln.engine.service.mixin_base import ServiceBase
-from kiln.engine.service.replies import isotime
+from kiln.engine.service.replies import SnapshotReply, isotime
+from kiln.engine.service.shared import ServiceBase
 from kiln.engine.store.loader import environment_from_stored
 from kiln.errors import ActionInProgress, EntityNotFound, NotSupported, RequestLimitExceeded
 
@@ -35,7 +36,7 @@ class SnapshotNotFound(EntityNotFound):
     pass
 
 
-def snapshot_body(rec: SnapshotRecord) -> JSON:
+def snapshot_body(rec: SnapshotRecord) -> SnapshotReply:
     return {"id": rec.id, "name": rec.name, "action": rec.action, "status": rec.status,
             "status_reason": rec.status_reason or None, "data": rec.data,
             "creation_time": isotime(rec.created_at)}
@@ -54,7 +55,7 @@ class SnapshotOps(ServiceBase):
         return snap
 
     async def stack_snapshot(self, ctx: RequestContext, stack_identity: Identity,
-                             name: str | None) -> JSON:
+                             name: str | None) -> SnapshotReply:
         engine = self.engine
         rec = await self._find(ctx, stack_identity)
         if rec.status == IN_PROGRESS:
@@ -67,6 +68,7 @@ class SnapshotOps(ServiceBase):
                 raise RequestLimitExceeded(
                     "Request limit exceeded: You have reached the maximum snapshots per "
                     f"stack, {limit}. Please delete some snapshots.")
+        await acting.for_request(engine, rec.root_stack_id, rec.name, ctx)
         async with engine.claim(rec.id, rec.name, SNAPSHOT) as claim:
             stack = await engine.load(rec.id)
             snap = await self.db.write(db_snapshots.create_snapshot, rec.id, ctx.project_id,
@@ -78,12 +80,12 @@ class SnapshotOps(ServiceBase):
         return snapshot_body(snap)
 
     async def show_snapshot(self, ctx: RequestContext, stack_identity: Identity,
-                            snapshot_id: str) -> JSON:
+                            snapshot_id: str) -> SnapshotReply:
         rec = await self._find(ctx, stack_identity)
         return snapshot_body(await self._snapshot(ctx, rec, snapshot_id))
 
     async def list_snapshots(self, ctx: RequestContext, stack_identity: Identity,
-                             ) -> list[JSON]:
+                             ) -> list[SnapshotReply]:
         rec = await self._find(ctx, stack_identity)
         rows = await self.db.run(db_snapshots.list_snapshots, rec.id)
         return [snapshot_body(r) for r in rows]
@@ -105,6 +107,7 @@ class SnapshotOps(ServiceBase):
         if snap.status != COMPLETE:
             raise NotSupported("Restoring incomplete snapshot is not supported.")
         data = dict(snap.data or {})
+        await acting.for_request(engine, rec.root_stack_id, rec.name, ctx)
         async with engine.claim(rec.id, rec.name, RESTORE) as claim:
             current = await engine.load(rec.id)
             await self._launch_restore(claim, current, data)

@@ -25,9 +25,13 @@ from kiln.db.records import (
     SoftwareDeploymentValues,
 )
 from kiln.engine.model.context import RequestContext
-from kiln.engine.service.interface import JSON
-from kiln.engine.service.mixin_base import ServiceBase
-from kiln.engine.service.replies import isotime
+from kiln.engine.service.replies import (
+    SoftwareConfigReply,
+    SoftwareConfigSummaryReply,
+    SoftwareDeploymentReply,
+    isotime,
+)
+from kiln.engine.service.shared import ServiceBase
 from kiln.errors import EntityNotFound, HTTPBadRequest, KilnError, StackValidationFailed
 from kiln.resources.base import Properties
 from kiln.resources.heat.software_config import INPUT_SCHEMA, OUTPUT_SCHEMA
@@ -45,39 +49,42 @@ class InvalidRestrictedAction(KilnError):
     """Deleting a config still deployed: Heat 27 answers 500 with this type."""
 
 
-def config_body(rec: SoftwareConfigRecord, *, detail: bool = True,
-                include_project: bool = False) -> JSON:
+def config_body(rec: SoftwareConfigRecord) -> SoftwareConfigReply:
     stored = rec.config if isinstance(rec.config, Mapping) else {}
-    out: JSON = {"id": rec.id, "name": rec.name, "group": rec.group,
-                 "creation_time": isotime(rec.created_at)}
-    if detail:
-        out["config"] = stored.get("config")
-        out["inputs"] = list(stored.get("inputs") or [])
-        out["outputs"] = list(stored.get("outputs") or [])
-        out["options"] = stored.get("options")
+    return {"id": rec.id, "name": rec.name, "group": rec.group,
+            "creation_time": isotime(rec.created_at), "config": stored.get("config"),
+            "inputs": list(stored.get("inputs") or []),
+            "outputs": list(stored.get("outputs") or []), "options": stored.get("options")}
+
+
+def config_summary(rec: SoftwareConfigRecord, *,
+                   include_project: bool = False) -> SoftwareConfigSummaryReply:
+    out: SoftwareConfigSummaryReply = {"id": rec.id, "name": rec.name, "group": rec.group,
+                                       "creation_time": isotime(rec.created_at)}
     if include_project:
         out["project"] = rec.project_id
     return out
 
 
-def deployment_body(rec: SoftwareDeploymentRecord) -> JSON:
-    out: JSON = {"id": rec.id, "server_id": rec.server_id, "input_values": rec.input_values,
-                 "output_values": rec.output_values, "action": rec.action,
-                 "status": rec.status, "status_reason": rec.status_reason,
-                 "config_id": rec.config_id, "creation_time": isotime(rec.created_at)}
+def deployment_body(rec: SoftwareDeploymentRecord) -> SoftwareDeploymentReply:
+    out: SoftwareDeploymentReply = {
+        "id": rec.id, "server_id": rec.server_id, "input_values": rec.input_values,
+        "output_values": rec.output_values, "action": rec.action, "status": rec.status,
+        "status_reason": rec.status_reason, "config_id": rec.config_id,
+        "creation_time": isotime(rec.created_at)}
     if rec.updated_at is not None:
         out["updated_time"] = isotime(rec.updated_at)
     return out
 
 
-def _io_schema(items: Any, schema: Mapping[str, Any], *, is_input: bool) -> list[JSON]:
+def _io_schema(items: Any, schema: Mapping[str, Any], *, is_input: bool) -> list[dict[str, Any]]:
     """Inputs/outputs with Heat's defaults applied (``type: String``, ...), unset keys
     dropped; ``replace_on_change`` is only kept when true, as Heat stores it."""
     if not isinstance(items, Sequence) or isinstance(items, str | bytes):
         raise HTTPBadRequest("Software Config I/O Schema must be in a list")
     if not all(isinstance(i, Mapping) for i in items):
         raise HTTPBadRequest("Software Config I/O Schema must be a dict")
-    out: list[JSON] = []
+    out: list[dict[str, Any]] = []
     for item in items:
         extra = {k: v for k, v in item.items() if k not in schema}
         try:
@@ -106,7 +113,7 @@ class SoftwareOps(ServiceBase):
     async def create_software_config(self, ctx: RequestContext, group: str, name: str,
                                      config: Any, inputs: Sequence[Any],
                                      outputs: Sequence[Any], options: Mapping[str, Any],
-                                     ) -> JSON:
+                                     ) -> SoftwareConfigReply:
         document = {"inputs": _io_schema(inputs or [], INPUT_SCHEMA, is_input=True),
                     "outputs": _io_schema(outputs or [], OUTPUT_SCHEMA, is_input=False),
                     "options": options, "config": config}
@@ -114,15 +121,17 @@ class SoftwareOps(ServiceBase):
                                   name=name, group=group, config=document)
         return config_body(rec)
 
-    async def show_software_config(self, ctx: RequestContext, config_id: str) -> JSON:
+    async def show_software_config(self, ctx: RequestContext,
+                                   config_id: str) -> SoftwareConfigReply:
         return config_body(await self._config(ctx, config_id))
 
     async def list_software_configs(self, ctx: RequestContext, limit: int | None = None,
-                                    marker: str | None = None) -> list[JSON]:
+                                    marker: str | None = None,
+                                    ) -> list[SoftwareConfigSummaryReply]:
         project = None if ctx.is_admin else ctx.project_id
         rows = await self.db.run(db_software.list_software_configs, project, limit=limit,
                                  marker=marker)
-        return [config_body(r, detail=False, include_project=ctx.is_admin) for r in rows]
+        return [config_summary(r, include_project=ctx.is_admin) for r in rows]
 
     async def delete_software_config(self, ctx: RequestContext, config_id: str) -> None:
         await self._config(ctx, config_id)
@@ -147,7 +156,8 @@ class SoftwareOps(ServiceBase):
                                          config_id: str | None, input_values: Any,
                                          action: str, status: str, status_reason: str,
                                          stack_user_project_id: str | None = None,
-                                         deployment_id: str | None = None) -> JSON:
+                                         deployment_id: str | None = None,
+                                         ) -> SoftwareDeploymentReply:
         if stack_user_project_id is not None and len(stack_user_project_id) > 64:
             raise HTTPBadRequest('"stack_user_project_id" should be no more than 64 '
                                  "characters")
@@ -162,11 +172,13 @@ class SoftwareOps(ServiceBase):
         await self._push_metadata(ctx, server_id)
         return deployment_body(rec)
 
-    async def show_software_deployment(self, ctx: RequestContext, deployment_id: str) -> JSON:
+    async def show_software_deployment(self, ctx: RequestContext,
+                                       deployment_id: str) -> SoftwareDeploymentReply:
         return deployment_body(await self._deployment(ctx, deployment_id))
 
     async def list_software_deployments(self, ctx: RequestContext,
-                                        server_id: str | None = None) -> list[JSON]:
+                                        server_id: str | None = None,
+                                        ) -> list[SoftwareDeploymentReply]:
         project = None if ctx.is_admin else ctx.project_id
         rows = await self.db.run(db_software.list_software_deployments, project,
                                  server_id=server_id)
@@ -176,7 +188,8 @@ class SoftwareOps(ServiceBase):
                                          config_id: str | None, input_values: Any,
                                          output_values: Any, action: str | None,
                                          status: str | None, status_reason: str | None,
-                                         updated_at: str | None = None) -> JSON:
+                                         updated_at: str | None = None,
+                                         ) -> SoftwareDeploymentReply:
         """Only the fields given (truthy, as Heat checks them) change."""
         rec = await self._deployment(ctx, deployment_id)
         values: SoftwareDeploymentValues = {}
@@ -207,13 +220,13 @@ class SoftwareOps(ServiceBase):
         await self._push_metadata(ctx, rec.server_id)
 
     async def get_software_deployment_metadata(self, ctx: RequestContext,
-                                               server_id: str) -> list[JSON]:
+                                               server_id: str) -> list[SoftwareConfigReply]:
         """The configs deployed to a server, ordered by config name (as agents expect)."""
         if not server_id:
             raise HTTPBadRequest("server_id must be specified")
         return await self._metadata(ctx, server_id)
 
-    async def _metadata(self, ctx: RequestContext, server_id: str) -> list[JSON]:
+    async def _metadata(self, ctx: RequestContext, server_id: str) -> list[SoftwareConfigReply]:
         project = None if ctx.is_admin else ctx.project_id
         deployments = await self.db.run(db_software.list_software_deployments, project,
                                         server_id=server_id)
@@ -257,7 +270,13 @@ class SoftwareOps(ServiceBase):
         rec = await self._deployment(ctx, deployment_id)
         if rec.status != "IN_PROGRESS":
             return None
-        details = details if isinstance(details, Mapping) else {}
+        if not details:
+            details = {}    # as Heat: no details (null, {}, even [] or 0) is a success
+        elif not isinstance(details, Mapping):
+            # Heat fails on it too (in its background signal thread): it is no result
+            raise HTTPBadRequest("A deployment's signal is a map of its outputs "
+                                 "(deploy_stdout, deploy_stderr, deploy_status_code, ...), "
+                                 f"not a {type(details).__name__}")
         cfg = await self.db.run(db_software.get_software_config, rec.config_id)
         outputs = (cfg.config or {}).get("outputs") if cfg is not None else None
         values = dict(rec.output_values or {})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -9,14 +10,25 @@ from typing import Any
 from kiln.db import stacks as db_stacks
 from kiln.db import templates as db_templates
 from kiln.db.models import utcnow
+from kiln.engine.actions import admit
 from kiln.engine.actions import create as create_action
 from kiln.engine.actions import delete as delete_action
-from kiln.engine.actions import new_stack
 from kiln.engine.actions import update as update_action
+from kiln.engine.actions.validation import check_external
 from kiln.engine.model.context import RequestContext
 from kiln.engine.model.live_stack import LiveStack
-from kiln.engine.model.states import CREATE, DELETE, IN_PROGRESS, SUSPEND, UPDATE, stack_started
+from kiln.engine.model.states import (
+    COMPLETE,
+    CREATE,
+    DELETE,
+    IN_PROGRESS,
+    SUSPEND,
+    UPDATE,
+    stack_started,
+)
+from kiln.engine.runtime import acting
 from kiln.engine.runtime.claims import Claim
+from kiln.engine.runtime.engine import Engine
 from kiln.engine.service import preview
 from kiln.engine.service.interface import JSON, Identity
 from kiln.engine.service.lifecycle import LifecycleOps
@@ -30,29 +42,36 @@ class StackOps(LifecycleOps):
                            files: Mapping[str, str], args: Mapping[str, Any],
                            environment_files: Sequence[str] | None = None) -> StackIdentityReply:
         engine = self.engine
-        stack = await new_stack.prepare(engine, ctx, stack_name, template, params, files,
+        stack = await admit.prepare(engine, ctx, stack_name, template, params, files,
                                        environment_files, args)
-        async with engine.claims.claim_new(stack.info.id, CREATE) as claim:
-            await new_stack.store(engine, stack)
-            claim.launch(lambda: create_action.run_create(engine, stack), stack)
+        await acting.delegate(engine, ctx, stack.info.id, stack_name)
+        try:
+            async with engine.claims.claim_new(stack.info.id, CREATE) as claim:
+                await admit.store(engine, stack)
+                claim.launch(lambda: create_action.run_create(engine, stack), stack)
+        except BaseException:
+            await acting.undo_delegation(engine, ctx, stack.info.id)
+            raise
         return stack.identity_dict()
 
     async def preview_stack(self, ctx: RequestContext, stack_name: str,
                             template: Mapping[str, Any] | str, params: Mapping[str, Any],
                             files: Mapping[str, str], args: Mapping[str, Any],
                             environment_files: Sequence[str] | None = None) -> JSON:
-        stack = await new_stack.prepare(self.engine, ctx, stack_name, template, params, files,
+        stack = await admit.prepare(self.engine, ctx, stack_name, template, params, files,
                                        environment_files, args, stack_id="None")
         return preview.nested_previews(stack, preview.stack_preview(stack))
 
     async def delete_stack(self, ctx: RequestContext, stack_identity: Identity) -> None:
         engine = self.engine
         rec = await self._find(ctx, stack_identity)
+        await acting.for_request(engine, rec.root_stack_id, rec.name, ctx,
+                                 tolerate_broken=True)
         # Heat lets a delete pre-empt the action running on the stack
         async with engine.claim(rec.id, rec.name, DELETE, preempt=True) as claim:
             stack = await engine.load(rec.id)
             await engine.recorder.stack(stack, DELETE, IN_PROGRESS, stack_started(DELETE))
-            claim.launch(lambda: delete_action.run_delete(engine, stack), stack)
+            claim.launch(lambda: delete_and_forget(engine, stack, ctx), stack)
 
     async def identify_stack(self, ctx: RequestContext, stack_name: str) -> StackIdentityReply:
         rec = await self._find(ctx, stack_name)
@@ -81,33 +100,50 @@ class StackOps(LifecycleOps):
             raise StackValidationFailed("No Template provided.")
         env_body = merged_environment(raw.environment, params, args) if patch \
             else dict(params or {})
-        tmpl, env = new_stack.parse_request(body, env_body, new_files, environment_files,
-                                           self.conf)
-        opts = new_stack.Options.from_args(args)
-        if patch or "disable_rollback" not in args:
-            opts.disable_rollback = (bool(args["disable_rollback"])
-                                     if "disable_rollback" in args
-                                     else rec.disable_rollback)
-        if "timeout_mins" not in args and "timeout" not in args:
-            opts.timeout_mins = rec.timeout
-        if "tags" not in args:
-            opts.tags = rec.tags
-        new = new_stack.build(engine, name=rec.name, project_id=rec.project_id,
-                             template=tmpl, environment=env, files=new_files, opts=opts,
-                             username=rec.username, user_id=rec.user_id,
-                             stack_id=rec.id, action=UPDATE)
-        new.parent_facade = await engine.parent_facade(rec)
-        # validated as a new stack (before it takes the stored stack's info: a stored
-        # stack's get_attr names are never re-judged, a new template's are)
-        new_stack.validate(engine, new)
+        facade = await engine.parent_facade(rec)
+
+        def parse_and_check() -> LiveStack:
+            tmpl, env = admit.parse_request(body, env_body, new_files, environment_files,
+                                            self.conf)
+            if patch:  # as Heat 27: a PATCH keeps only the parameters the template declares
+                env.parameters = {k: v for k, v in env.parameters.items()
+                                  if k in tmpl.parameter_schemas}
+            opts = admit.Options.from_args(args)
+            if patch or "disable_rollback" not in args:
+                opts.disable_rollback = (bool(args["disable_rollback"])
+                                         if "disable_rollback" in args
+                                         else rec.disable_rollback)
+            if "timeout_mins" not in args and "timeout" not in args:
+                opts.timeout_mins = rec.timeout
+            if "tags" not in args:
+                opts.tags = rec.tags
+            new = admit.build(engine, name=rec.name, project_id=rec.project_id,
+                              template=tmpl, environment=env, files=new_files, opts=opts,
+                              username=rec.username, user_id=rec.user_id, stack_id=rec.id,
+                              action=UPDATE)
+            new.parent_facade = facade
+            # validated as a new stack (before it takes the stored stack's info: a
+            # stored stack's get_attr names are never re-judged, a new template's are)
+            admit.validate(engine, new)
+            return new
+
+        # Off the event loop, as a create's checks are (admit.prepare): a template's
+        # functions may take a while within their bounds, and every other request is
+        # served meanwhile. Nothing here touches the engine's shared state.
+        new = await asyncio.to_thread(parse_and_check)
+        acting.check_deferred_auth(engine, ctx, new)
+        # Heat validates the new template's cloud lookups too (a flavor that does not
+        # exist is a 400 before anything changes), once per name in the request
+        await check_external(new)
         # the slots were for validation only; the update moves the real ones in. The
         # stored stack is loaded only now, so a big stack's validation slots and its
         # stored slots are never in memory together
         new.slots.clear()
         current = await engine.load(rec.id)
-        new.info = dataclasses.replace(current.info, timeout_mins=opts.timeout_mins,
-                                       disable_rollback=opts.disable_rollback,
-                                       tags=opts.tags)
+        asked = new.info  # what the request (or the stored stack) gave these
+        new.info = dataclasses.replace(current.info, timeout_mins=asked.timeout_mins,
+                                       disable_rollback=asked.disable_rollback,
+                                       tags=asked.tags)
         check_immutable(current, new)
         return current, new
 
@@ -119,6 +155,9 @@ class StackOps(LifecycleOps):
         engine = self.engine
         rec = await self._find(ctx, stack_identity)
         refuse_update(rec.action)  # before the claim: a request bound to fail takes none
+        if rec.root_stack_id == rec.id:
+            await acting.refresh_for_update(engine, rec.root_stack_id, rec.name, ctx)
+        await acting.for_request(engine, rec.root_stack_id, rec.name, ctx)
         # held from before the stored stack is read, so what the update starts from is
         # what the action before it left
         async with engine.claim(rec.id, rec.name, UPDATE) as claim:
@@ -131,7 +170,7 @@ class StackOps(LifecycleOps):
         """Store the new template, mark the stack UPDATE_IN_PROGRESS and start the walk."""
         engine = self.engine
         info = new.info
-        hidden = sorted(getattr(new.bound.parameters, "hidden", ()) or ())
+        hidden = sorted(new.bound.parameters.hidden)
         template_id = await self.db.write(
             db_stacks.create_raw_template, new.template.raw, new.environment.env_as_dict(),
             new.files, hidden)
@@ -153,7 +192,8 @@ class StackOps(LifecycleOps):
         current, new = await self._prepare_update(ctx, stack_identity, template, params,
                                                   files, args, environment_files)
         rec = await self._find(ctx, stack_identity)
-        return preview.update_preview(rec, current, new)
+        # comparing every resource's properties: off the loop, as the checks before it
+        return await asyncio.to_thread(preview.update_preview, rec, current, new)
 
     async def stack_cancel_update(self, ctx: RequestContext, stack_identity: Identity,
                                   cancel_with_rollback: bool = True) -> None:
@@ -171,6 +211,15 @@ class StackOps(LifecycleOps):
                                "is not supported.")
         engine.cancel_rollback[rec.id] = cancel_with_rollback
         cancel.set()
+
+
+async def delete_and_forget(engine: Engine, stack: LiveStack,
+                            ctx: RequestContext | None) -> None:
+    """Delete the stack; a top-level stack deleted for good takes its trust with it."""
+    await delete_action.run_delete(engine, stack)
+    info = stack.info
+    if info.owner_id is None and (info.action, info.status) == (DELETE, COMPLETE):
+        await acting.forget(engine, info.id, ctx)
 
 
 def refuse_update(action: str) -> None:
@@ -203,7 +252,4 @@ def merged_environment(stored: Mapping[str, Any], params: Mapping[str, Any] | No
 def check_immutable(current: LiveStack, new: LiveStack) -> None:
     from kiln.template.parameters import check_immutable as check
 
-    old_params = getattr(current.bound, "parameters", None)
-    new_params = getattr(new.bound, "parameters", None)
-    if old_params is not None and new_params is not None:
-        check(old_params, new_params, new.environment.parameters)
+    check(current.bound.parameters, new.bound.parameters, new.environment.parameters)

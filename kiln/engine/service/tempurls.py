@@ -14,7 +14,7 @@ from typing import Any
 
 from kiln.db import resources as db_resources
 from kiln.db import stacks as db_stacks
-from kiln.engine.service.mixin_base import ServiceBase
+from kiln.engine.service.shared import ServiceBase
 from kiln.tempurl import Published
 
 

@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from kiln.db.records import RawTemplateRecord
+from kiln.template.template import Template
 
 
 class TemplateCache:
@@ -21,14 +22,14 @@ class TemplateCache:
     def __init__(self, size: int = 256, max_resources: int = 15000) -> None:
         self.size = size
         self.max_resources = max_resources
-        self._items: dict[int, tuple[Any, int]] = {}
+        self._items: dict[int, tuple[Template, int]] = {}
         self._weight = 0
 
     def __contains__(self, raw_id: object) -> bool:
         """Safe from the database's reader threads (one atomic dict lookup)."""
         return raw_id in self._items
 
-    def cached(self, raw_id: int) -> Any:
+    def cached(self, raw_id: int) -> Template | None:
         """The parsed template for ``raw_id`` if it is cached, else None."""
         found = self._items.pop(raw_id, None)
         if found is None:
@@ -36,7 +37,7 @@ class TemplateCache:
         self._items[raw_id] = found  # most recently used last
         return found[0]
 
-    def get(self, raw: Any) -> Any:
+    def get(self, raw: RawTemplateRecord) -> Template:
         found = self.cached(raw.id)
         if found is not None:
             return found
@@ -46,11 +47,11 @@ class TemplateCache:
         self.put(raw.id, tmpl)
         return tmpl
 
-    def put(self, raw_id: int, template: Any) -> None:
+    def put(self, raw_id: int, template: Template) -> None:
         """Cache a template parsed from the body that ``raw_id`` stores (a create or an
         update already has it: reads then need not parse the stored copy again)."""
         self.discard(raw_id)
-        weight = max(1, len(getattr(template, "resource_names", ()) or ()))
+        weight = max(1, len(template.resource_names))
         self._items[raw_id] = (template, weight)
         self._weight += weight
         while len(self._items) > 1 and (len(self._items) > self.size

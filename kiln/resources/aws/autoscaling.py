@@ -27,7 +27,7 @@ from kiln.resources.base import (
 )
 from kiln.resources.heat.autoscaling_group import AutoScalingGroupBase
 from kiln.resources.heat.instance_group import InstanceGroup, _rolling_update_schema
-from kiln.resources.heat.scaling_policy import ScalingPolicyBase
+from kiln.resources.heat.scaling_policy import ALARM_URL, ScalingPolicyBase
 from kiln.scaling import capacity
 from kiln.template.constraints import AllowedValues, CustomConstraint, Range
 
@@ -211,6 +211,4 @@ class AWSScalingPolicy(ScalingPolicyBase):
     }
 
     def reference_id(self) -> str:
-        if self.resource_id is not None:
-            return self.runtime.signal_url(self.name, "cfn_signal")
-        return self.name
+        return str(self.data.get(ALARM_URL) or self.name)

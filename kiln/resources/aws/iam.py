@@ -1,7 +1,8 @@
 """AWS::IAM::User and AWS::IAM::AccessKey: a template's own EC2 credentials.
 
-Heat creates the user in Keystone's stack domain and the keypair as a Keystone EC2
-credential; without an identity service Kiln issues the keypair itself, so a template's
+In keystone mode the user is a stack user in Keystone's stack domain (as Heat makes it)
+and the keypair a Keystone EC2 credential of that user, checked by Keystone's ec2tokens;
+without an identity service Kiln issues the keypair itself, so a template's
 access key signs requests to Kiln's CFN API (cfn-hup, cfn-get-metadata, cfn-init on a
 server) exactly as it would sign Heat's. What a key may read is its user's policies
 (OS::Heat::AccessPolicy): DescribeStackResource of the resources they allow, in this
@@ -10,7 +11,6 @@ stack only.
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 from kiln.resources.base import (
@@ -21,10 +21,12 @@ from kiln.resources.base import (
     SupportStatus,
     Token,
 )
+from kiln.resources.heat.access_policy import AccessPolicy
+from kiln.resources.stack_user import StackUserResource
 from kiln.template.constraints import AllowedValues
 
 
-class User(Resource):
+class User(StackUserResource):
     type_name = "AWS::IAM::User"
     support_status = SupportStatus()
     description = "No description available"
@@ -48,17 +50,19 @@ class User(Resource):
 
     async def handle_create(self) -> Token:
         for policy in self._policies():
-            if not callable(getattr(policy, "access_allowed", None)):
+            if not isinstance(policy, AccessPolicy):
                 raise ResourceFailure(
                     f"The Referenced Attribute ({self.name} Policies) is incorrect.",
                     exc_type="InvalidTemplateAttribute")
         profile = self.properties["LoginProfile"] or {}
         if profile.get("Password"):
             self.data["password"] = profile["Password"]
-        # the reference is the user's name (AccessKey's UserName names it), the id a
-        # placeholder for the Keystone user Heat would create
+        # the reference is the user's name (AccessKey's UserName names it); the user is
+        # a stack user (in Keystone's stack domain in keystone mode, a placeholder id
+        # without an identity service), removed with the stack
         self.resource_id = self.physical_resource_name()
-        self.data["user_id"] = uuid.uuid4().hex
+        user = await self.runtime.stack_user(self.name, password=self.data.get("password"))
+        self.data["user_id"] = str(user["user_id"])
         return None
 
     def reference_id(self) -> str:
@@ -66,7 +70,7 @@ class User(Resource):
 
     def access_allowed(self, resource_name: str) -> bool:
         return all(policy.access_allowed(resource_name) for policy in self._policies()
-                   if callable(getattr(policy, "access_allowed", None)))
+                   if isinstance(policy, AccessPolicy))
 
 
 class AccessKey(Resource):
@@ -95,7 +99,9 @@ class AccessKey(Resource):
         if not isinstance(self._user(), User):
             raise ResourceFailure(f"could not find user {self.properties['UserName']}",
                                   exc_type="NotFound")
-        keypair = await self.runtime.issue_ec2_keypair(self.name)
+        user = self._user()
+        assert user is not None
+        keypair = await self.runtime.issue_ec2_keypair(self.name, user=user.name)
         self.resource_id = keypair["access_key"]
         self.data["secret_key"] = keypair["secret_key"]
         return None

@@ -57,13 +57,15 @@ class WaitConditionHandle(WaitHandleBase):
     signal_keys = ("Data", "Reason", "Status", "UniqueId")
 
     async def handle_create(self) -> Token:
-        self.resource_id = uuid.uuid4().hex
         # the reference is the URL cfn-signal or curl PUTs to, signed with the handle's
         # own keypair (revoked with the handle)
         keypair = await self.runtime.issue_ec2_keypair(self.name)
         self.data["access_key"] = keypair["access_key"]
         self.data["ec2_signed_url"] = self.runtime.presigned_signal_url(
             self.name, "cfn_waitcondition", keypair)
+        # last, as Heat (keypair, then resource id): a stack shown while the keypair is
+        # being issued must give the name for the reference, never an unsigned URL
+        self.resource_id = uuid.uuid4().hex
         return None
 
     async def handle_delete(self) -> Token:

@@ -76,19 +76,50 @@ class AutoScalingGroupBase(ScalingGroup):
             raise cooldown.ScalingRefused(self.name, "as there is no change in capacity")
         if cooldown_secs is None:
             cooldown_secs = self.scaling_cooldown()
-        await self.check_scaling(cooldown_secs)
-        await self.save_progress()
-        reason = f"{adjustment_type} : {_number(adjustment)}"
+        key = (self.runtime.stack_id, self.name)
+        if key in _RESIZING:
+            raise cooldown.ScalingRefused(self.name, "due to scaling activity")
+        _RESIZING.add(key)  # no await since the test: one admission per group and process
         try:
-            await self.resize_to(size, cooldown_secs=cooldown_secs, reason=reason)
-        finally:
+            await self.check_scaling(cooldown_secs)
             await self.save_progress()
+            reason = f"{adjustment_type} : {_number(adjustment)}"
+            await self._resize_noting(size, current, adjustment, adjustment_type,
+                                      cooldown_secs, reason)
+        finally:
+            _RESIZING.discard(key)
         return size
 
-    async def save_progress(self) -> None:
+    async def _resize_noting(self, size: int, current: int, adjustment: float,
+                             adjustment_type: str, cooldown_secs: float | None,
+                             reason: str) -> None:
+        """Resize, with Heat's autoscaling notifications (start, end or error) written
+        as events of the group, where stack events go (event list, stream)."""
+        group = self.reference_id()
+        note = f"adjustment {adjustment_type} {_number(adjustment)}"
+        await self.save_progress(event=(IN_PROGRESS, f"Start resizing the group {group} "
+                                        f"from {current} ({note})"))
+        try:
+            await self.resize_to(size, cooldown_secs=cooldown_secs, reason=reason)
+        except Exception as exc:
+            await self.save_progress(event=(FAILED, f"{exc} (the group has "
+                                            f"{self.current_size()} members)"))
+            raise
+        await self.save_progress(event=(COMPLETE, f"End resizing the group {group} "
+                                        f"to {size} ({note})"))
+
+    async def save_progress(self, *, event: tuple[str, str] | None = None) -> None:
         """Persist the group's data and metadata now: another request then sees the
-        group busy (``scaling_in_progress``), and its attributes follow its size."""
-        await self.runtime.save_resource(self.name)
+        group busy (``scaling_in_progress``), and its attributes follow its size.
+        ``event`` (status, reason) is recorded with it as a ``SIGNAL`` event."""
+        await self.runtime.save_resource(self.name, event=event)
+
+
+#: (stack id, group) of the groups this process is resizing for a policy: a second
+#: signal while one runs is ignored, as Heat ignores it (``scaling_in_progress``), even
+#: before the first has stored that flag
+_RESIZING: set[tuple[str, str]] = set()
+IN_PROGRESS, COMPLETE, FAILED = "IN_PROGRESS", "COMPLETE", "FAILED"
 
 
 def _number(value: float) -> str:

@@ -3,10 +3,19 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping
 from typing import Any
 
-from kiln.resources.base import Property, Resource, SupportStatus, Token
+from kiln.resources.base import (
+    Properties,
+    Property,
+    Resource,
+    SupportStatus,
+    Token,
+    UpdateReplace,
+)
 from kiln.template.constraints import AllowedValues, Range
+from kiln.template.definitions import ResourceDefinition
 
 ACTIONS = ("CREATE", "DELETE", "SUSPEND", "RESUME")
 
@@ -66,6 +75,16 @@ class Delay(Resource):
 
     async def check_create_complete(self, token: Any) -> bool:
         return self._done(token)
+
+    async def handle_update(self, new_definition: ResourceDefinition,
+                            new_properties: Properties, prop_diff: Mapping[str, Any]) -> Token:
+        """Heat 27's Delay has no update of its own: its properties say update_allowed
+        (the preview shows "updated"), but a changed value replaces the resource, with
+        Heat's words for it (seen on the peer). A template that only restates a value
+        changes nothing and ends UPDATE_COMPLETE."""
+        if prop_diff:
+            raise UpdateReplace(status_reason=f"The Resource {self.name} requires replacement.")
+        return None
 
     async def handle_delete(self) -> Token:
         return self._start("DELETE")

@@ -19,11 +19,11 @@ from kiln.resources.base import (
     Attribute,
     Properties,
     Property,
-    Resource,
     ResourceFailure,
     SupportStatus,
     Token,
 )
+from kiln.resources.stack_user import StackUserResource
 from kiln.template.constraints import AllowedValues, Length
 from kiln.template.definitions import ResourceDefinition
 
@@ -40,7 +40,7 @@ def _password() -> str:
     return "".join(chars)
 
 
-class DeployedServer(Resource):
+class DeployedServer(StackUserResource):
     type_name = "OS::Heat::DeployedServer"
     secret_data = frozenset({"password", "temp_url_key"})
     support_status = SupportStatus()          # Heat 27 gives no version for this type

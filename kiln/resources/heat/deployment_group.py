@@ -13,14 +13,18 @@ to that member's ``deploy_stdout``, ... ; any other attribute name is a config o
 template carries an output per standard attribute and per output the config declares
 (looked up before the child is made, since the config is only known by id).
 
-Heat's ``update_policy`` (``rolling_update``, ``batch_create``) is accepted and validated;
-Kiln applies the change to every member at once.
+``update_policy`` works as in Heat 27, with the ResourceGroup's machinery: ``batch_create``
+creates the deployments ``max_batch_size`` at a time, and ``rolling_update`` applies any
+property change ``max_batch_size`` deployments at a time (Heat rolls on every change, not
+only the member definition's; ``min_in_service`` is 0), ``pause_time`` seconds between
+batches. Members are the ``servers`` keys in the map's order; an update changes the last
+ones first, as Heat's rolling update does.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any, ClassVar
 
 from kiln.errors import EntityNotFound, InvalidTemplateAttribute
@@ -45,6 +49,8 @@ from kiln.template.definitions import ResourceDefinition
 MAP_ATTRIBUTES = {"deploy_stdouts": "deploy_stdout", "deploy_stderrs": "deploy_stderr",
                   "deploy_status_codes": "deploy_status_code"}
 OUTPUT_NAMES_KEY = "config_output_names"
+#: what Heat's properties give for an unset property that has no default
+_EMPTY: dict[str, Callable[[], Any]] = {"string": str, "map": dict, "list": list}
 
 
 def _update_policy_schema() -> dict[str, Property]:
@@ -102,19 +108,36 @@ class SoftwareDeploymentGroup(ResourceGroup):
     def _count(self, props: Properties) -> int:
         return len(props["servers"] or {})
 
-    def _policy(self, key: str) -> Mapping[str, Any] | None:
-        return None     # batches are validated, not applied (module docstring)
+    def _update_skiplist(self, props: Properties) -> list[str]:
+        return []       # no removal policies: members are the servers map's keys
+
+    def _shared(self, props: Properties) -> dict[str, Any]:
+        """Every member's properties but its ``server``: each of the group's properties,
+        an unset one as its type's empty value (Heat 27 passes the group's ``config`` and
+        ``name`` as ``""`` and ``input_values`` as ``{}``, as its preview shows)."""
+        empty = {k: _EMPTY.get(p.type, lambda: None) for k, p in self.properties_schema.items()}
+        return {k: empty[k]() if v is None else v for k, v in props.items() if k != "servers"}
+
+    def _target(self, props: Properties) -> dict[str, Any]:
+        servers = dict(props["servers"] or {})
+        return {"count": len(servers), "servers": servers, "shared": self._shared(props)}
+
+    def _member(self, target: Mapping[str, Any], name: str) -> dict[str, Any]:
+        return {"type": self.member_type,
+                "properties": {**target["shared"], "server": target["servers"][name]}}
+
+    def _names(self, target: Mapping[str, Any], capacity: int,
+               skipped: Collection[str]) -> list[str]:
+        return [str(name) for name in target["servers"]][:capacity]
+
+    def _member_type(self, target: Mapping[str, Any]) -> str:
+        return self.member_type
+
+    def _rolls(self, old: Properties, new: Properties, prop_diff: Mapping[str, Any]) -> bool:
+        return bool(prop_diff)
 
     def _member_attribute_names(self, member_type: str) -> list[str]:
         return [*STANDARD_ATTRIBUTES, *json.loads(self.data.get(OUTPUT_NAMES_KEY) or "[]")]
-
-    def child_template(self, properties: Properties) -> Mapping[str, Any]:
-        servers = dict(properties["servers"] or {})
-        shared = {k: v for k, v in properties.items() if k != "servers" and v is not None}
-        members: list[tuple[str, Mapping[str, Any]]] = [
-            (str(name), {"type": self.member_type, "properties": {**shared, "server": server}})
-            for name, server in servers.items()]
-        return self._assemble(members, list(servers), self.member_type)
 
     async def _remember_outputs(self, props: Properties) -> None:
         """The config's declared outputs, which become member attributes to collect."""

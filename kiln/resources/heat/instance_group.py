@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from kiln.errors import StackValidationFailed
+from kiln.errors import InvalidTemplateAttribute, StackValidationFailed
 from kiln.resources.base import Attribute, Properties, Property, SupportStatus
 from kiln.resources.scaling_group import ScalingGroup
 from kiln.scaling import duration
@@ -150,7 +150,7 @@ class InstanceGroup(ScalingGroup):
         if name == "InstanceList":
             try:
                 ips = self.member_values("PublicIp")
-            except Exception:  # as landed with issue 15  # noqa: BLE001
+            except InvalidTemplateAttribute:  # members without PublicIp: none listed
                 ips = {}
             values = [str(ips.get(n) or "0.0.0.0") for n in self.member_names()]
             return ",".join(values) or None

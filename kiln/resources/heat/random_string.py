@@ -101,6 +101,7 @@ class RandomString(Resource):
     type_name = "OS::Heat::RandomString"
     side_effect_free = True
     secret_data = frozenset({"value"})
+    validate_reads = ("character_sequences", "character_classes", "length")
     support_status = SupportStatus(version="2014.1")
     description = (
         "A resource which generates a random string.\n"
@@ -200,7 +201,7 @@ class RandomString(Resource):
     def resolve_attribute(self, name: str) -> Any:
         return self.data.get("value")
 
-    def reference_id(self) -> str:
-        if self.resource_id is not None:
-            return self.data.get("value", "")
+    def reference_id(self) -> str | None:
+        if self.resource_id is not None:  # external: no value, and Heat's reference is null
+            return self.data.get("value")
         return self.name

@@ -26,7 +26,7 @@ last batch with the deadline it had. An update without a change to ``resource_de
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any, ClassVar
 
 from kiln.errors import InvalidTemplateAttribute, KilnError, RequestLimitExceeded
@@ -213,8 +213,7 @@ class ResourceGroup(NestedStackResource):
         return {"count": self._count(props), "index_var": props["index_var"],
                 "resource_def": dict(props["resource_def"])}
 
-    @staticmethod
-    def _member(target: Mapping[str, Any], name: str) -> dict[str, Any]:
+    def _member(self, target: Mapping[str, Any], name: str) -> dict[str, Any]:
         rdef = target["resource_def"]
         member: dict[str, Any] = {"type": rdef["type"]}
         if rdef.get("properties"):
@@ -240,9 +239,24 @@ class ResourceGroup(NestedStackResource):
 
     def child_template(self, properties: Properties) -> Mapping[str, Any]:
         target = self._target(properties)
-        names = member_names(target["count"], self._update_skiplist(properties))
+        names = self._names(target, int(target["count"]), self._update_skiplist(properties))
         return self._assemble([(n, self._member(target, n)) for n in names], names,
-                              target["resource_def"]["type"])
+                              self._member_type(target))
+
+    # what a group of another shape (a deployment group: members named by a map's keys)
+    # overrides to share the batched create and rolling update below
+    def _names(self, target: Mapping[str, Any], capacity: int,
+               skipped: Collection[str]) -> list[str]:
+        """The names of the first ``capacity`` members."""
+        return member_names(capacity, skipped)
+
+    def _member_type(self, target: Mapping[str, Any]) -> str:
+        return str(target["resource_def"]["type"])
+
+    def _rolls(self, old: Properties, new: Properties, prop_diff: Mapping[str, Any]) -> bool:
+        """Whether an update with ``rolling_update`` goes in batches (Heat: only when the
+        member definition changed)."""
+        return "resource_def" in prop_diff and _definition_changed(old, new)
 
     # -- update_policy: batches -----------------------------------------------------------
     def _policy(self, key: str) -> Mapping[str, Any] | None:
@@ -271,7 +285,7 @@ class ResourceGroup(NestedStackResource):
     async def handle_create(self) -> Token:
         policy = self._policy("batch_create")
         props = self.properties
-        if policy is None or not props["count"]:
+        if policy is None or not self._count(props):
             return await super().handle_create()
         self._update_skiplist(props)
         token = self._rollout(props, batch_steps(self._count(props), 0,
@@ -294,14 +308,14 @@ class ResourceGroup(NestedStackResource):
         self.definition = new_definition
         child = self.child_id
         policy = self._policy("rolling_update")
-        if (child is None or policy is None or "resource_def" not in prop_diff
-                or not _definition_changed(old, new_properties)):
+        if (child is None or policy is None
+                or not self._rolls(old, new_properties, prop_diff)):
             return await super().handle_update(new_definition, new_properties, prop_diff)
         skiplist = set(self._update_skiplist(new_properties))
         members = await self.runtime.nested.members(child)
         current = sum(1 for m in members if m.failed or m.name not in skiplist)
         steps = batch_steps(self._count(new_properties), current,
-                            policy["max_batch_size"], policy["min_in_service"])
+                            policy["max_batch_size"], policy.get("min_in_service", 0))
         return self._rollout(new_properties, steps, policy["pause_time"])
 
     async def check_update_complete(self, token: Token) -> bool:
@@ -339,10 +353,10 @@ class ResourceGroup(NestedStackResource):
         skiplist = set(self._stored_list(BLACKLIST_KEY))
         existing = [(m.name, m.snippet) for m in await self.runtime.nested.members(child)
                     if not m.failed and m.snippet is not None and m.name not in skiplist]
-        names = member_names(step.capacity, skiplist)
+        names = self._names(target, step.capacity, skiplist)
         members = step_members(existing, names, target=int(target["count"]), step=step,
                                new=lambda name: self._member(target, name))
-        template = self._assemble(members, names, target["resource_def"]["type"])
+        template = self._assemble(members, names, self._member_type(target))
         await self.runtime.nested.update(self, child, template=template, parameters={},
                                          files=self.child_files(),
                                          timeout_mins=token["timeout_mins"])

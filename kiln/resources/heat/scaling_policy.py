@@ -5,8 +5,12 @@ A signal (from an alarm, the watcher, ``openstack stack resource signal``, or a 
 change by ``scaling_adjustment`` of ``adjustment_type``; the group applies its bounds
 and cooldown (the policy's ``cooldown`` when set, else the group's). A refused request
 (cooldown, scaling already running, no change in size) leaves no event, as in Heat.
-The policy's reference is its stack user's id, as Heat's is; ``alarm_url`` is the
-pre-signed CFN signal URL, ``signal_url`` the native API's.
+The policy's reference is its stack user's id, as Heat's is. ``alarm_url`` is the CFN
+API's ``/v1/signal/<ARN>`` pre-signed (EC2 SigV2, POST) with a keypair of the policy's
+stack user, made at create and revoked at delete, so a POST to it needs no other
+credentials (Heat's ``_get_ec2_signed_url``); ``signal_url`` is the native API's, which
+needs a token. The signal is answered at once and the resize runs in the background
+(:attr:`signals_in_background`), as Heat runs it in a thread of its own.
 """
 
 from __future__ import annotations
@@ -20,24 +24,28 @@ from kiln.resources.base import (
     Attribute,
     Properties,
     Property,
-    Resource,
     SupportStatus,
     Token,
 )
+from kiln.resources.stack_user import StackUserResource
 from kiln.scaling import capacity
 from kiln.template.constraints import AllowedValues, Range
 from kiln.template.definitions import ResourceDefinition
 
 LOG = logging.getLogger(__name__)
+#: the key of :attr:`Resource.data` holding the pre-signed alarm URL (Heat's name)
+ALARM_URL = "ec2_signed_url"
 
 
-class ScalingPolicyBase(Resource):
+class ScalingPolicyBase(StackUserResource):
     """The behaviour both policies share; subclasses name the properties."""
 
     GROUP, ADJUSTMENT, TYPE, COOLDOWN, MIN_STEP = (
         "auto_scaling_group_id", "scaling_adjustment", "adjustment_type", "cooldown",
         "min_adjustment_step")
     PERCENT: ClassVar[str] = capacity.PERCENT_CHANGE_IN_CAPACITY
+    signals_in_background = True
+    requires_deferred_auth = True  # Heat's SignalResponder
 
     def validate(self) -> None:
         super().validate()
@@ -50,12 +58,31 @@ class ScalingPolicyBase(Resource):
     async def handle_create(self) -> Token:
         user = await self.runtime.stack_user(self.name)
         self.resource_id = str(user.get("user_id") or self.name)
+        await self._sign_alarm_url()
         return None
+
+    async def _sign_alarm_url(self) -> None:
+        """Issue the stack user's keypair and keep the URL pre-signed with it (once: a
+        policy made before Kiln signed it gets one at its next update)."""
+        if self.data.get(ALARM_URL):
+            return
+        keypair = await self.runtime.issue_ec2_keypair(self.name)
+        self.data["access_key"] = keypair["access_key"]
+        self.data[ALARM_URL] = self.runtime.presigned_signal_url(self.name, "cfn_signal",
+                                                                 keypair)
 
     async def handle_update(self, new_definition: ResourceDefinition,
                             new_properties: Properties, prop_diff: Mapping[str, Any]) -> Token:
         self.definition = new_definition
         self.properties = new_properties
+        await self._sign_alarm_url()
+        return None
+
+    async def handle_delete(self) -> Token:
+        access_key = self.data.pop("access_key", None)
+        self.data.pop(ALARM_URL, None)
+        if access_key is not None:
+            await self.runtime.delete_ec2_keypair(access_key)
         return None
 
     async def handle_signal(self, details: Any) -> str | None:
@@ -82,7 +109,7 @@ class ScalingPolicyBase(Resource):
         if self.resource_id is None:
             return None
         if name in ("alarm_url", "AlarmUrl"):
-            return self.runtime.signal_url(self.name, "cfn_signal")
+            return self.data.get(ALARM_URL)
         if name == "signal_url":
             return self.runtime.signal_url(self.name, "heat")
         return None

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import secrets
 import uuid
 from collections.abc import Mapping
 from typing import Any
@@ -50,8 +51,9 @@ def _io_input(entry: Mapping[str, Any], value: Any) -> dict[str, Any]:
 
 class SoftwareDeployment(Resource):
     type_name = "OS::Heat::SoftwareDeployment"
-    secret_data = frozenset({"temp_url_key", "signal_temp_url"})
+    secret_data = frozenset({"temp_url_key", "signal_temp_url", "password"})
     no_signal_actions = ()
+    requires_deferred_auth = True  # Heat's SignalResponder
     support_status = SupportStatus(version="2014.1")
     description = (
         "This resource associates a server with some configuration.\n\n"
@@ -163,7 +165,27 @@ class SoftwareDeployment(Resource):
             derived.append({"name": "deploy_signal_verb",
                             "description": "HTTP verb to use for signaling output values",
                             "type": "String", "value": "POST"})
+        elif transport == "HEAT_SIGNAL" and self.data.get("heat_signal_user"):
+            # Heat's shape: the stack user's credentials; heat-config-notify logs in to
+            # Keystone with them and signals through the native API
+            user = json.loads(self.data["heat_signal_user"])
+            for name, value, text in (
+                    ("deploy_auth_url", user.get("auth_url"), "URL for API authentication"),
+                    ("deploy_username", user.get("username"),
+                     "Username for API authentication"),
+                    ("deploy_user_id", user.get("user_id"), "User ID for API authentication"),
+                    ("deploy_password", self.data.get("password"),
+                     "Password for API authentication"),
+                    ("deploy_project_id", user.get("project_id"),
+                     "ID of project for API authentication")):
+                derived.append({"name": name, "description": text, "type": "String",
+                                "value": value})
+            if user.get("region_name"):
+                derived.append({"name": "deploy_region_name",
+                                "description": "Region name for API authentication",
+                                "type": "String", "value": user["region_name"]})
         elif transport == "HEAT_SIGNAL":
+            # no identity service: the native signal route itself, which needs no login
             derived.append({"name": "deploy_signal_id",
                             "description": "ID of signal to use for signaling output values",
                             "type": "String",
@@ -199,6 +221,18 @@ class SoftwareDeployment(Resource):
                 stack_id=rt.stack_id, resource_name=self.name)
         return url
 
+    async def _heat_signal_user(self) -> None:
+        """The stack user whose password HEAT_SIGNAL hands the server (keystone mode);
+        without an identity service nothing is made and the signal URL is given."""
+        password = self.data.get("password") or secrets.token_urlsafe(24)
+        user = await self.runtime.stack_user(self.name, password=password)
+        if not user.get("auth_url"):
+            return
+        self.data["password"] = password
+        self.data["heat_signal_user"] = json.dumps(
+            {k: user.get(k) for k in ("auth_url", "username", "user_id", "project_id",
+                                      "region_name")})
+
     def build_config(self, props: Properties, source: Mapping[str, Any],
                      inputs: list[dict[str, Any]]) -> Any:
         """The derived config's body; StructuredDeployment substitutes inputs into it."""
@@ -212,6 +246,8 @@ class SoftwareDeployment(Resource):
             self.data["access_key"] = keypair["access_key"]
             self.data["signal_url"] = self.runtime.presigned_signal_url(
                 self.name, "cfn_signal", keypair)
+        if props["signal_transport"] == "HEAT_SIGNAL" and "heat_signal_user" not in self.data:
+            await self._heat_signal_user()
         inputs = self._derived_inputs(props, action, source)
         body = self.build_config(props, source, inputs)
         return await self.runtime.software_configs.create(

@@ -3,7 +3,10 @@
 Heat runs it through the orchestration API of ``context.region_name``; Kiln runs it in
 the same engine when the region is its own (or unset), and — as Heat's remote stacks
 are — as a stack of its own, listed with the others rather than as a nested stack.
-Another region is refused: Kiln has no remote engine to call.
+Another region, or a remote cloud's credentials (``credential_secret_id``), is refused
+when the stack is validated, with Heat's words for an endpoint it cannot find: Kiln has
+no remote engine to call. The template itself is validated there too, as Heat asks the
+endpoint to validate it (kiln.engine.actions.validation).
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from kiln.errors import StackValidationFailed
 from kiln.resources.base import Attribute, Properties, Property, ResourceFailure, SupportStatus
 from kiln.resources.nested import NestedStackResource
 from kiln.resources.provider import _parse
@@ -48,16 +52,27 @@ class RemoteStack(NestedStackResource):
         "outputs": Attribute("A dict of key-value pairs output from the stack.", "map"),
     }
 
-    def _check_region(self, properties: Properties) -> None:
-        region = (properties["context"] or {}).get("region_name")
-        own = getattr(self.runtime.conf, "region_name_for_services", "RegionOne")
-        if region and region != own:
-            raise ResourceFailure(f'Cannot establish connection to Heat endpoint at region '
-                                  f'"{region}" due to "Region {region} not found"',
-                                  exc_type="StackValidationFailed")
+    def validate(self) -> None:
+        super().validate()
+        self._check_endpoint(self.properties)
+
+    def _check_endpoint(self, properties: Properties) -> None:
+        context = properties["context"] or {}
+        if context.get("credential_secret_id"):
+            raise StackValidationFailed(
+                'Cannot establish connection to Heat endpoint at remote cloud due to '
+                '"public endpoint for key-manager service not found"')
+        region = context.get("region_name")
+        if region and region != self.runtime.conf.region_name_for_services:
+            raise StackValidationFailed(
+                f'Cannot establish connection to Heat endpoint at region "{region}" due to '
+                f'"public endpoint for orchestration service in {region} region not found"')
 
     def child_template(self, properties: Properties) -> Mapping[str, Any]:
-        self._check_region(properties)
+        try:
+            self._check_endpoint(properties)
+        except StackValidationFailed as exc:  # a value that waited for a resource
+            raise ResourceFailure(exc.message, exc_type="StackValidationFailed") from None
         return _parse(properties["template"], "template")
 
     def child_parameters(self, properties: Properties) -> Mapping[str, Any]:

@@ -80,7 +80,6 @@ class HeatWaitConditionHandle(WaitHandleBase):
         if transport == "ZAQAR_SIGNAL":
             raise ResourceFailure("signal_transport ZAQAR_SIGNAL needs a messaging service "
                                   "(Zaqar), and none is configured", exc_type="NotSupported")
-        self.resource_id = uuid.uuid4().hex
         if transport == "TOKEN_SIGNAL":
             token = self.runtime.signal_token(self.name)
             if token is not None:
@@ -98,7 +97,12 @@ class HeatWaitConditionHandle(WaitHandleBase):
             self.data["user"] = json.dumps({
                 "auth_url": user.get("auth_url"), "username": user.get("username"),
                 "user_id": user.get("user_id"), "project_id": user.get("project_id"),
-                "domain_id": user.get("domain_id"), "region_name": user.get("region_name")})
+                "domain_id": user.get("domain_id"), "region_name": user.get("region_name"),
+                "alarm_url": user.get("signal_url")})
+        # last: the attributes answer None until the resource id is set, so a stack
+        # shown while the keypair or user is being made never gives half of them (a
+        # signal without its alarm_url)
+        self.resource_id = uuid.uuid4().hex
         return None
 
     async def handle_delete(self) -> Token:
@@ -113,8 +117,9 @@ class HeatWaitConditionHandle(WaitHandleBase):
             return {"alarm_url": self.data.get("ec2_signed_url")}
         if transport == "HEAT_SIGNAL":
             user = json.loads(self.data.get("user") or "{}")
-            return {**user, "password": self.data.get("password"),
-                    "alarm_url": self.runtime.signal_url(self.name, "heat")}
+            # the native signal route under the stack user's project, as Heat's
+            alarm_url = user.get("alarm_url") or self.runtime.signal_url(self.name, "heat")
+            return {**user, "password": self.data.get("password"), "alarm_url": alarm_url}
         if transport == "NO_SIGNAL":
             return {}
         return None
@@ -172,6 +177,7 @@ class UpdateWaitConditionHandle(WaitConditionHandle):
 
     type_name = "OS::Heat::UpdateWaitConditionHandle"
     support_status = SupportStatus(version="2014.1")
+    replaced_on_every_update = True
     description = (
         "WaitConditionHandle that clears signals and changes handle on update.\n\n"
         "This works similarly to an AWS::CloudFormation::WaitConditionHandle, except\n"

@@ -15,12 +15,12 @@ check; Heat reads them live, which the engine's synchronous attribute contract c
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar
 
 from kiln.clients import CloudClients, clients_for, errors, rest
 from kiln.errors import StackValidationFailed
-from kiln.resources.base import Resource, ResourceFailure, SupportStatus, Token
+from kiln.resources.base import Property, Resource, ResourceFailure, SupportStatus, Token
 from kiln.resources.openstack import _constraints  # noqa: F401  (registers them)
 from kiln.template.constraints import CustomConstraint
 
@@ -54,14 +54,15 @@ class OpenStackResource(Resource):
     # -- calls ------------------------------------------------------------------------
     async def api(self, method: str, path: str, body: Any = None, *,
                   service: str | None = None, microversion: str | None = None,
-                  ok_missing: bool = False) -> Any:
+                  ok_missing: bool = False, headers: dict[str, str] | None = None) -> Any:
         """One REST call; failures become ResourceFailure (NotFound gives None when
         *ok_missing*)."""
         stype = service or self.service_type
         version = microversion or (self.microversion if stype == self.service_type else None)
 
         def call(conn: Any) -> Any:
-            return rest.request(conn, stype, method, path, body=body, microversion=version)
+            return rest.request(conn, stype, method, path, body=body, microversion=version,
+                                headers=headers)
 
         try:
             return await self.clients.call(call, what=f"{method} {stype}{path}")
@@ -82,34 +83,81 @@ class OpenStackResource(Resource):
                 exc_type="ResourceTypeUnavailable")
         return ResourceFailure(errors.message_of(exc), exc_type=errors.heat_error_name(exc))
 
-    # -- checks at create -----------------------------------------------------------------
+    # -- checks at create and update -------------------------------------------------------
     async def validate_external(self, values: Mapping[str, Any],
                                 cache: dict[Any, Any]) -> None:
         """Heat's lookup constraints (``nova.flavor``, ``glance.image``,
-        ``neutron.network``, ...) on the properties that wait for no resource, with
-        Heat's ``Property error: ... Error validating value 'x': <reason>``."""
+        ``neutron.network``, ...) on the properties that wait for no resource, down to
+        list items and map keys (``networks[0].network``), with Heat's ``Property error:
+        ... Error validating value 'x': <reason>``. *cache* is the request's: each name
+        is looked up once however many resources use it."""
+        from kiln.errors import format_path
+
+        for path, name, value in _lookups(self.properties_schema, values, ()):
+            seen = (name, value)
+            if seen not in cache:
+                cache[seen] = await self._look_up(name, value)
+            if cache[seen] is not None:
+                where = ("resources", self.name, "properties", *path)
+                raise StackValidationFailed(
+                    f"Property error: {format_path(where)}: "
+                    f"Error validating value '{value}': {cache[seen]}", path=where)
+
+    async def _look_up(self, constraint: str, value: str) -> str | None:
+        """None when *value* names an existing object, else why not (Heat's words)."""
         from kiln.resources.openstack._lookup import LOOKUPS
 
-        for key, value in values.items():
-            schema = self.properties_schema.get(key)
-            if schema is None or not isinstance(value, str) or not value:
-                continue
-            for constraint in schema.constraints:
-                lookup = LOOKUPS.get(getattr(constraint, "name", ""))
-                if not isinstance(constraint, CustomConstraint) or lookup is None:
-                    continue
-                seen = (constraint.name, value)
-                if seen not in cache:
-                    try:
-                        await lookup(self, value)
-                        cache[seen] = None
-                    except ResourceFailure as exc:
-                        cache[seen] = exc.message
-                if cache[seen] is not None:
-                    raise StackValidationFailed(
-                        f"Property error: resources.{self.name}.properties.{key}: "
-                        f"Error validating value '{value}': {cache[seen]}",
-                        path=("resources", self.name, "properties", key))
+        try:
+            await LOOKUPS[constraint](self, value)
+        except ResourceFailure as exc:
+            return exc.message
+        return None
+
+    # -- the object as the service shows it now -------------------------------------------
+    def live_location(self) -> tuple[str, str] | None:
+        """(path, key of the object in the answer) of the physical object, for the
+        types that can read it back by their ID; None for the others (an association
+        whose ID joins two objects)."""
+        return None
+
+    async def fetch_live(self) -> dict[str, Any] | None:
+        """The physical object as the service shows it now; None when it is gone."""
+        where = self.live_location()
+        if where is None or self.resource_id is None:
+            return None
+        path, key = where
+        answer = await self.api("GET", path, ok_missing=True)
+        found = answer.get(key) if isinstance(answer, dict) else None
+        return found if isinstance(found, dict) else None
+
+    async def refresh_live(self) -> None:
+        """Re-read the object so that ``show`` and the attributes are the cloud's now,
+        as Heat reads them; a read that fails leaves the last copy (a show never
+        fails)."""
+        try:
+            found = await self.fetch_live()
+        except ResourceFailure:
+            return
+        if found is not None:
+            self.remember(found)
+
+    async def validate_external_id(self, external_id: str) -> None:
+        """Heat's check of an ``external_id`` at create: the object must exist (for the
+        types that can read it back: a :meth:`live_location` or their own
+        :meth:`fetch_live`)."""
+        if self.live_location() is None and \
+                type(self).fetch_live is OpenStackResource.fetch_live:
+            return
+        kept = self.resource_id
+        self.resource_id = external_id
+        try:
+            found = await self.fetch_live()
+        finally:
+            self.resource_id = kept
+        if found is None:
+            raise StackValidationFailed(
+                f"Invalid external resource: Resource {external_id} ({self.type_name}) "
+                "can not be found.")
 
     # -- the remembered object ----------------------------------------------------------
     def remember(self, obj: Mapping[str, Any] | None) -> None:
@@ -147,6 +195,58 @@ class OpenStackResource(Resource):
 
     def poll_delay(self, token: Token) -> float | None:
         return None
+
+    # -- delete: one DELETE, then polled until the object answers 404 -------------------
+    def object_path(self, resource_id: str) -> str | None:
+        """The object's URL path on :attr:`service_type` (deleted, then polled there);
+        None for a type that has no object of its own to delete."""
+        return None
+
+    async def handle_delete(self) -> Token:
+        path = None if self.resource_id is None else self.object_path(self.resource_id)
+        if path is None:
+            return None
+        await self.api("DELETE", path, ok_missing=True)
+        return {"deleting": self.resource_id}
+
+    async def check_delete_complete(self, token: Token) -> bool:
+        if not token:
+            return True
+        path = self.object_path(str(token["deleting"]))
+        found = None if path is None else await self.api("GET", path, ok_missing=True)
+        if found is None:
+            return True
+        self.check_deleting(found)
+        return False
+
+    def check_deleting(self, answer: Mapping[str, Any]) -> None:
+        """Raise if the object still there (*answer* is its GET) failed to delete."""
+
+
+def _lookups(schema: Mapping[str, Property], values: Mapping[str, Any],
+             path: tuple[str | int, ...]) -> Iterator[tuple[tuple[str | int, ...], str, str]]:
+    """(path, constraint, value) of every non-empty string under *values* whose schema
+    carries a lookup constraint, walking maps' keys and lists' items."""
+    for key, value in values.items():
+        prop = schema.get(key)
+        if prop is not None:
+            yield from _walk(prop, value, (*path, key))
+
+
+def _walk(prop: Property, value: Any, path: tuple[str | int, ...],
+          ) -> Iterator[tuple[tuple[str | int, ...], str, str]]:
+    from kiln.resources.openstack._lookup import LOOKUPS
+
+    if isinstance(value, str):
+        for constraint in prop.constraints if value else ():
+            name = getattr(constraint, "name", "")
+            if isinstance(constraint, CustomConstraint) and name in LOOKUPS:
+                yield path, name, value
+    elif isinstance(value, Mapping) and prop.key_schemas is not None:
+        yield from _lookups(prop.key_schemas, value, path)
+    elif isinstance(value, list) and prop.item_schema is not None:
+        for index, entry in enumerate(value):
+            yield from _walk(prop.item_schema, entry, (*path, index))
 
 
 #: the support status of properties kept only so old templates still validate

@@ -4,6 +4,7 @@ volumes, volume types, with Heat's messages when there is none or more than one.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from typing import Any
 from urllib.parse import quote
 
 from kiln.resources.base import ResourceFailure
@@ -69,16 +70,25 @@ async def find_volume(owner: OpenStackResource, value: str) -> str:
     return str(matches[0]["id"])
 
 
-async def find_volume_type(owner: OpenStackResource, value: str) -> str:
-    direct = await owner.api("GET", f"/types/{quote(value)}", service="block-storage",
+async def _cinder_named(owner: OpenStackResource, path: str, entity: str, listed: str,
+                        value: str) -> tuple[str | None, list[dict[str, Any]]]:
+    """(its ID, []) when *value* is the ID of a Cinder object at ``path/<value>``, else
+    (None, the objects of the ``path`` listing named *value*)."""
+    direct = await owner.api("GET", f"{path}/{quote(value)}", service="block-storage",
                              ok_missing=True)
     if direct:
-        return str(direct["volume_type"]["id"])
-    listing = await owner.api("GET", "/types", service="block-storage")
-    matches = [t for t in listing.get("volume_types", []) if t["name"] == value]
-    if not matches:
+        return str(direct[entity]["id"]), []
+    listing = await owner.api("GET", path, service="block-storage")
+    return None, [t for t in listing.get(listed, []) if t.get("name") == value]
+
+
+async def find_volume_type(owner: OpenStackResource, value: str) -> str:
+    found, named = await _cinder_named(owner, "/types", "volume_type", "volume_types", value)
+    if found is not None:
+        return found
+    if not named:
         raise _not_found("VolumeType", value)
-    return str(matches[0]["id"])
+    return str(named[0]["id"])
 
 
 def _neutron(kind: str) -> Lookup:
@@ -87,6 +97,32 @@ def _neutron(kind: str) -> Lookup:
 
         return await find_id(owner, kind, value)
     return find
+
+
+
+
+async def find_project(owner: OpenStackResource, value: str) -> str:
+    """A Keystone project's ID from its ID or (unique) name."""
+    direct = await owner.api("GET", f"/projects/{quote(value)}", service="identity",
+                             ok_missing=True)
+    if direct:
+        return str(direct["project"]["id"])
+    listing = await owner.api("GET", f"/projects?name={quote(value)}", service="identity")
+    matches = listing.get("projects", [])
+    if len(matches) != 1:
+        raise _not_found("KeystoneProject", value)
+    return str(matches[0]["id"])
+
+
+async def find_qos_specs(owner: OpenStackResource, value: str) -> str:
+    """Cinder QoS specs' ID from their ID or name."""
+    found, named = await _cinder_named(owner, "/qos-specs", "qos_specs", "qos_specs", value)
+    if found is not None:
+        return found
+    if not named:
+        raise ResourceFailure(f"No QoSSpecs matching {{'name': '{value}'}}. (HTTP 404)",
+                              exc_type="NotFound")
+    return str(named[0]["id"])
 
 
 #: Heat's custom constraints that look an object up, by constraint name
@@ -103,4 +139,7 @@ LOOKUPS: dict[str, Lookup] = {
     "neutron.security_group": _neutron("security_group"),
     "neutron.subnetpool": _neutron("subnetpool"),
     "neutron.qos_policy": _neutron("qos_policy"),
+    "neutron.address_scope": _neutron("address_scope"),
+    "cinder.qos_specs": find_qos_specs,
+    "keystone.project": find_project,
 }

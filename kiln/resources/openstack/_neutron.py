@@ -5,7 +5,7 @@ only say which properties go into the body and under which API names
 (:attr:`NeutronResource.api_names`); ``value_specs`` is merged into the body as Heat
 merges it; ``tags`` are set with Neutron's tag API after the create. Objects with a
 ``status`` are polled until built (ACTIVE or DOWN; ERROR fails), as Heat polls them.
-A delete is done when the object answers 404; one already gone counts as deleted.
+A delete is OpenStackResource's: done when the object answers 404.
 References by name or ID (``network: private``) are resolved to IDs before the call.
 """
 
@@ -83,12 +83,26 @@ class NeutronResource(OpenStackResource):
     #: objects with a ``name`` property)
     names_itself: ClassVar[bool] = True
 
+    #: the Neutron extensions the type needs (Heat's required_service_extension): without
+    #: them the type is unavailable (kiln.clients.availability)
+    required_extension: ClassVar[tuple[str, ...]] = ()
+
+    def collection_path(self) -> str:
+        """Where objects of the type are created (a QoS rule's depends on its policy)."""
+        return f"/{self.collection}"
+
     @property
     def path(self) -> str:
-        return f"/{self.collection}/{self.resource_id}"
+        return f"{self.collection_path()}/{self.resource_id}"
+
+    def object_path(self, resource_id: str) -> str | None:
+        return f"{self.collection_path()}/{resource_id}"
 
     async def find_id(self, kind: str, value: str) -> str:
         return await find_id(self, kind, value)
+
+    def live_location(self) -> tuple[str, str] | None:
+        return self.path, self.entity
 
     async def body_from(self, values: Mapping[str, Any], *,
                         create: bool) -> dict[str, Any]:
@@ -116,7 +130,7 @@ class NeutronResource(OpenStackResource):
     # -- create ------------------------------------------------------------------------
     async def handle_create(self) -> Token:
         body = await self.create_body()
-        answer = await self.api("POST", f"/{self.collection}", {self.entity: body})
+        answer = await self.api("POST", self.collection_path(), {self.entity: body})
         obj = answer[self.entity]
         self.resource_id = str(obj["id"])
         self.remember(obj)
@@ -179,20 +193,6 @@ class NeutronResource(OpenStackResource):
         if obj is None or not self.has_status:
             return True
         return self.is_built(obj)
-
-    # -- delete ------------------------------------------------------------------------
-    async def handle_delete(self) -> Token:
-        if self.resource_id is None:
-            return None
-        await self.api("DELETE", self.path, ok_missing=True)
-        return {"deleting": self.resource_id}
-
-    async def check_delete_complete(self, token: Token) -> bool:
-        if not token:
-            return True
-        gone = await self.api("GET", f"/{self.collection}/{token['deleting']}",
-                              ok_missing=True)
-        return gone is None
 
     # -- check -------------------------------------------------------------------------
     async def handle_check(self) -> Token:

@@ -38,6 +38,7 @@ class Volume(CinderResource):
     backup. A bigger ``size`` extends it and a new ``volume_type`` retypes it, in place."""
 
     type_name = "OS::Cinder::Volume"
+    live_attributes = frozenset({"status", "attachments", "attachments_list"})
     properties_schema = {
         "availability_zone": Property("string", "Availability zone of the volume."),
         "size": Property("integer", "Size in GB (extending is in place; shrinking is not "
@@ -120,6 +121,9 @@ class Volume(CinderResource):
         answer = await self.api("GET", self.path, ok_missing=True)
         return answer["volume"] if answer else None
 
+    def live_location(self) -> tuple[str, str] | None:
+        return self.path, "volume"
+
     async def _wait(self, ok: tuple[str, ...], busy: tuple[str, ...]) -> bool:
         volume = await self._read()
         if volume is None:
@@ -182,21 +186,12 @@ class Volume(CinderResource):
             return False
         return done
 
-    async def handle_delete(self) -> Token:
-        if self.resource_id is None:
-            return None
-        await self.api("DELETE", self.path, ok_missing=True)
-        return {"deleting": self.resource_id}
+    def object_path(self, resource_id: str) -> str | None:
+        return f"/volumes/{resource_id}"
 
-    async def check_delete_complete(self, token: Token) -> bool:
-        if not token:
-            return True
-        volume = await self._read()
-        if volume is None:
-            return True
-        if volume.get("status") == "error_deleting":
+    def check_deleting(self, answer: Mapping[str, Any]) -> None:
+        if answer["volume"].get("status") == "error_deleting":
             raise ResourceInError("error_deleting")
-        return False
 
     async def handle_check(self) -> Token:
         await self._wait(("available", "in-use"), ())
@@ -366,7 +361,5 @@ class VolumeType(CinderResource):
                 await self._access("addProjectAccess", project)
         return None
 
-    async def handle_delete(self) -> Token:
-        if self.resource_id is not None:
-            await self.api("DELETE", f"/types/{self.resource_id}", ok_missing=True)
-        return None
+    def object_path(self, resource_id: str) -> str | None:
+        return f"/types/{resource_id}"

@@ -1,5 +1,7 @@
 """Heat's resource types for services Kiln has no plugin for (Octavia, Designate,
-Manila, Trove, Magnum, Zaqar, Mistral, Aodh, Barbican, Zun, Blazar, Ironic, Swift, ...).
+Manila, Trove, Magnum, Zaqar, Mistral, Aodh, Barbican, Zun, Blazar, Ironic, ...) and for
+the Neutron extensions Kiln does not drive (FWaaS, VPNaaS, SFC, TaaS, L2 gateways,
+metering).
 
 They are registered under Heat's names with the service they need, so that a template
 using one gets Heat's answer instead of "unknown type": without the service in the
@@ -11,11 +13,12 @@ available ("Kiln does not implement ..."): Kiln cannot create them.
 
 from __future__ import annotations
 
-from kiln.resources.base import Resource, ResourceFailure, Token
+from typing import Any
+
+from kiln.resources.base import Resource, ResourceFailure, SupportStatus, Token
 
 #: type name -> Heat's client plugin name
 TYPES = {
-    "AWS::S3::Bucket": "swift",
     "OS::Aodh::Alarm": "aodh",
     "OS::Aodh::CompositeAlarm": "aodh",
     "OS::Aodh::EventAlarm": "aodh",
@@ -33,8 +36,6 @@ TYPES = {
     "OS::Blazar::Lease": "blazar",
     "OS::Designate::RecordSet": "designate",
     "OS::Designate::Zone": "designate",
-    "OS::Heat::SwiftSignal": "swift",
-    "OS::Heat::SwiftSignalHandle": "swift",
     "OS::Ironic::Port": "ironic",
     "OS::Magnum::Cluster": "magnum",
     "OS::Magnum::ClusterTemplate": "magnum",
@@ -45,7 +46,25 @@ TYPES = {
     "OS::Mistral::CronTrigger": "mistral",
     "OS::Mistral::ExternalResource": "mistral",
     "OS::Mistral::Workflow": "mistral",
+    "OS::Neutron::Firewall": "neutron",
+    "OS::Neutron::FirewallPolicy": "neutron",
+    "OS::Neutron::FirewallRule": "neutron",
     "OS::Neutron::FloatingIPPortForward": "openstack",
+    "OS::Neutron::FlowClassifier": "neutron",
+    "OS::Neutron::IKEPolicy": "neutron",
+    "OS::Neutron::IPsecPolicy": "neutron",
+    "OS::Neutron::IPsecSiteConnection": "neutron",
+    "OS::Neutron::L2Gateway": "neutron",
+    "OS::Neutron::L2GatewayConnection": "neutron",
+    "OS::Neutron::MeteringLabel": "neutron",
+    "OS::Neutron::MeteringRule": "neutron",
+    "OS::Neutron::NetworkGateway": "neutron",
+    "OS::Neutron::PortChain": "neutron",
+    "OS::Neutron::PortPair": "neutron",
+    "OS::Neutron::PortPairGroup": "neutron",
+    "OS::Neutron::TaaS::TapFlow": "neutron",
+    "OS::Neutron::TaaS::TapService": "neutron",
+    "OS::Neutron::VPNService": "neutron",
     "OS::Octavia::AvailabilityZone": "octavia",
     "OS::Octavia::AvailabilityZoneProfile": "octavia",
     "OS::Octavia::Flavor": "octavia",
@@ -58,7 +77,6 @@ TYPES = {
     "OS::Octavia::Pool": "octavia",
     "OS::Octavia::PoolMember": "octavia",
     "OS::Octavia::Quota": "octavia",
-    "OS::Swift::Container": "swift",
     "OS::Trove::Cluster": "trove",
     "OS::Trove::Instance": "trove",
     "OS::Zaqar::MistralTrigger": "zaqar",
@@ -67,6 +85,23 @@ TYPES = {
     "OS::Zaqar::Subscription": "zaqar",
     "OS::Zun::Container": "zun",
 }
+
+
+#: the Neutron extension each needs (Heat's required_service_extension): without it the
+#: type is unavailable for that reason instead
+EXTENSIONS = {
+    "OS::Neutron::Firewall": "fwaas", "OS::Neutron::FirewallPolicy": "fwaas",
+    "OS::Neutron::FirewallRule": "fwaas", "OS::Neutron::IKEPolicy": "vpnaas",
+    "OS::Neutron::IPsecPolicy": "vpnaas", "OS::Neutron::IPsecSiteConnection": "vpnaas",
+    "OS::Neutron::VPNService": "vpnaas", "OS::Neutron::L2Gateway": "l2-gateway",
+    "OS::Neutron::L2GatewayConnection": "l2-gateway-connection",
+    "OS::Neutron::PortChain": "sfc", "OS::Neutron::PortPairGroup": "sfc",
+    "OS::Neutron::TaaS::TapFlow": "taas", "OS::Neutron::TaaS::TapService": "taas",
+}
+
+#: the types Heat 27 itself marks unsupported ("use at your own risk")
+UNSUPPORTED = frozenset({"OS::Neutron::FlowClassifier", "OS::Neutron::PortChain",
+                         "OS::Neutron::PortPair", "OS::Neutron::PortPairGroup"})
 
 
 class ElsewhereResource(Resource):
@@ -81,8 +116,17 @@ class ElsewhereResource(Resource):
                               exc_type="ResourceTypeUnavailable")
 
 
+def _attributes(name: str, client: str) -> dict[str, Any]:
+    attrs: dict[str, Any] = {
+        "type_name": name, "client_name": client,
+        "required_extension": (EXTENSIONS[name],) if name in EXTENSIONS else (),
+        "__doc__": f"{name}: needs {client}, which Kiln does not drive."}
+    if name in UNSUPPORTED:
+        attrs["support_status"] = SupportStatus(status="UNSUPPORTED")
+    return attrs
+
+
 def resource_mapping() -> dict[str, type[Resource]]:
     return {name: type(name.replace("::", "_"), (ElsewhereResource,),
-                       {"type_name": name, "client_name": client,
-                        "__doc__": f"{name}: needs {client}, which Kiln does not drive."})
+                       _attributes(name, client))
             for name, client in TYPES.items()}

@@ -49,6 +49,14 @@ class KeystoneResource(OpenStackResource):
     def collection(self) -> str:
         return _KINDS[self.kind][0]
 
+    def live_location(self) -> tuple[str, str] | None:
+        """An identity object by its ID (not the role assignments, whose ID is the
+        user's or group's)."""
+        if self.kind not in _KINDS or isinstance(self, UserRoleAssignment):
+            return None
+        collection, entity = _KINDS[self.kind]
+        return f"/{collection}/{self.resource_id}", entity
+
     async def find(self, kind: str, value: str) -> str:
         """The ID of the *kind* named or identified by *value*."""
         collection, entity = _KINDS[kind]
@@ -104,12 +112,13 @@ class KeystoneResource(OpenStackResource):
     async def update_extra(self, prop_diff: Mapping[str, Any]) -> None:
         """Changes applied by calls of their own."""
 
+    def object_path(self, resource_id: str) -> str | None:
+        return f"/{self.collection}/{resource_id}"
+
     async def handle_delete(self) -> Token:
-        if self.resource_id is None:
-            return None
-        await self.before_delete()
-        await self.api("DELETE", f"/{self.collection}/{self.resource_id}", ok_missing=True)
-        return None
+        if self.resource_id is not None:
+            await self.before_delete()
+        return await super().handle_delete()
 
     async def before_delete(self) -> None:
         """What must go before the object (a domain must be disabled)."""
@@ -139,6 +148,21 @@ class KeystoneResource(OpenStackResource):
                       new: list[Any]) -> None:
         await self.revoke(actor, actor_id, [g for g in old if g not in new])
         await self.grant(actor, actor_id, [g for g in new if g not in old])
+
+    # -- the ``roles`` property of a user or group (granted on the object itself) --------
+    #: where the object's own grants are made (``users`` or ``groups``)
+    actor: ClassVar[str] = ""
+
+    async def grant_own_roles(self) -> None:
+        await self.grant(self.actor, self.resource_id or "",
+                         list(self.properties.get("roles") or []))
+
+    async def regrant_own_roles(self, prop_diff: Mapping[str, Any]) -> None:
+        """Revoke the grants dropped from ``roles`` and grant the new ones."""
+        if "roles" in prop_diff:
+            await self.regrant(self.actor, self.resource_id or "",
+                               list(self.properties.get("roles") or []),
+                               list(prop_diff["roles"] or []))
 
 
 class Domain(KeystoneResource):
@@ -200,6 +224,7 @@ class Group(KeystoneResource):
 
     type_name = "OS::Keystone::Group"
     kind = "group"
+    actor = "groups"
     api_names = {"domain": ("domain_id", "domain")}
     not_sent = frozenset({"roles"})
     properties_schema = {
@@ -211,13 +236,10 @@ class Group(KeystoneResource):
     }
 
     async def after_create(self) -> None:
-        await self.grant("groups", self.resource_id or "", self.properties.get("roles") or [])
+        await self.grant_own_roles()
 
     async def update_extra(self, prop_diff: Mapping[str, Any]) -> None:
-        if "roles" in prop_diff:
-            await self.regrant("groups", self.resource_id or "",
-                               list(self.properties.get("roles") or []),
-                               list(prop_diff["roles"] or []))
+        await self.regrant_own_roles(prop_diff)
 
 
 class User(KeystoneResource):
@@ -225,6 +247,7 @@ class User(KeystoneResource):
 
     type_name = "OS::Keystone::User"
     kind = "user"
+    actor = "users"
     api_names = {"domain": ("domain_id", "domain"),
                  "default_project": ("default_project_id", "project")}
     not_sent = frozenset({"roles", "groups"})
@@ -258,7 +281,7 @@ class User(KeystoneResource):
 
     async def after_create(self) -> None:
         await self._groups(list(self.properties.get("groups") or []), "PUT")
-        await self.grant("users", self.resource_id or "", self.properties.get("roles") or [])
+        await self.grant_own_roles()
 
     async def update_extra(self, prop_diff: Mapping[str, Any]) -> None:
         if "groups" in prop_diff:
@@ -266,10 +289,7 @@ class User(KeystoneResource):
             new = set(prop_diff["groups"] or [])
             await self._groups(sorted(old - new), "DELETE")
             await self._groups(sorted(new - old), "PUT")
-        if "roles" in prop_diff:
-            await self.regrant("users", self.resource_id or "",
-                               list(self.properties.get("roles") or []),
-                               list(prop_diff["roles"] or []))
+        await self.regrant_own_roles(prop_diff)
 
 
 class UserRoleAssignment(KeystoneResource):
@@ -277,7 +297,7 @@ class UserRoleAssignment(KeystoneResource):
 
     type_name = "OS::Keystone::UserRoleAssignment"
     kind = "user"
-    actor: ClassVar[str] = "users"
+    actor = "users"
     properties_schema = {
         "user": _ref("user", "The user (name or ID).", required=True, update_allowed=True),
         "roles": _roles_property(),

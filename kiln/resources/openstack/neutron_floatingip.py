@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-from kiln.resources.base import Attribute, Properties, Property, Token
+from kiln.resources.base import Attribute, Peers, Properties, Property, Token
+from kiln.resources.openstack import _implicit
 from kiln.resources.openstack._base import HIDDEN, OpenStackResource
 from kiln.resources.openstack._neutron import (
     NeutronResource,
@@ -62,6 +63,13 @@ class FloatingIP(NeutronResource):
         "port_id": Attribute("The port it forwards to.", "string"),
     }
 
+    def implicit_requirements(self, peers: Peers) -> Iterable[str]:
+        """Heat's rules: the routers whose gateway is the floating network, and the
+        router interfaces of the subnet of the port it forwards to."""
+        network = _implicit.either(peers, self, "floating_network", "floating_network_id")
+        yield from _implicit.routers_with_gateway(peers, network)
+        yield from _implicit.interfaces_reaching(peers, self)
+
     async def handle_update(self, new_definition: ResourceDefinition,
                             new_properties: Properties, prop_diff: Mapping[str, Any]) -> Token:
         body: dict[str, Any] = {}
@@ -92,6 +100,10 @@ class FloatingIPAssociation(OpenStackResource):
         "fixed_ip_address": _ip("Which of the port's addresses to forward to.",
                                 update_allowed=True),
     }
+
+    def implicit_requirements(self, peers: Peers) -> Iterable[str]:
+        """The router interfaces of the subnet of its port (Heat's rule)."""
+        return _implicit.interfaces_reaching(peers, self)
 
     async def _associate(self, fip: str, port: str, fixed: str | None) -> None:
         body: dict[str, Any] = {"port_id": await find_id(self, "port", port)}

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-from kiln.resources.base import Attribute, Property, Token
+from kiln.resources.base import Attribute, Peers, Property, Token
+from kiln.resources.openstack import _implicit
 from kiln.resources.openstack._base import HIDDEN
 from kiln.resources.openstack._neutron import (
     NeutronResource,
@@ -112,6 +113,11 @@ class Port(NeutronResource):
         "propagate_uplink_status": Attribute("Whether the uplink status is propagated.",
                                              "boolean"),
     }
+
+    def implicit_requirements(self, peers: Peers) -> Iterable[str]:
+        """Every subnet of the stack on the port's network (Heat's rule)."""
+        network = _implicit.either(peers, self, "network", "network_id")
+        return _implicit.subnets_of(peers, network)
 
     async def body_from(self, values: Mapping[str, Any], *,
                         create: bool) -> dict[str, Any]:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from kiln.errors import StackValidationFailed
-from kiln.resources.base import Attribute, Properties, Property, Token
+from kiln.resources.base import Attribute, Peers, Properties, Property, Token
+from kiln.resources.openstack import _implicit
 from kiln.resources.openstack._base import HIDDEN, OpenStackResource
 from kiln.resources.openstack._neutron import (
     NeutronResource,
@@ -69,6 +70,14 @@ class Router(NeutronResource):
         "admin_state_up": Attribute("Whether the router is up.", "string"),
         "tenant_id": Attribute("The project owning the router.", "string"),
     }
+
+    def implicit_requirements(self, peers: Peers) -> Iterable[str]:
+        """The stack's subnets on the gateway's network: the gateway takes an address
+        there (Heat's rule)."""
+        gateway = peers.value(self, "external_gateway_info")
+        if isinstance(gateway, dict):
+            return _implicit.subnets_of(peers, gateway.get("network"))
+        return ()
 
     async def body_from(self, values: Mapping[str, Any], *,
                         create: bool) -> dict[str, Any]:

@@ -19,11 +19,8 @@ class NovaResource(OpenStackResource):
     #: collection path; the object is deleted at ``/<collection>/<resource_id>``
     collection = ""
 
-    async def handle_delete(self) -> Token:
-        if self.resource_id is not None:
-            await self.api("DELETE", f"/{self.collection}/{self.resource_id}",
-                           ok_missing=True)
-        return None
+    def object_path(self, resource_id: str) -> str | None:
+        return f"/{self.collection}/{resource_id}"
 
 
 class KeyPair(NovaResource):

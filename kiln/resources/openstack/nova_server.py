@@ -16,26 +16,27 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
+from kiln.errors import StackValidationFailed
 from kiln.resources.base import (
+    Peers,
     Properties,
     ResourceFailure,
     Token,
     UpdateReplace,
 )
 from kiln.resources.heat.deployed_server import DeployedServer
-from kiln.resources.openstack import _userdata
+from kiln.resources.openstack import _implicit, _userdata
 from kiln.resources.openstack._base import OpenStackResource, ResourceInError
 from kiln.resources.openstack._lookup import (
     find_flavor,
     find_image,
     find_keypair,
-    find_volume,
-    find_volume_type,
 )
 from kiln.resources.openstack._neutron import find_id
+from kiln.resources.openstack.nova_server_request import block_devices, internal_port
 from kiln.resources.openstack.nova_server_schema import ATTRIBUTES, PROPERTIES
 from kiln.template.definitions import ResourceDefinition
 
@@ -53,6 +54,22 @@ class Server(OpenStackResource):
     secret_data = frozenset({"password"})
     properties_schema = PROPERTIES
     attributes_schema = ATTRIBUTES
+
+    def implicit_requirements(self, peers: Peers) -> Iterable[str]:
+        """Heat's rule: with any ``networks``, wait for the stack's subnets on a listed
+        network, and for all of them when an entry names no network (a port or a
+        subnet: its network is not known here) or a subnet's network is unknown."""
+        nets = peers.value(self, "networks")
+        if not nets or not isinstance(nets, list):
+            return
+        for subnet in peers.of_type(_implicit.SUBNET):
+            network = _implicit.subnet_network(peers, subnet)
+            for net in nets:
+                named = (net.get("network") or net.get("uuid")) if isinstance(net, dict) \
+                    else None
+                if network is None or not named or named == network:
+                    yield subnet.name
+                    break
 
     # -- create --------------------------------------------------------------------------
     def server_name(self) -> str:
@@ -99,7 +116,7 @@ class Server(OpenStackResource):
             if port:
                 nic["port"] = await find_id(self, "port", port)
             elif net.get("subnet") or net.get("port_extra_properties"):
-                nic["port"] = await self._internal_port(net, index, nic.get("uuid"), groups)
+                nic["port"] = await internal_port(self, net, index, nic.get("uuid"), groups)
                 internal.append({"id": nic["port"]})
                 self.data["internal_ports"] = json.dumps(internal)
             if not nic.get("port") and net.get("fixed_ip"):
@@ -116,85 +133,6 @@ class Server(OpenStackResource):
                 nic["tag"] = net["tag"]
             out.append(nic)
         return out
-
-    async def _internal_port(self, net: Mapping[str, Any], index: int,
-                             network_id: str | None, groups: list[str]) -> str:
-        body: dict[str, Any] = {"name": f"{self.name}-port-{index}"}
-        if network_id:
-            body["network_id"] = network_id
-        fixed: dict[str, Any] = {}
-        if net.get("fixed_ip"):
-            fixed["ip_address"] = net["fixed_ip"]
-        if net.get("subnet"):
-            fixed["subnet_id"] = await find_id(self, "subnet", net["subnet"])
-            if not network_id:
-                subnet = await self.api("GET", f"/subnets/{fixed['subnet_id']}",
-                                        service="network")
-                body["network_id"] = subnet["subnet"]["network_id"]
-        if fixed:
-            body["fixed_ips"] = [fixed]
-        extra = dict(net.get("port_extra_properties") or {})
-        if extra.pop("no_fixed_ips", False):
-            body["fixed_ips"] = []
-        if groups:
-            body["security_groups"] = [await find_id(self, "security_group", g)
-                                       for g in groups]
-        specs = extra.pop("value_specs", None) or {}
-        if extra.get("qos_policy"):
-            extra["qos_policy_id"] = await find_id(self, "qos_policy", extra.pop("qos_policy"))
-        body.update({k: v for k, v in extra.items() if v is not None})
-        body.update(specs)
-        answer = await self.api("POST", "/ports", {"port": body}, service="network")
-        return str(answer["port"]["id"])
-
-    async def _block_devices(self, props: Mapping[str, Any]) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        legacy = props.get("block_device_mapping")
-        if legacy:
-            items = []
-            for bdm in legacy:
-                item: dict[str, Any] = {"device_name": bdm["device_name"]}
-                if bdm.get("volume_id"):
-                    item["volume_id"] = await find_volume(self, bdm["volume_id"])
-                if bdm.get("snapshot_id"):
-                    item["snapshot_id"] = bdm["snapshot_id"]
-                if bdm.get("volume_size") is not None:
-                    item["volume_size"] = bdm["volume_size"]
-                item["delete_on_termination"] = bool(bdm.get("delete_on_termination"))
-                items.append(item)
-            out["block_device_mapping"] = items
-        v2 = props.get("block_device_mapping_v2")
-        if v2:
-            out["block_device_mapping_v2"] = [await self._bdm_v2(b) for b in v2]
-        return out
-
-    async def _bdm_v2(self, bdm: Mapping[str, Any]) -> dict[str, Any]:
-        item: dict[str, Any] = {}
-        image = bdm.get("image") or bdm.get("image_id")
-        if bdm.get("volume_id"):
-            item.update(source_type="volume", destination_type="volume",
-                        uuid=await find_volume(self, bdm["volume_id"]))
-        elif bdm.get("snapshot_id"):
-            item.update(source_type="snapshot", destination_type="volume",
-                        uuid=bdm["snapshot_id"])
-        elif image:
-            item.update(source_type="image", destination_type="volume",
-                        uuid=await find_image(self, image))
-        elif bdm.get("swap_size"):
-            item.update(source_type="blank", destination_type="local",
-                        guest_format="swap", volume_size=bdm["swap_size"])
-        elif bdm.get("ephemeral_size"):
-            item.update(source_type="blank", destination_type="local",
-                        volume_size=bdm["ephemeral_size"])
-            if bdm.get("ephemeral_format"):
-                item["guest_format"] = bdm["ephemeral_format"]
-        for key in ("device_name", "device_type", "disk_bus", "boot_index", "volume_size"):
-            if bdm.get(key) is not None and key not in item:
-                item[key] = bdm[key]
-        if bdm.get("volume_type"):
-            item["volume_type"] = await find_volume_type(self, bdm["volume_type"])
-        item["delete_on_termination"] = bool(bdm.get("delete_on_termination"))
-        return item
 
     async def handle_create(self) -> Token:
         props = self.properties
@@ -231,7 +169,7 @@ class Server(OpenStackResource):
             server["personality"] = [
                 {"path": path, "contents": base64.b64encode(str(text).encode()).decode()}
                 for path, text in props["personality"].items()]
-        server.update(await self._block_devices(props))
+        server.update(await block_devices(self, props))
         if not props.get("image") and "block_device_mapping" not in server and \
                 "block_device_mapping_v2" not in server:
             raise ResourceFailure("Neither image nor bootable volume is specified for "
@@ -252,13 +190,34 @@ class Server(OpenStackResource):
         server: dict[str, Any] = answer["server"]
         return server
 
+    def live_location(self) -> tuple[str, str] | None:
+        return f"/servers/{self.resource_id}", "server"
+
+    async def refresh_live(self) -> None:
+        """The server and its ports as they are now (addresses, networks, status)."""
+        try:
+            server = await self.fetch_live()
+            if server is not None:
+                await self._remember_ports()
+        except ResourceFailure:
+            return
+        if server is not None:
+            self.remember(server)
+
+    async def _remember_ports(self) -> list[dict[str, Any]]:
+        ports = await self.api("GET", f"/ports?device_id={self.resource_id}",
+                               service="network")
+        port_list: list[dict[str, Any]] = ports.get("ports", []) if ports else []
+        self.data["ports"] = json.dumps([{k: p.get(k) for k in
+                                          ("id", "network_id", "mac_address", "fixed_ips")}
+                                         for p in port_list])
+        return port_list
+
     async def _settle(self, server: Mapping[str, Any]) -> None:
         """Remember the server and its ports (for the attributes), and point floating
         IPs at ports Nova made."""
-        ports = await self.api("GET", f"/ports?device_id={self.resource_id}",
-                               service="network")
-        port_list = ports.get("ports", []) if ports else []
-        for index, net in enumerate(self.properties.get("networks") or []):
+        port_list = await self._remember_ports()
+        for index, net in enumerate(self._listed_networks()):
             if not net.get("floating_ip") or net.get("port") or net.get("subnet") or \
                     net.get("port_extra_properties"):
                 continue
@@ -271,13 +230,18 @@ class Server(OpenStackResource):
                                service="network")
             del index
         self.remember(server)
-        self.data["ports"] = json.dumps([{k: p.get(k) for k in
-                                          ("id", "network_id", "mac_address", "fixed_ips")}
-                                         for p in port_list])
         nets = await self.api("GET", "/networks", service="network")
         names = {n["id"]: n["name"] for n in (nets or {}).get("networks", [])}
         self.data["network_names"] = json.dumps(
             {p["network_id"]: names.get(p["network_id"]) for p in port_list})
+
+    def _listed_networks(self) -> list[Any]:
+        """The template's networks; none for a server adopted by ``external_id``, whose
+        properties Heat neither needs nor validates."""
+        try:
+            return list(self.properties.get("networks") or [])
+        except StackValidationFailed:
+            return []
 
     @staticmethod
     def _fault(server: Mapping[str, Any]) -> ResourceFailure:
@@ -330,8 +294,9 @@ class Server(OpenStackResource):
         if prop_diff.get("admin_pass"):
             await self.api("POST", f"{path}/action",
                            {"changePassword": {"adminPass": prop_diff["admin_pass"]}})
+        nics: dict[str, list[str]] | None = None
         if "networks" in prop_diff:
-            await self._update_networks(new_properties)
+            nics = await self._update_networks(new_properties)
         steps: list[dict[str, Any]] = []
         if "flavor" in prop_diff:
             flavor = await find_flavor(self, prop_diff["flavor"])
@@ -346,10 +311,15 @@ class Server(OpenStackResource):
                           "preserve": new_properties.get("image_update_policy") ==
                           "REBUILD_PRESERVE_EPHEMERAL"})
         token: dict[str, Any] = {"steps": steps, "at": 0, "started": False}
+        if nics:
+            token["nics"] = nics
         return token
 
-    async def _update_networks(self, new: Mapping[str, Any]) -> None:
-        """Detach the NICs no longer listed and attach the new ones."""
+    async def _update_networks(self, new: Mapping[str, Any]) -> dict[str, list[str]]:
+        """Detach the NICs no longer listed and attach the new ones; the ports that go
+        and come, to wait for (as Heat waits for each interface change)."""
+        gone: list[str] = []
+        came: list[str] = []
         old_nets = [dict(n) for n in self.properties.get("networks") or []]
         new_nets = [dict(n) for n in new.get("networks") or []]
         path = f"/servers/{self.resource_id}/os-interface"
@@ -366,6 +336,7 @@ class Server(OpenStackResource):
             for iface in attached:
                 if iface["port_id"] == port_id or (net_id and iface["net_id"] == net_id):
                     await self.api("DELETE", f"{path}/{iface['port_id']}", ok_missing=True)
+                    gone.append(str(iface["port_id"]))
         for net in new_nets:
             if net in old_nets:
                 continue
@@ -378,9 +349,23 @@ class Server(OpenStackResource):
                 if net.get("fixed_ip"):
                     body["fixed_ips"] = [{"ip_address": net["fixed_ip"]}]
             if body:
-                await self.api("POST", path, {"interfaceAttachment": body})
+                answer = await self.api("POST", path, {"interfaceAttachment": body})
+                port_id = ((answer or {}).get("interfaceAttachment") or {}).get("port_id")
+                if port_id:
+                    came.append(str(port_id))
+        return {"gone": gone, "came": came}
+
+    async def _nics_settled(self, nics: Mapping[str, list[str]]) -> bool:
+        """Whether Nova lists the attached ports and no longer the detached ones."""
+        listed = await self.api("GET", f"/servers/{self.resource_id}/os-interface")
+        ports = {i["port_id"] for i in (listed or {}).get("interfaceAttachments", [])}
+        return not ports & set(nics.get("gone", ())) and set(nics.get("came", ())) <= ports
 
     async def check_update_complete(self, token: Token) -> bool:
+        if token and token.get("nics") and not token.get("nics_settled"):
+            if not await self._nics_settled(token["nics"]):
+                return False
+            token["nics_settled"] = True
         steps = (token or {}).get("steps") or []
         path = f"/servers/{self.resource_id}"
         while token and token["at"] < len(steps):
@@ -499,14 +484,18 @@ class Server(OpenStackResource):
     async def check_resume_complete(self, token: Token) -> bool:
         return await self._wait_status("ACTIVE")
 
+    def not_active(self, status: Any) -> ResourceFailure:
+        """Heat's check failure for a server that is not ACTIVE."""
+        return ResourceFailure(f"'status': expected '['ACTIVE']', got '{status}'",
+                               exc_type="Error")
+
     async def handle_check(self) -> Token:
         server = await self._read()
         if server is None:
             raise ResourceFailure(f"The server ({self.resource_id}) could not be found.",
                                   exc_type="NotFound")
         if server.get("status") != "ACTIVE":
-            raise ResourceFailure(f"'status': expected '['ACTIVE']', got "
-                                  f"'{server.get('status')}'", exc_type="Error")
+            raise self.not_active(server.get("status"))
         await self._settle(server)
         return None
 

@@ -190,6 +190,8 @@ class Replace(hot_strings.Replace):
                        '"$var1 is %var2%"]}')
             raise self.arg_error(f'Incorrect arguments to "{self.fn_name}" should be: '
                                  f"{example}")
+        if not isinstance(self.args[0], dict | Function):
+            raise self.arg_error(f'"{self.fn_name}" parameters must be a mapping')
 
     def operands(self, ctx: ResolveContext) -> tuple[Any, Any]:
         mapping = ctx.resolve(self.args[0])

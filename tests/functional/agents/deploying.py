@@ -129,8 +129,12 @@ def collector_args(occ: dict[str, Any]) -> list[str]:
     collectors = [c for c in occ["collectors"] if c != "local"]
     for name in collectors:
         for key, value in (occ.get(name) or {}).items():
-            if value is not None:
-                args += [f"--{name}-{key.replace('_', '-')}", str(value)]
+            if value is None:
+                continue
+            option, text = f"--{name}-{key.replace('_', '-')}", str(value)
+            # a value starting with "-" (an issued secret is random and now and then does)
+            # would be read by argparse as an option: joined to its name instead
+            args += [f"{option}={text}"] if text.startswith("-") else [option, text]
     return [*args, *collectors]
 
 
@@ -150,3 +154,12 @@ def create(hc: Any, name: str, template: dict[str, Any], **params: Any) -> str:
     """Start creating a stack (not waiting); its id."""
     stack = hc.stacks.create(stack_name=name, template=template, parameters=params)
     return str(stack["stack"]["id"])
+
+
+def run_for(hc: Any, sid: str, box: Any, args: list[str], action: str) -> Any:
+    """Once the server's deployment for ``action`` is there, run the agent chain once
+    (it must succeed) and return the stack once it has settled."""
+    wait_deployment(hc, sid, action)
+    run = box.run_chain(args)
+    assert run.returncode == 0, box.log()
+    return settled(hc, sid)

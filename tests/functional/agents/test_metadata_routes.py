@@ -5,6 +5,7 @@ POLL_TEMP_URL URL. Each shows a change the moment the deployment changes."""
 from __future__ import annotations
 
 import copy
+from email.utils import parsedate_to_datetime
 from typing import Any
 
 import httpx
@@ -17,11 +18,15 @@ from tests.functional.agents.deploying import (
     settled,
 )
 
+#: httpx's default is 5 s, which a loaded CI machine (load 20 on 2 CPUs) can exceed; the
+#: requests of heatclient beside these have no timeout at all
+HTTP_TIMEOUT = 60.0
+
 
 def _views(hc: Any, sid: str, server_id: str, url: str) -> list[list[dict[str, Any]]]:
     native = hc.resources.metadata(sid, "server")["deployments"]
     by_server = hc.http_client.get(f"/software_deployments/metadata/{server_id}").json()
-    polled = httpx.get(url).json()["deployments"]
+    polled = httpx.get(url, timeout=HTTP_TIMEOUT).json()["deployments"]
     return [native, by_server["metadata"], polled]
 
 
@@ -41,7 +46,8 @@ def test_every_view_follows_the_deployment(hc: Any) -> None:
     assert _inputs(config)["greeting"] == "first"
     assert _inputs(config)["deploy_action"] == "CREATE"
 
-    last_modified = httpx.head(url).headers["last-modified"]
+    last_modified = parsedate_to_datetime(
+        httpx.head(url, timeout=HTTP_TIMEOUT).headers["last-modified"])
     hc.stacks.update(sid, template=template, parameters={"greeting": "second"})
     assert settled(hc, sid).stack_status == "UPDATE_COMPLETE"
     views = _views(hc, sid, server_id, url)
@@ -50,7 +56,8 @@ def test_every_view_follows_the_deployment(hc: Any) -> None:
     assert updated["id"] != config["id"]          # a new derived config, as in Heat
     assert _inputs(updated)["greeting"] == "second"
     assert _inputs(updated)["deploy_action"] == "UPDATE"
-    assert httpx.head(url).headers["last-modified"] >= last_modified
+    assert parsedate_to_datetime(
+        httpx.head(url, timeout=HTTP_TIMEOUT).headers["last-modified"]) >= last_modified
 
     # a second deployment to the same server appears in every view, in name order
     second = copy.deepcopy(template)
@@ -78,11 +85,11 @@ def test_template_metadata_changes_reach_the_poller(hc: Any) -> None:
     sid = create(hc, "md-template", template)
     assert settled(hc, sid).stack_status == "CREATE_COMPLETE"
     url = metadata_url(server_collector(hc, sid))
-    assert httpx.get(url).json()["role"] == "web"
+    assert httpx.get(url, timeout=HTTP_TIMEOUT).json()["role"] == "web"
     template["resources"]["server"]["metadata"] = {"role": "db"}
     hc.stacks.update(sid, template=template)
     assert settled(hc, sid).stack_status == "UPDATE_COMPLETE"
-    polled = httpx.get(url).json()
+    polled = httpx.get(url, timeout=HTTP_TIMEOUT).json()
     assert polled["role"] == "db"
     assert len(polled["deployments"]) == 1
     assert polled == hc.resources.metadata(sid, "server")

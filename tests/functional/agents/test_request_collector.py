@@ -20,6 +20,7 @@ from tests.functional.agents.deploying import (
     wait_deployment,
 )
 from tests.support.agents import Sandbox
+from tests.support.server import HTTP_TIMEOUT
 
 
 def test_script_deploys_and_its_outputs_come_back(hc: Any, box: Sandbox) -> None:
@@ -103,6 +104,8 @@ def test_delete_and_suspend_resume_run_when_asked(hc: Any, box: Sandbox) -> None
         assert stack.stack_status == done, stack.stack_status_reason
         shown = hc.resources.get(sid, "deployment").attributes
         assert shown["deploy_stdout"].endswith(f"({action.upper()})\n")
+        # the stack's outputs follow (they were left as at create)
+        assert outputs(hc, sid)["stdout"] == shown["deploy_stdout"]
 
     hc.stacks.delete(sid)
     wait_deployment(hc, sid, "DELETE")
@@ -116,11 +119,11 @@ def test_the_metadata_url_answers_head_with_last_modified(hc: Any) -> None:
     sid = create(hc, "req-head", deployment_template(signal="NO_SIGNAL"))
     assert settled(hc, sid).stack_status == "CREATE_COMPLETE"
     url = metadata_url(server_collector(hc, sid))
-    head = httpx.head(url)
+    head = httpx.head(url, timeout=HTTP_TIMEOUT)
     assert head.status_code == 200
     assert head.headers["last-modified"].endswith(" GMT")
     assert head.content == b""
-    got = httpx.get(url)
+    got = httpx.get(url, timeout=HTTP_TIMEOUT)
     assert got.headers["last-modified"] == head.headers["last-modified"]
     body = got.json()
     # the same document the native API shows as the server's metadata

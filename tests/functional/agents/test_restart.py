@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.functional.agents.deploying import (
     create,
     deployment_template,
@@ -19,19 +21,27 @@ from tests.support.clients import heat_client
 from tests.support.fixtures import StartKiln
 
 
+@pytest.mark.parametrize(("transport", "signal"), [
+    ("POLL_TEMP_URL", "TEMP_URL_SIGNAL"),
+    ("POLL_SERVER_CFN", "CFN_SIGNAL"),     # the server's keypair outlives the restart
+])
 def test_the_deployment_completes_after_a_restart(start_kiln_factory: StartKiln,
-                                                  tmp_path: Path) -> None:
+                                                  tmp_path: Path, transport: str,
+                                                  signal: str) -> None:
     install = agents_or_skip()
     workdir = tmp_path / "kiln"
     options = {"DEFAULT": {"graceful_shutdown_timeout": 2}}
     first = start_kiln_factory(workdir=workdir, options=options)
     hc: Any = heat_client(first.endpoint("demo"))
-    sid = create(hc, "restarted", deployment_template(), greeting="again")
+    sid = create(hc, "restarted", deployment_template(transport=transport, signal=signal),
+                 greeting="again")
     wait_deployment(hc, sid, "CREATE")
     args = server_collector(hc, sid)
     assert first.stop() == 0
 
-    second = start_kiln_factory(workdir=workdir, options=options, port=first.port)
+    # the same addresses, as a real deployment's (the server was given them)
+    second = start_kiln_factory(workdir=workdir, port=first.port, options={
+        **options, "heat_api_cfn": {"bind_host": "127.0.0.1", "bind_port": first.cfn_port}})
     hc = heat_client(second.endpoint("demo"))
     assert hc.resources.get(sid, "deployment").resource_status == "CREATE_IN_PROGRESS"
     box = make_sandbox(tmp_path / "instance", install)

@@ -19,9 +19,10 @@ import uvicorn
 from oslo_config import cfg
 
 from kiln import conf as kiln_conf
+from kiln import conf_identity as auth_options
 from kiln.api.app import create_app
-from kiln.auth import options as auth_options
 from tests.support.ports import free_port
+from tests.support.server import HTTP_TIMEOUT
 
 
 @dataclass
@@ -30,7 +31,7 @@ class WireServer:
     conf: cfg.ConfigOpts
 
     def client(self) -> httpx.Client:
-        return httpx.Client(base_url=self.url, timeout=10.0, follow_redirects=False)
+        return httpx.Client(base_url=self.url, timeout=HTTP_TIMEOUT, follow_redirects=False)
 
 
 def _serve(app: Any, port: int) -> tuple[uvicorn.Server, threading.Thread]:
@@ -56,7 +57,9 @@ def small_limits_conf() -> cfg.ConfigOpts:
     conf([], project="kiln", default_config_files=[])
     conf.set_override("max_json_body_size", 4096)
     conf.set_override("max_template_size", 2048)
-    conf.set_override("template_url_timeout", 1)
+    # short enough for the stalled server's test, long enough that a loaded machine
+    # (load 15+ on 2 CPUs) still fetches a template that answers at once
+    conf.set_override("template_url_timeout", 5)
     # the tests' template server listens on loopback, which is refused unless allowed
     conf.set_override("template_url_allowed_hosts", ["127.0.0.1"])
     return conf

@@ -178,6 +178,46 @@ def test_failed_nested_output_surfaces_in_the_parent(hc: Any, stacks: list[str])
     assert attributes["bad"] is None and attributes["good"] == "g"
 
 
+def test_provider_resource_members_by_resource_dot_name(hc: Any, stacks: list[str]) -> None:
+    """Heat 27: ``get_attr: [p, "resource.<name>.<attr>", ...]`` on a provider-template
+    resource reads that resource of the child stack (``[p, "resource.v", "value"]`` too;
+    ``resource.v`` alone is its reference); an unknown member and an unknown attribute
+    are the output's errors, in Heat's words. Another resource may read it, and an update
+    of the child shows the new value."""
+    def child(value: Any) -> str:
+        return json.dumps(hot({"v": {"type": "OS::Heat::Value",
+                                     "properties": {"value": value}}}))
+
+    def tpl() -> dict[str, Any]:
+        return hot({"p": {"type": "child.yaml"},
+                    "copy": {"type": "OS::Heat::Value", "properties": {
+                        "value": {"get_attr": ["p", "resource.v.value", "a"]}}}},
+                   {"o1": {"value": {"get_attr": ["p", "resource.v", "value"]}},
+                    "o2": {"value": {"get_attr": ["p", "resource.v.value", "a", 1]}},
+                    "o3": {"value": {"get_attr": ["p", "resource.nope.value"]}},
+                    "o4": {"value": {"get_attr": ["p", "resource.v.nope"]}},
+                    "o5": {"value": {"get_attr": ["p", "resource.v"]}},
+                    "o6": {"value": {"get_attr": ["copy", "value"]}}})
+
+    sid = create(hc, stacks, tpl(), files={"child.yaml": child({"a": [1, 2]})})
+    assert settled(hc, sid).stack_status == "CREATE_COMPLETE"
+    outs = outputs_by_key(hc, sid)
+    assert outs["o1"]["output_value"] == {"a": [1, 2]}
+    assert outs["o2"]["output_value"] == 2
+    assert outs["o3"]["output_error"] == "Member 'nope' not found in group resource 'p'."
+    assert outs["o4"]["output_error"] == (
+        "The Referenced Attribute (p resource.v.nope) is incorrect.")
+    child_id = hc.resources.get(sid, "p").physical_resource_id
+    assert outs["o5"]["output_value"] == hc.resources.get(child_id, "v").physical_resource_id
+    assert outs["o6"]["output_value"] == [1, 2]
+    hc.stacks.update(sid, template=tpl(), files={"child.yaml": child({"a": [3, 4]})})
+    updated = wait_for(lambda: hc.stacks.get(sid), lambda s: s.stack_status in (
+        "UPDATE_COMPLETE", "UPDATE_FAILED"), "the update to end")
+    assert updated.stack_status == "UPDATE_COMPLETE", updated.stack_status_reason
+    outs = outputs_by_key(hc, sid)
+    assert (outs["o2"]["output_value"], outs["o6"]["output_value"]) == (4, [3, 4])
+
+
 # -- 6. max_resources_per_stack counts each stack's own resources -------------------------
 
 def test_group_of_the_limit_under_a_top_level_stack_is_accepted(hc: Any,
@@ -220,7 +260,9 @@ def test_resource_facade_in_a_top_level_output(hc: Any, stacks: list[str]) -> No
 def test_preview_lists_each_child_stack_as_a_nested_list(hc: Any) -> None:
     """Heat 27: in ``stack preview``, a provider-template resource and a ResourceGroup are
     each replaced by the list of their child stack's resources (INIT_COMPLETE, the child's
-    stack_name ``<stack>-<resource>``), in no fixed order."""
+    stack_name ``<stack>-<resource>``, its id "None" as the top stack's, the parent
+    resource named), in no fixed order. No preview entry has a ``logical_resource_id``;
+    attributes are resolved where the plugin can (a Value shows its value)."""
     child = hot({"c": {"type": "OS::Heat::None"}})
     tpl = hot({"p": {"type": "child.yaml"},
                "g": {"type": "OS::Heat::ResourceGroup", "properties": {
@@ -238,3 +280,52 @@ def test_preview_lists_each_child_stack_as_a_nested_list(hc: Any) -> None:
     flat = [e for e in entries if not isinstance(e, list)]
     assert [(e["resource_name"], e["resource_action"], e["resource_status"])
             for e in flat] == [("plain", "INIT", "COMPLETE")]
+    children = [r for e in entries if isinstance(e, list) for r in e]
+    assert {(r["resource_name"], r["parent_resource"]) for r in children} == {
+        ("0", "g"), ("1", "g"), ("c", "p")}
+    assert {r["stack_identity"]["stack_id"] for r in children} == {"None"}
+    assert "parent_resource" not in flat[0]
+    assert not any("logical_resource_id" in r for r in [*children, *flat])
+    valued = hc.stacks.preview(stack_name=unique("pv"), template=hot({"p": {
+        "type": "child.yaml"}}), files={"child.yaml": json.dumps(hot({"v": {
+            "type": "OS::Heat::Value", "properties": {"value": 7}}}))}).to_dict()
+    (inner,), = valued["resources"]
+    assert inner["attributes"] == {"value": 7}
+
+
+# -- 4. OS::Heat::Stack with a context ------------------------------------------------------
+
+REMOTE_CHILD = json.dumps(hot({"a": {"type": "OS::Heat::None"}}))
+
+
+@pytest.mark.parametrize("properties, message", [
+    ({"context": {"region_name": "Nowhere"}, "template": REMOTE_CHILD},
+     'Cannot establish connection to Heat endpoint at region "Nowhere" due to "public '
+     'endpoint for orchestration service in Nowhere region not found"'),
+    ({"context": {"credential_secret_id": "abc"}, "template": REMOTE_CHILD},
+     'Cannot establish connection to Heat endpoint at remote cloud due to "public '
+     'endpoint for key-manager service not found"'),
+    ({"context": {"region_name": "RegionOne"},
+      "template": json.dumps(hot({"a": {"type": "No::Such"}}))},
+     'Failed validating stack template using Heat endpoint at region "RegionOne" due to '
+     '"ERROR: The Resource Type (No::Such) could not be found."'),
+    ({"template": "a: ["},
+     'Failed validating stack template using Heat endpoint at region "None" due to '
+     '"Error parsing template [root stack] while parsing a flow node\nexpected the node '
+     "content, but found '<stream end>'\n  in \"<unicode string>\", line 1, column 5:\n"
+     '    a: [\n        ^"'),
+], ids=["unknown-region", "remote-credentials", "invalid-template", "unparsable-template"])
+def test_remote_stack_problems_are_a_400_at_create_and_preview(
+        hc: Any, properties: dict[str, Any], message: str) -> None:
+    """Heat 27 checks an OS::Heat::Stack's endpoint and template when the stack is
+    validated: create and preview answer 400 StackValidationFailed with these words, and
+    nothing is stored; POST /validate does not look (200)."""
+    from heatclient import exc
+
+    tpl = hot({"s": {"type": "OS::Heat::Stack", "properties": properties}})
+    for call in (hc.stacks.create, hc.stacks.preview):
+        with pytest.raises(exc.HTTPBadRequest) as err:
+            call(stack_name=unique("rs"), template=tpl)
+        assert message in str(err.value)
+        assert err.value.error["error"]["type"] == "StackValidationFailed"
+    assert "Parameters" in hc.stacks.validate(template=tpl)

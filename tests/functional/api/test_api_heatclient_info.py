@@ -9,6 +9,8 @@ import httpx
 import pytest
 from heatclient import exc as heat_exc
 
+from tests.support.server import HTTP_TIMEOUT
+
 HOT = {"heat_template_version": "2018-08-31",
        "description": "validate me",
        "parameters": {"size": {"type": "number", "default": 3, "label": "Size",
@@ -78,7 +80,7 @@ def test_validate_reports_parameters(hc: Any) -> None:
 def test_validate_rejects_a_bad_template(heat_endpoint: str) -> None:
     bad = {"heat_template_version": "2018-08-31",
            "resources": {"x": {"type": "OS::Heat::None", "depends_on": ["missing"]}}}
-    resp = httpx.post(heat_endpoint + "/validate", json={"template": bad})
+    resp = httpx.post(heat_endpoint + "/validate", json={"template": bad}, timeout=HTTP_TIMEOUT)
     assert resp.status_code == 400
     assert resp.json()["error"]["type"] in ("StackValidationFailed", "HTTPBadRequest",
                                             "InvalidTemplateReference")

@@ -15,6 +15,7 @@ import pytest
 from heatclient import exc as heat_exc
 
 from tests.functional.api.heat_target import settled, wait_for
+from tests.support.server import HTTP_TIMEOUT
 
 NESTED = """heat_template_version: 2018-08-31
 parameters:
@@ -67,7 +68,7 @@ def test_create_answers_201_with_location(heat_endpoint: str, hc: Any) -> None:
     resp = httpx.post(heat_endpoint + "/stacks",
                       json={"stack_name": name, "template": {
                           "heat_template_version": "2018-08-31",
-                          "resources": {"x": {"type": "OS::Heat::None"}}}})
+                          "resources": {"x": {"type": "OS::Heat::None"}}}}, timeout=HTTP_TIMEOUT)
     assert resp.status_code == 201
     sid = resp.json()["stack"]["id"]
     assert resp.headers["location"] == f"{heat_endpoint}/stacks/{name}/{sid}"
@@ -114,13 +115,14 @@ def test_lookup_redirects_keep_subpath_and_query(heat_endpoint: str, stack: Any)
                            (f"{stack.stack_name}/resources?nested_depth=1",
                             canonical + "/resources?nested_depth=1"),
                            (f"{stack.stack_name}/events", canonical + "/events")):
-        resp = httpx.get(f"{heat_endpoint}/stacks/{path}", follow_redirects=False)
+        resp = httpx.get(f"{heat_endpoint}/stacks/{path}", follow_redirects=False,
+                         timeout=HTTP_TIMEOUT)
         assert resp.status_code == 302, resp.text
         assert resp.headers["location"] == expected
 
 
 def test_unknown_stack_is_404_entity_not_found(heat_endpoint: str) -> None:
-    resp = httpx.get(heat_endpoint + "/stacks/api_nope_missing")
+    resp = httpx.get(heat_endpoint + "/stacks/api_nope_missing", timeout=HTTP_TIMEOUT)
     assert resp.status_code == 404
     assert resp.json()["error"] == {"type": "EntityNotFound", "traceback": None,
                                     "message": "The Stack (api_nope_missing) could not be "
@@ -143,13 +145,14 @@ def test_list_and_filters(hc: Any, stack: Any) -> None:
 
 
 def test_list_limit_gives_next_link(heat_endpoint: str, stack: Any) -> None:
-    resp = httpx.get(heat_endpoint + "/stacks", params={"limit": 1})
+    resp = httpx.get(heat_endpoint + "/stacks", params={"limit": 1}, timeout=HTTP_TIMEOUT)
     body = resp.json()
     assert len(body["stacks"]) == 1
     marker = body["stacks"][0]["id"]
     assert body["links"] == [{"rel": "next",
                               "href": f"{heat_endpoint}/stacks?limit=1&marker={marker}"}]
-    counted = httpx.get(heat_endpoint + "/stacks", params={"with_count": "true"}).json()
+    counted = httpx.get(heat_endpoint + "/stacks", params={"with_count": "true"},
+                        timeout=HTTP_TIMEOUT).json()
     assert counted["count"] == len(counted["stacks"])
 
 
@@ -333,9 +336,11 @@ def test_delete_then_gone(hc: Any) -> None:
 
 def test_tenant_filter_keeps_the_callers_project_only(heat_endpoint: str, stack: Any) -> None:
     project = heat_endpoint.rsplit("/", 1)[1]
-    mine = httpx.get(heat_endpoint + "/stacks", params={"tenant": project}).json()["stacks"]
+    mine = httpx.get(heat_endpoint + "/stacks", params={"tenant": project},
+                     timeout=HTTP_TIMEOUT).json()["stacks"]
     assert stack.id in [s["id"] for s in mine]
-    other = httpx.get(heat_endpoint + "/stacks", params={"tenant": "someone-else"}).json()
+    other = httpx.get(heat_endpoint + "/stacks", params={"tenant": "someone-else"},
+                      timeout=HTTP_TIMEOUT).json()
     assert other["stacks"] == []
 
 

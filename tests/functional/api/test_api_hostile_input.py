@@ -14,7 +14,7 @@ import pytest
 
 from tests.support.clients import wait_for_stack_status
 from tests.support.local_http import local_http_server
-from tests.support.server import KilnProcess
+from tests.support.server import HTTP_TIMEOUT, KilnProcess
 
 HOT = {"heat_template_version": "2018-08-31"}
 
@@ -110,7 +110,8 @@ def test_template_url_at_kilns_own_api_is_refused(api: httpx.Client,
                                                   kiln_server: KilnProcess) -> None:
     # another project's template, read through the server's own loopback address
     other = httpx.post(kiln_server.endpoint("other") + "/stacks", json={
-        "stack_name": "secret", "template": {**HOT, "description": "other project"}})
+        "stack_name": "secret", "template": {**HOT, "description": "other project"}},
+        timeout=HTTP_TIMEOUT)
     assert other.status_code == 201, other.text
     url = kiln_server.endpoint("other") + "/stacks/secret/template"
     resp = api.post("/stacks", json={"stack_name": "steal", "template_url": url})

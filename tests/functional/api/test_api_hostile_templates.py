@@ -64,23 +64,28 @@ def test_unbounded_work_is_refused_before_it_is_done(api: httpx.Client,
     assert api.get("/stacks", params={"name": "boom"}).json()["stacks"] == []
 
 
-def test_a_backtracking_yaql_expression_leaves_the_api_responsive(
-        start_kiln_factory: Any) -> None:
-    kiln: KilnProcess = start_kiln_factory(options={"yaql": {"timeout": 10}})
-    endpoint = kiln.endpoint("demo")
-    template = _value({"yaql": {"expression": "regex('(a+)+$').matches($.data)",
+BACKTRACKING = _value({"yaql": {"expression": "regex('(a+)+$').matches($.data)",
                                 "data": "a" * 64 + "b"}})
+YAQL_TIMEOUT = ("Property error: resources.v.properties.value: The yaql expression did "
+                "not finish within 10 seconds (yaql_timeout)")
+
+
+def answered_while_yaql_runs(kiln: KilnProcess, what: str, method: str, url: str,
+                             body: dict[str, Any]) -> httpx.Response:
+    """Send the request from a thread; once the server's yaql child exists (the
+    evaluation has started), a GET /stacks must be answered before that request is.
+    Returns the request's answer."""
+    endpoint = kiln.endpoint("demo")
     answer: dict[str, httpx.Response] = {}
     done = threading.Event()
 
-    def create() -> None:
+    def send() -> None:
         try:
-            answer["create"] = httpx.post(endpoint + "/stacks", timeout=120, json={
-                "stack_name": "regex", "template": template})
+            answer["slow"] = httpx.request(method, url, timeout=120, json=body)
         finally:
             done.set()
 
-    thread = threading.Thread(target=create)
+    thread = threading.Thread(target=send)
     thread.start()
     try:
         # the evaluation runs in a child process of the server: wait until it exists
@@ -91,12 +96,78 @@ def test_a_backtracking_yaql_expression_leaves_the_api_responsive(
             done.wait(0.01)  # poll for the child, bounded by the deadline
         listed = httpx.get(endpoint + "/stacks", timeout=30)
         assert listed.status_code == 200
-        assert not done.is_set(), "the create had already finished: nothing was proven"
+        assert not done.is_set(), f"the {what} had already been answered: nothing was proven"
     finally:
         thread.join(120)
-    resp = answer["create"]
+    return answer["slow"]
+
+
+def test_a_backtracking_yaql_expression_leaves_the_api_responsive(
+        start_kiln_factory: Any) -> None:
+    kiln: KilnProcess = start_kiln_factory(options={"yaql": {"timeout": 10}})
+    resp = answered_while_yaql_runs(kiln, "create", "POST", kiln.endpoint("demo") + "/stacks",
+                                    {"stack_name": "regex", "template": BACKTRACKING})
+    assert resp.status_code == 400, resp.text
+    assert resp.json()["error"]["message"] == YAQL_TIMEOUT
+    assert kiln.stop() == 0
+
+
+@pytest.mark.parametrize("request_kind", ["update", "patch", "update-preview",
+                                          "validate-deep"])
+def test_a_slow_update_or_validate_leaves_the_api_responsive(
+        start_kiln_factory: Any, request_kind: str) -> None:
+    # an update's and a validation's template work runs off the event loop, as a
+    # create's does: while one is evaluating, a GET /stacks is answered
+    kiln: KilnProcess = start_kiln_factory(options={"yaql": {"timeout": 10}})
+    endpoint = kiln.endpoint("demo")
+    created = httpx.post(endpoint + "/stacks", timeout=60, json={
+        "stack_name": "slow", "template": _value("plain")})
+    assert created.status_code == 201, created.text
+    url = created.json()["stack"]["links"][0]["href"]
+    with httpx.Client(timeout=60) as client:
+        wait_for_status(client, url, "CREATE_COMPLETE")
+    method, target = {"update": ("PUT", url), "patch": ("PATCH", url),
+                      "update-preview": ("PUT", url + "/preview"),
+                      # a plain validate does not evaluate yaql; deep=true checks what a
+                      # create would
+                      "validate-deep": ("POST", endpoint + "/validate?deep=true"),
+                      }[request_kind]
+    resp = answered_while_yaql_runs(kiln, request_kind, method, target,
+                                    {"template": BACKTRACKING})
+    assert resp.status_code == 400, resp.text
+    assert resp.json()["error"]["message"] == YAQL_TIMEOUT
+    # the refused update changed nothing
+    stack = httpx.get(url, timeout=30).json()["stack"]
+    assert stack["stack_status"] == "CREATE_COMPLETE"
+    assert kiln.stop() == 0
+
+
+def wait_for_status(client: httpx.Client, url: str, want: str) -> None:
+    deadline = time.monotonic() + 60
+    while (status := client.get(url).json()["stack"]["stack_status"]) != want:
+        assert time.monotonic() < deadline, status
+        time.sleep(0.05)  # polling the API for the engine's progress
+
+
+def test_a_backtracking_allowed_pattern_leaves_the_api_responsive(
+        start_kiln_factory: Any) -> None:
+    """A parameter's allowed_pattern that backtracks exponentially on its value: matched
+    in a child process killed at a deadline, so other requests are answered meanwhile and
+    the create is a 400 naming the parameter."""
+    kiln: KilnProcess = start_kiln_factory()
+    template = {"heat_template_version": "2018-08-31", "parameters": {"word": {
+        "type": "string", "constraints": [{"allowed_pattern": "(a|aa)+$"}]}},
+        "resources": {"n": {"type": "OS::Heat::None"}}}
+    value = "a" * 60 + "b"
+    resp = answered_while_yaql_runs(kiln, "create", "POST", kiln.endpoint("demo") + "/stacks",
+                                    {"stack_name": "pattern", "template": template,
+                                     "parameters": {"word": value}})
     assert resp.status_code == 400, resp.text
     assert resp.json()["error"]["message"] == (
-        "Property error: resources.v.properties.value: The yaql expression did not finish "
-        "within 10 seconds (yaql_timeout)")
+        f'Parameter \'word\' is invalid: "{value[:80]}" could not be matched against '
+        'pattern "(a|aa)+$" within 5 seconds')
+    # a value the pattern matches is accepted at once
+    ok = httpx.post(kiln.endpoint("demo") + "/stacks", timeout=60, json={
+        "stack_name": "pattern", "template": template, "parameters": {"word": "aaa"}})
+    assert ok.status_code == 201, ok.text
     assert kiln.stop() == 0

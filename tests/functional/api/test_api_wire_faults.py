@@ -166,6 +166,12 @@ def test_environment_errors(wire: httpx.Client) -> None:
         body = {"stack_name": "a", "template": tpl, "environment": env}
         err = fault(wire.post(P + "/stacks", json=body), 400, "HTTPBadRequest")
         assert err["message"] == "Environment not in valid format: " + message
+    # a JSON value that is neither a map nor text: Heat 27's bare 400 (seen on the peer)
+    for env in ([1], 5):
+        body = {"stack_name": "a", "template": tpl, "environment": env}
+        err = fault(wire.post(P + "/stacks", json=body), 400, "HTTPBadRequest")
+        assert err["message"] == ("The server could not comply with the request since it "
+                                  "is either malformed or otherwise incorrect.")
 
 
 def test_wrong_types_in_create_body(wire: httpx.Client) -> None:

@@ -25,7 +25,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self.end_headers()
             self.wfile.write(body)
         elif self.path == "/stall.yaml":
-            self.release.wait(10)  # held open until the test is over: the client must give up
+            # held open until the module is over: the client must give up (after
+            # template_url_timeout, 5 s)
+            self.release.wait(120)
             self.send_response(200)
             self.end_headers()
         else:

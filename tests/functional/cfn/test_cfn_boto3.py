@@ -19,7 +19,7 @@ from botocore.credentials import Credentials
 from botocore.exceptions import ClientError
 
 from tests.support.aws import Keypair, cfn_client, issue_keypair
-from tests.support.server import KilnProcess, start_kiln
+from tests.support.server import HTTP_TIMEOUT, KilnProcess, start_kiln
 
 TEMPLATE = {
     "AWSTemplateFormatVersion": "2010-09-09",
@@ -141,6 +141,40 @@ def test_resources_events_template(cfn: Any) -> None:
     cfn.delete_stack(StackName="looks")
 
 
+def test_resources_found_by_physical_id(cfn: Any, kiln: KilnProcess) -> None:
+    """DescribeStackResources with PhysicalResourceId: the stack holding that resource,
+    described whole (LogicalResourceId still narrows it), as Heat's CFN API does."""
+    two = {**TEMPLATE, "Resources": {**TEMPLATE["Resources"],
+                                     "Other": {"Type": "OS::Heat::RandomString"}}}
+    cfn.create_stack(StackName="physical", TemplateBody=json.dumps(two))
+    settle(cfn, "physical")
+    rand = cfn.describe_stack_resource(StackName="physical", LogicalResourceId="Rand")[
+        "StackResourceDetail"]
+
+    found = cfn.describe_stack_resources(PhysicalResourceId=rand["PhysicalResourceId"])[
+        "StackResources"]
+    assert sorted(r["LogicalResourceId"] for r in found) == ["Other", "Rand"]
+    assert {r["StackName"] for r in found} == {"physical"}
+    assert {r["StackId"] for r in found} == {rand["StackId"]}
+    (only,) = cfn.describe_stack_resources(PhysicalResourceId=rand["PhysicalResourceId"],
+                                           LogicalResourceId="Other")["StackResources"]
+    assert only["LogicalResourceId"] == "Other"
+
+    with pytest.raises(ClientError) as caught:
+        cfn.describe_stack_resources(PhysicalResourceId="no-such-physical-id")
+    assert code(caught)[:2] == (400, "InvalidParameterValue")
+    assert "no-such-physical-id" in code(caught)[2]
+    # another project's resource is not found by its physical id
+    other = cfn_client(kiln, issue_keypair(kiln, "someone-else"))
+    with pytest.raises(ClientError) as caught:
+        other.describe_stack_resources(PhysicalResourceId=rand["PhysicalResourceId"])
+    assert code(caught)[:2] == (400, "InvalidParameterValue")
+    with pytest.raises(ClientError) as caught:
+        cfn.describe_stack_resources(PhysicalResourceId=rand["PhysicalResourceId"],
+                                     StackName="physical")
+    assert code(caught)[:2] == (400, "InvalidParameterCombination")
+
+
 def test_validate_and_estimate(cfn: Any) -> None:
     valid = cfn.validate_template(TemplateBody=json.dumps(TEMPLATE))
     assert valid["Description"] == "boto3 test"
@@ -206,7 +240,8 @@ def _signed(kiln: KilnProcess, keypair: Keypair, body: str) -> httpx.Response:
     SigV4Auth(Credentials(keypair.access, keypair.secret), "cloudformation",
               "RegionOne").add_auth(req)
     prepared = req.prepare()
-    return httpx.post(kiln.cfn_url, content=body, headers=dict(prepared.headers.items()))
+    return httpx.post(kiln.cfn_url, content=body, headers=dict(prepared.headers.items()),
+                      timeout=HTTP_TIMEOUT)
 
 
 def test_raw_answers_unknown_action_json_and_unsigned(kiln: KilnProcess,
@@ -219,7 +254,7 @@ def test_raw_answers_unknown_action_json_and_unsigned(kiln: KilnProcess,
     as_json = _signed(kiln, keypair, "Action=ListStacks&ContentType=JSON")
     assert as_json.headers["content-type"] == "application/json"
     assert "StackSummaries" in as_json.json()["ListStacksResponse"]["ListStacksResult"]
-    unsigned = httpx.get(kiln.cfn_url, params={"Action": "ListStacks"})
+    unsigned = httpx.get(kiln.cfn_url, params={"Action": "ListStacks"}, timeout=HTTP_TIMEOUT)
     assert unsigned.status_code == 400
     assert "<Code>IncompleteSignature</Code>" in unsigned.text
 
@@ -229,7 +264,7 @@ def test_api_cfn_alone(tmp_path: Path) -> None:
     try:
         keypair = issue_keypair(proc, "other")
         assert cfn_client(proc, keypair).list_stacks()["StackSummaries"] == []
-        native = httpx.get(f"{proc.url}/")
+        native = httpx.get(f"{proc.url}/", timeout=HTTP_TIMEOUT)
         # one listener: the CFN API's root answers its version document
         assert native.json()["versions"][0]["links"][0]["href"] == proc.cfn_url
     finally:

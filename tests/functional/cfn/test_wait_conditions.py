@@ -18,7 +18,7 @@ import pytest
 
 from tests.support import cfntools
 from tests.support.clients import heat_client, wait_for_stack_status
-from tests.support.server import KilnProcess, start_kiln
+from tests.support.server import HTTP_TIMEOUT, KilnProcess, start_kiln
 
 AWS_WAIT = {
     "AWSTemplateFormatVersion": "2010-09-09",
@@ -60,15 +60,23 @@ def outputs(heat: Any, name: str) -> dict[str, Any]:
 
 
 def waiting(heat: Any, name: str, template: dict[str, Any], **params: Any) -> dict[str, Any]:
-    """Create the stack and return its outputs once the handle exists (the condition
-    then waits)."""
+    """Create the stack and return its outputs once the handle is CREATE_COMPLETE (the
+    condition then waits). Not as soon as an output is set: before the handle's create
+    ends its reference is its name ("Handle"), which a loaded machine lets a poll see."""
+    from heatclient.exc import HTTPNotFound
+
     heat.stacks.create(stack_name=name, template=template, parameters=params)
-    deadline = time.monotonic() + 60
+    handle = "Handle" if "Resources" in template else "handle"
+    deadline = time.monotonic() + 90
     while True:
-        found = outputs(heat, name)
-        if found.get("url") or found.get("endpoint") or found.get("signal"):
-            return found
-        assert time.monotonic() < deadline, f"{name}: the handle never appeared"
+        try:
+            status = resource_status(heat, name, handle)
+        except HTTPNotFound:  # the stack's resources are not listed yet
+            status = "INIT"
+        if status == "CREATE_COMPLETE":
+            return outputs(heat, name)
+        assert "FAILED" not in status, f"{name}: the handle's create failed"
+        assert time.monotonic() < deadline, f"{name}: the handle still {status} after 90 s"
         time.sleep(0.05)  # poll for the handle's create, bounded by the deadline
 
 
@@ -147,7 +155,8 @@ def test_signal_transports(heat: Any, transport: str, method: str) -> None:
     name = f"via-{transport.lower().replace('_', '-')}"
     signal = json.loads(waiting(heat, name, heat_wait(transport))["signal"])
     assert signal["alarm_url"].startswith("http://127.0.0.1:")
-    answer = httpx.request(method, signal["alarm_url"], json={"status": "SUCCESS"})
+    answer = httpx.request(method, signal["alarm_url"], json={"status": "SUCCESS"},
+                           timeout=HTTP_TIMEOUT)
     assert answer.status_code == 200, answer.text
     assert wait_for_stack_status(heat, name).stack_status == "CREATE_COMPLETE"
 
@@ -185,44 +194,41 @@ def test_forged_misdirected_repeated_and_malformed_signals(heat: Any) -> None:
     url = found["url"]
     ok = {"Status": "SUCCESS", "Reason": "r", "UniqueId": "same", "Data": "d"}
 
-    forged = httpx.put(_with(url, Signature="AAAA" + url[-20:]), json=ok)
+    forged = httpx.put(_with(url, Signature="AAAA" + url[-20:]), json=ok, timeout=HTTP_TIMEOUT)
     assert aws_error(forged) == (403, "SignatureDoesNotMatch")
     # the signature covers the path: it cannot be moved to another resource
-    moved = httpx.put(url.replace("/resources/Handle", "/resources/Wait"), json=ok)
+    moved = httpx.put(url.replace("/resources/Handle", "/resources/Wait"), json=ok,
+                      timeout=HTTP_TIMEOUT)
     assert aws_error(moved) == (403, "SignatureDoesNotMatch")
     # ... nor the verb: the wait-condition URL is signed for PUT
-    assert httpx.post(url.replace("/waitcondition/", "/signal/"), json=ok).status_code == 403
-    unknown = httpx.put(_with(url, AWSAccessKeyId="AKNOBODY"), json=ok)
+    assert httpx.post(url.replace("/waitcondition/", "/signal/"), json=ok,
+                      timeout=HTTP_TIMEOUT).status_code == 403
+    unknown = httpx.put(_with(url, AWSAccessKeyId="AKNOBODY"), json=ok, timeout=HTTP_TIMEOUT)
     assert aws_error(unknown) == (403, "InvalidClientTokenId")
-    unsigned = httpx.put(url.split("?")[0], json=ok)
+    unsigned = httpx.put(url.split("?")[0], json=ok, timeout=HTTP_TIMEOUT)
     assert aws_error(unsigned) == (400, "IncompleteSignature")
 
-    assert aws_error(httpx.put(url, content=b"not json")) == (400, "InvalidParameterValue")
+    assert aws_error(httpx.put(url, content=b"not json",
+                               timeout=HTTP_TIMEOUT)) == (400, "InvalidParameterValue")
     wrong = httpx.put(url, json={"Status": "MAYBE", "Reason": "r", "UniqueId": "1",
-                                 "Data": "d"})
+                                 "Data": "d"}, timeout=HTTP_TIMEOUT)
     assert aws_error(wrong) == (400, "InvalidParameterValue")
     assert "Metadata format invalid" in wrong.text
-    huge = httpx.put(url, json={**ok, "Data": "x" * 2_000_000})
+    huge = httpx.put(url, json={**ok, "Data": "x" * 2_000_000}, timeout=HTTP_TIMEOUT)
     assert aws_error(huge) == (400, "RequestLimitExceeded")
 
     # the same signal twice counts once: the condition still waits for a second id
     for _ in range(2):
-        assert httpx.put(url, json=ok).status_code == 200
+        assert httpx.put(url, json=ok, timeout=HTTP_TIMEOUT).status_code == 200
     assert resource_status(heat, "hostile", "Wait") == "CREATE_IN_PROGRESS"
     metadata = heat.resources.metadata("hostile", "Handle")
     assert metadata == {"same": {"Data": "d", "Reason": "r", "Status": "SUCCESS"}}
 
     delete(heat, "hostile")
-    # the handle's keypair went with the stack: the URL is refused (at once by the
-    # engine, and by the signature check once the few seconds of key cache expire)
-    deadline = time.monotonic() + 30
-    while True:
-        replay = httpx.put(url, json={**ok, "UniqueId": "late"})
-        assert replay.status_code in (400, 403), replay.text
-        if aws_error(replay) == (403, "InvalidClientTokenId"):
-            break
-        assert time.monotonic() < deadline, replay.text
-        time.sleep(0.2)  # poll for the key cache to expire, bounded by the deadline
+    # the handle's keypair went with the stack: the URL is refused at once (the key
+    # cache of the process that deleted it is emptied by the delete)
+    replay = httpx.put(url, json={**ok, "UniqueId": "late"}, timeout=HTTP_TIMEOUT)
+    assert aws_error(replay) == (403, "InvalidClientTokenId")
 
 
 def test_signal_tokens_are_checked(heat: Any, kiln: KilnProcess) -> None:
@@ -231,19 +237,21 @@ def test_signal_tokens_are_checked(heat: Any, kiln: KilnProcess) -> None:
     body = {"status": "SUCCESS"}
     # a token is good for its own handle only
     misdirected = httpx.post(first["endpoint"], json=body,
-                             headers={"X-Auth-Token": second["token"]})
+                             headers={"X-Auth-Token": second["token"]}, timeout=HTTP_TIMEOUT)
     assert misdirected.status_code == 401
     assert misdirected.json()["error"]["type"] == "NotAuthenticated"
     forged = first["token"][:-4] + ("AAAA" if not first["token"].endswith("AAAA") else "BBBB")
     assert httpx.post(first["endpoint"], json=body,
-                      headers={"X-Auth-Token": forged}).status_code == 401
+                      headers={"X-Auth-Token": forged}, timeout=HTTP_TIMEOUT).status_code == 401
     assert resource_status(heat, "tok1", "wait") == "CREATE_IN_PROGRESS"
-    good = httpx.post(first["endpoint"], json=body, headers={"X-Auth-Token": first["token"]})
+    good = httpx.post(first["endpoint"], json=body, headers={"X-Auth-Token": first["token"]},
+                      timeout=HTTP_TIMEOUT)
     assert good.status_code == 200
     assert wait_for_stack_status(heat, "tok1").stack_status == "CREATE_COMPLETE"
     delete(heat, "tok1")
     delete(heat, "tok2")
-    gone = httpx.post(first["endpoint"], json=body, headers={"X-Auth-Token": first["token"]})
+    gone = httpx.post(first["endpoint"], json=body, headers={"X-Auth-Token": first["token"]},
+                      timeout=HTTP_TIMEOUT)
     assert gone.status_code == 404
 
 

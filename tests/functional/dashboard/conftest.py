@@ -10,6 +10,9 @@ import pytest
 from tests.support.browser import chromium_executable, launch_args
 from tests.support.services import unavailable
 
+#: how long a page action or an expect() waits (milliseconds)
+EXPECT_TIMEOUT_MS = 60_000
+
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
@@ -17,6 +20,11 @@ def browser() -> Iterator[Any]:
         from playwright.sync_api import sync_playwright
     except ImportError:
         unavailable("playwright (the test extra) is not installed")
+    from playwright.sync_api import expect
+
+    # expect()'s own default is 5 s, apart from the page's default timeout below: too
+    # short for a page that waits on the API of a server at load 15+ on 2 CPUs
+    expect.set_options(timeout=EXPECT_TIMEOUT_MS)
     executable = chromium_executable()
     with sync_playwright() as pw:
         chromium = pw.chromium.launch(executable_path=executable, args=launch_args())
@@ -33,7 +41,7 @@ def page(browser: Any) -> Iterator[Any]:
     page.on("console", lambda msg: msg.type == "error"
             and not msg.text.startswith("Failed to load resource")  # an API 4xx, shown
             and errors.append(msg.text))
-    page.set_default_timeout(30_000)
+    page.set_default_timeout(EXPECT_TIMEOUT_MS)
     yield page
     context.close()
     # a script error or a CSP violation on any page is a failure of the test that saw it

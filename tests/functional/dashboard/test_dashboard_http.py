@@ -78,3 +78,31 @@ def test_the_wheel_carries_the_assets(tmp_path: Path) -> None:
     expected = {f"kiln/dashboard/static/{p.relative_to(static).as_posix()}"
                 for p in static.rglob("*") if p.is_file()}
     assert expected and expected <= names, sorted(expected - names)
+
+
+def test_name_search_finds_any_part_of_a_name_in_any_case(kiln_server: KilnProcess) -> None:
+    """The dashboard's search box: GET /stacks?name_contains=..., paged and counted like
+    every other filter; LIKE's wildcards in the value are plain characters."""
+    import uuid
+
+    project = f"search{uuid.uuid4().hex[:8]}"
+    template = {"heat_template_version": "2018-08-31",
+                "resources": {"r": {"type": "OS::Heat::None"}}}
+    names = ["web-Front", "web-back", "db_main", "dbxmain", "cache"]
+    with httpx.Client(base_url=kiln_server.endpoint(project), timeout=30) as api:
+        for name in names:
+            assert api.post("/stacks", json={"stack_name": name, "template": template}
+                            ).status_code == 201
+
+        def search(text: str, **more: str) -> list[str]:
+            body = api.get("/stacks", params={"name_contains": text, "sort_keys": "stack_name",
+                                              "sort_dir": "asc", **more}).json()
+            return [s["stack_name"] for s in body["stacks"]]
+
+        assert sorted(search("WEB")) == ["web-Front", "web-back"]
+        assert search("front") == ["web-Front"]
+        assert search("db_") == ["db_main"]          # '_' is not LIKE's any-character
+        assert search("%") == []
+        assert search("b", limit="1") == ["db_main"]
+        counted = api.get("/stacks", params={"name_contains": "web", "with_count": "true"})
+        assert counted.json()["count"] == 2

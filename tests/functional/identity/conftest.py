@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 
+from tests.functional.agents.deploying import wait_for
 from tests.support.keystone import Account, KeystoneProcess
 from tests.support.server import KilnProcess, start_kiln
 
@@ -48,6 +50,17 @@ def member_http(ks_kiln: KilnProcess, member: Account) -> Iterator[httpx.Client]
 def other_http(ks_kiln: KilnProcess, other: Account) -> Iterator[httpx.Client]:
     with token_client(ks_kiln, other) as client:
         yield client
+
+
+def settle(hc: Any, stack_id: str, what: str) -> Any:
+    """The stack (heatclient) once its action has ended, bounded by wait_for's deadline."""
+    return wait_for(lambda: hc.stacks.get(stack_id),
+                    lambda s: not s.stack_status.endswith("IN_PROGRESS"), what)
+
+
+def size(hc: Any, stack_id: str) -> int:
+    """The stack's ``size`` output (a scaling group's current size)."""
+    return int(hc.stacks.output_show(stack_id, "size")["output"]["output_value"])
 
 
 def write_policy(path: Path, text: str) -> Path:

@@ -10,7 +10,7 @@ import httpx
 from tests.functional.identity.conftest import token_client
 from tests.support.fixtures import StartKeystone
 from tests.support.keystone import Account, KeystoneProcess
-from tests.support.server import KilnProcess
+from tests.support.server import HTTP_TIMEOUT, KilnProcess
 
 SMALL = {"heat_template_version": "2018-08-31",
          "resources": {"r": {"type": "OS::Heat::None"}}}
@@ -27,11 +27,12 @@ def assert_401(reply: httpx.Response, keystone: KeystoneProcess) -> None:
 def test_a_request_without_a_valid_token_is_401_naming_keystone(
         ks_kiln: KilnProcess, keystone: KeystoneProcess, member: Account) -> None:
     url = f"{ks_kiln.url}/v1/{member.project_id}/stacks"
-    assert_401(httpx.get(url), keystone)
-    assert_401(httpx.get(url, headers={"X-Auth-Token": "garbage"}), keystone)
-    assert_401(httpx.post(url, headers={"X-Auth-Token": ""}, json={}), keystone)
+    assert_401(httpx.get(url, timeout=HTTP_TIMEOUT), keystone)
+    assert_401(httpx.get(url, headers={"X-Auth-Token": "garbage"}, timeout=HTTP_TIMEOUT), keystone)
+    assert_401(httpx.post(url, headers={"X-Auth-Token": ""}, json={},
+                          timeout=HTTP_TIMEOUT), keystone)
     # the version document stays open, as Heat's version negotiation
-    assert httpx.get(ks_kiln.url + "/").status_code == 300
+    assert httpx.get(ks_kiln.url + "/", timeout=HTTP_TIMEOUT).status_code == 300
 
 
 def test_a_revoked_token_is_401(ks_kiln: KilnProcess, keystone: KeystoneProcess,
@@ -39,7 +40,7 @@ def test_a_revoked_token_is_401(ks_kiln: KilnProcess, keystone: KeystoneProcess,
     token = member.token()
     keystone.revoke(token.id)
     reply = httpx.get(f"{ks_kiln.url}/v1/{member.project_id}/stacks",
-                      headers={"X-Auth-Token": token.id})
+                      headers={"X-Auth-Token": token.id}, timeout=HTTP_TIMEOUT)
     assert_401(reply, keystone)
 
 
@@ -65,7 +66,7 @@ def test_an_unscoped_token_reaches_no_project(ks_kiln: KilnProcess,
     unscoped = keystone.token(member.username, member.password)
     assert unscoped.project_id is None
     reply = httpx.get(f"{ks_kiln.url}/v1/{member.project_id}/stacks",
-                      headers={"X-Auth-Token": unscoped.id})
+                      headers={"X-Auth-Token": unscoped.id}, timeout=HTTP_TIMEOUT)
     assert reply.status_code == 403, reply.text
     assert reply.json()["error"]["type"] == "HTTPForbidden"
 
@@ -96,11 +97,12 @@ def test_expiry_service_tokens_and_keystone_going_away(
     account = private.account()
     user = account.token().id
     url = f"{kiln.url}/v1/{account.project_id}/stacks"
-    assert httpx.get(url, headers={"X-Auth-Token": user}).status_code == 200
+    assert httpx.get(url, headers={"X-Auth-Token": user}, timeout=HTTP_TIMEOUT).status_code == 200
 
     # the cached validation ends with the token: 401 once it has expired
     deadline = time.monotonic() + 60
-    while (reply := httpx.get(url, headers={"X-Auth-Token": user})).status_code == 200:
+    while (reply := httpx.get(url, headers={"X-Auth-Token": user},
+                              timeout=HTTP_TIMEOUT)).status_code == 200:
         assert time.monotonic() < deadline, "an expired token was still accepted"
         time.sleep(0.5)  # waiting for the token's expiry time to pass; bounded
     assert_401(reply, private)
@@ -108,15 +110,17 @@ def test_expiry_service_tokens_and_keystone_going_away(
     # a service token with the service role lets the expired user token through, as
     # keystonemiddleware allows; a service token without that role does not
     service = private.service_account().token().id
-    with_service = httpx.get(url, headers={"X-Auth-Token": user, "X-Service-Token": service})
+    with_service = httpx.get(url, headers={"X-Auth-Token": user, "X-Service-Token": service},
+                             timeout=HTTP_TIMEOUT)
     assert with_service.status_code == 200, with_service.text
     plain = account.token().id
-    assert_401(httpx.get(url, headers={"X-Auth-Token": user, "X-Service-Token": plain}),
+    assert_401(httpx.get(url, headers={"X-Auth-Token": user, "X-Service-Token": plain},
+                         timeout=HTTP_TIMEOUT),
                private)
 
     # Keystone gone: a token never seen is 503 within the timeout; a cached one still works
     known, fresh = account.token().id, account.token().id
-    assert httpx.get(url, headers={"X-Auth-Token": known}).status_code == 200
+    assert httpx.get(url, headers={"X-Auth-Token": known}, timeout=HTTP_TIMEOUT).status_code == 200
     private.stop()
     started = time.monotonic()
     reply = httpx.get(url, headers={"X-Auth-Token": fresh}, timeout=30)
@@ -127,11 +131,12 @@ def test_expiry_service_tokens_and_keystone_going_away(
         "type": "HTTPServiceUnavailable", "traceback": None,
         "message": "The Keystone service is temporarily unavailable."}
     assert took < 3 + 2, f"answered after {took:.1f}s (timeout 3 s)"
-    assert httpx.get(url, headers={"X-Auth-Token": known}).status_code == 200
+    assert httpx.get(url, headers={"X-Auth-Token": known}, timeout=HTTP_TIMEOUT).status_code == 200
 
 
 def test_kiln_serve_alone_still_needs_no_token(kiln_server: KilnProcess) -> None:
-    assert httpx.get(kiln_server.endpoint("anyone") + "/stacks").status_code == 200
+    assert httpx.get(kiln_server.endpoint("anyone") + "/stacks",
+                     timeout=HTTP_TIMEOUT).status_code == 200
 
 
 def test_token_client_helper_sends_the_token(ks_kiln: KilnProcess, member: Account) -> None:

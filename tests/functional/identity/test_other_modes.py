@@ -11,7 +11,7 @@ import httpx
 import yaml
 
 from tests.support.keystone import KeystoneProcess
-from tests.support.server import start_kiln
+from tests.support.server import HTTP_TIMEOUT, start_kiln
 
 SMALL = {"heat_template_version": "2018-08-31",
          "resources": {"r": {"type": "OS::Heat::None"}}}
@@ -43,14 +43,14 @@ def test_standalone_logs_the_user_in_with_heatclients_credentials(
     else:
         raise AssertionError("a wrong password was accepted")
     reply = httpx.get(endpoint + "/stacks", headers={"X-Auth-User": account.username,
-                                                     "X-Auth-Key": "wrong"})
+                                                     "X-Auth-Key": "wrong"}, timeout=HTTP_TIMEOUT)
     assert reply.status_code == 401
     assert reply.headers["WWW-Authenticate"] == f"Keystone uri='{keystone.url}'"
     # a project the user has no role on: Keystone refuses the scope, Kiln answers 401
     stranger = keystone.account(("member",))
     reply = httpx.get(kiln.endpoint(stranger.project_id) + "/stacks",
                       headers={"X-Auth-User": account.username,
-                               "X-Auth-Key": account.password})
+                               "X-Auth-Key": account.password}, timeout=HTTP_TIMEOUT)
     assert reply.status_code == 401
 
 
@@ -68,18 +68,19 @@ def test_a_custom_backend_plugin_decides_and_the_policy_still_applies(
         "kiln_auth": {"backend": "tokens_file", "tokens_file": tokens}})
     url = kiln.endpoint("ci-project") + "/stacks"
     created = httpx.post(url, headers={"X-Auth-Token": "ci-secret"},
-                         json={"stack_name": "ci", "template": SMALL})
+                         json={"stack_name": "ci", "template": SMALL}, timeout=HTTP_TIMEOUT)
     assert created.status_code == 201, created.text
-    listed = httpx.get(url, headers={"X-Auth-Token": "viewer-secret"})
+    listed = httpx.get(url, headers={"X-Auth-Token": "viewer-secret"}, timeout=HTTP_TIMEOUT)
     assert [s["stack_name"] for s in listed.json()["stacks"]] == ["ci"]
     refused = httpx.post(url, headers={"X-Auth-Token": "viewer-secret"},
-                         json={"stack_name": "no", "template": SMALL})
+                         json={"stack_name": "no", "template": SMALL}, timeout=HTTP_TIMEOUT)
     assert refused.status_code == 403
     assert refused.json()["error"]["message"] == "You are not authorized to use stacks:create."
-    assert httpx.get(url, headers={"X-Auth-Token": "guess"}).status_code == 401
-    assert httpx.get(url).status_code == 401
+    assert httpx.get(url, headers={"X-Auth-Token": "guess"},
+                     timeout=HTTP_TIMEOUT).status_code == 401
+    assert httpx.get(url, timeout=HTTP_TIMEOUT).status_code == 401
     other = httpx.get(kiln.endpoint("other") + "/stacks",
-                      headers={"X-Auth-Token": "ci-secret"})
+                      headers={"X-Auth-Token": "ci-secret"}, timeout=HTTP_TIMEOUT)
     assert other.status_code == 403
 
 

@@ -16,16 +16,13 @@ from typing import Any
 
 import pytest
 
-from tests.support.clients import heat_client
+from tests.support.clients import heat_client, wait_for_stack_status
 from tests.support.server import KilnProcess, kiln_command, start_kiln
 
 pytestmark = pytest.mark.slow
 
-TEMPLATE = """heat_template_version: 2021-04-16
-parameters:
-  group_name: {type: string}
-resources:
-  group:
+#: a group of one to three members and a policy that adds one (both templates below)
+GROUP_AND_UP = """  group:
     type: OS::Heat::AutoScalingGroup
     properties:
       min_size: 1
@@ -38,7 +35,13 @@ resources:
       auto_scaling_group_id: {get_resource: group}
       adjustment_type: change_in_capacity
       scaling_adjustment: 1
-  down:
+"""
+
+TEMPLATE = """heat_template_version: 2021-04-16
+parameters:
+  group_name: {type: string}
+resources:
+""" + GROUP_AND_UP + """  down:
     type: OS::Heat::ScalingPolicy
     properties:
       auto_scaling_group_id: {get_resource: group}
@@ -150,11 +153,17 @@ def test_metrics_drive_the_group_up_and_down(kiln: KilnProcess, cloudwatch: Any)
     assert any(t.endswith("to ALARM") for t in transitions(low))
     actions = cloudwatch.describe_alarm_history(AlarmName=high, HistoryItemType="Action")
     summaries = [i["HistorySummary"] for i in actions["AlarmHistoryItems"]]
-    assert any(s.startswith("Successfully executed action ") and s.endswith("/resources/up")
-               for s in summaries), summaries
+    assert any(s.startswith("Successfully executed action ") and "/resources/up?" in s
+               and "Signature=" in s for s in summaries), summaries
     events = heat.events.list(name, resource_name="up")
     assert any(e.resource_status_reason.startswith("alarm state changed from")
                for e in events)
+    # each state change of the stack's alarm is an event of its resource too
+    alarm_events = [e.resource_status_reason for e in heat.events.list(
+        name, resource_name="cpu_high") if e.resource_status == "SIGNAL_COMPLETE"]
+    assert any(r.startswith("Alarm state changed from ") and " to ALARM: " in r
+               for r in alarm_events), alarm_events
+    assert any(" to OK: " in r for r in alarm_events), alarm_events
     heat.stacks.delete(name)
 
 
@@ -245,3 +254,107 @@ def test_cfn_push_stats_drives_the_seed_pattern(kiln: KilnProcess, cloudwatch: A
         AlarmName=alarm, HistoryItemType="StateUpdate")["AlarmHistoryItems"]]
     assert states[0] == "Alarm updated from ALARM to OK", states
     heat.stacks.delete(name)
+
+
+URL_TEMPLATE = """heat_template_version: 2021-04-16
+resources:
+""" + GROUP_AND_UP + """outputs:
+  size: {value: {get_attr: [group, current_size]}}
+  alarm_url: {value: {get_attr: [up, alarm_url]}}
+"""
+
+
+def test_alarm_url_is_presigned_and_scales_with_no_other_credentials(
+        kiln: KilnProcess) -> None:
+    """A plain POST to the policy's alarm_url (nothing but the URL, as an alarm service
+    or curl sends it) scales the group; the same URL tampered with is refused. The
+    resize is seen where stack events go: the event list and the live event stream."""
+    import httpx
+
+    from tests.support.sse import EventStream
+
+    heat = heat_client(kiln.endpoint("demo"))
+    name = f"url_{uuid.uuid4().hex[:6]}"
+    stack_id = heat.stacks.create(stack_name=name, template=URL_TEMPLATE)["stack"]["id"]
+
+    def outputs() -> dict[str, Any]:
+        stack = heat.stacks.get(name)
+        if stack.stack_status != "CREATE_COMPLETE":
+            return {}
+        return {o["output_key"]: o.get("output_value") for o in stack.outputs}
+
+    deadline = time.monotonic() + 60
+    while outputs().get("size") != 1:
+        assert time.monotonic() < deadline, heat.stacks.get(name).stack_status_reason
+        time.sleep(0.2)  # stack create poll, bounded by the deadline
+    url = outputs()["alarm_url"]
+    assert "/v1/signal/" in url and "Signature=" in url and "AWSAccessKeyId=" in url
+
+    tampered = [url.replace("resources/up", "resources/group"),
+                url.replace("Signature=", "Signature=A")]
+    for bad in tampered:
+        refused = httpx.post(bad, content=b"", timeout=30)
+        assert refused.status_code == 403, refused.text
+        assert "<Code>SignatureDoesNotMatch</Code>" in refused.text \
+            or "<Code>AccessDenied</Code>" in refused.text, refused.text
+
+    with httpx.Client(base_url=kiln.endpoint("demo"), timeout=60.0) as api, \
+            EventStream(api, f"/stacks/{name}/{stack_id}/events?stream=true"
+                             "&resource_name=group") as stream:
+        answered = httpx.post(url, content=b"", timeout=30)   # no token, no headers
+        assert answered.status_code == 200, answered.text
+        seen = stream.until(lambda m: m.event == "event" and m.json()[
+            "resource_status_reason"].startswith("End resizing the group"))
+        reasons = [m.json()["resource_status_reason"] for m in seen if m.event == "event"]
+        assert any(r.startswith("Start resizing the group") for r in reasons), reasons
+    deadline = time.monotonic() + 30
+    while outputs().get("size") != 2:
+        assert time.monotonic() < deadline, outputs()
+        time.sleep(0.2)  # the outputs follow the group's stored size
+    listed = [(e.resource_status, e.resource_status_reason)
+              for e in heat.events.list(name, resource_name="group")]
+    assert [s for s, r in listed if r.startswith("End resizing the group")] == \
+        ["SIGNAL_COMPLETE"], listed
+    heat.stacks.delete(name)
+
+
+KEY_TEMPLATE = {
+    "AWSTemplateFormatVersion": "2010-09-09",
+    "Resources": {"User": {"Type": "AWS::IAM::User"},
+                  "Key": {"Type": "AWS::IAM::AccessKey",
+                          "Properties": {"UserName": {"Ref": "User"}}}},
+    "Outputs": {"access": {"Value": {"Ref": "Key"}},
+                "secret": {"Value": {"Fn::GetAtt": ["Key", "SecretAccessKey"]}}}}
+
+
+def test_a_deleted_stacks_key_is_refused_at_once(kiln: KilnProcess) -> None:
+    """The CloudWatch API caches keypair lookups, but a keypair this process deleted (its
+    stack deleted here) stops signing at once, not when the cache entry expires."""
+    import boto3
+    from botocore.exceptions import ClientError
+    from heatclient.exc import HTTPNotFound
+
+    heat = heat_client(kiln.endpoint("demo"))
+    name = f"key_{uuid.uuid4().hex[:6]}"
+    heat.stacks.create(stack_name=name, template=json.dumps(KEY_TEMPLATE))
+    stack = wait_for_stack_status(heat, name)
+    assert stack.stack_status == "CREATE_COMPLETE", stack.stack_status_reason
+    outputs = {o["output_key"]: o["output_value"] for o in stack.outputs}
+    client = boto3.client("cloudwatch", endpoint_url=kiln.cloudwatch_url,
+                          region_name="RegionOne", aws_access_key_id=outputs["access"],
+                          aws_secret_access_key=outputs["secret"])
+    datum = [{"MetricName": "m", "Value": 1.0}]
+    client.put_metric_data(Namespace="test/keys", MetricData=datum)   # cached now
+    heat.stacks.delete(stack.id)
+    deadline = time.monotonic() + 60
+    while True:   # until the delete committed (the stack then reads as not found)
+        try:
+            status = heat.stacks.get(stack.id)
+        except HTTPNotFound:
+            break
+        assert status.stack_status != "DELETE_FAILED", status.stack_status_reason
+        assert time.monotonic() < deadline, status.stack_status
+        time.sleep(0.1)  # stack delete poll, bounded by the deadline
+    with pytest.raises(ClientError) as refused:
+        client.put_metric_data(Namespace="test/keys", MetricData=datum)
+    assert refused.value.response["Error"]["Code"] == "InvalidClientTokenId"

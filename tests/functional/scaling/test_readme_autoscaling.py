@@ -78,7 +78,7 @@ def test_readme_autoscaling_example(kiln: KilnProcess, tmp_path: Path) -> None:
     assert found is not None
     signal = shlex.split(found.group(1))[1:]
     deadline = time.monotonic() + 60
-    while size() != 2:   # a signal within the 10 s cooldown is refused; the next one not
+    while size() != 2:   # a signal within the 5 s cooldown is refused; the next one not
         assert time.monotonic() < deadline, "signal never scaled"
         assert cli.run(*signal).returncode == 0
         time.sleep(1.0)  # one signal a second, bounded by the deadline

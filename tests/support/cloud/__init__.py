@@ -85,7 +85,7 @@ def start(layout: CloudLayout | None = None) -> tuple[Cloud, bool]:
     layout = layout or CloudLayout()
     t0 = time.monotonic()
     ensure_installed(layout)
-    with file_lock(layout.home / ".start.lock"):
+    with file_lock(layout.start_lock):
         if is_up(layout):
             return Cloud(layout), False
         stop_processes(layout)
@@ -107,7 +107,7 @@ def start(layout: CloudLayout | None = None) -> tuple[Cloud, bool]:
 
 def stop(layout: CloudLayout | None = None) -> None:
     layout = layout or CloudLayout()
-    with file_lock(layout.home / ".start.lock"):
+    with file_lock(layout.start_lock):
         (layout.state / ".ready").unlink(missing_ok=True)
         stop_processes(layout)
 

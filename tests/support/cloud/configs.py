@@ -5,13 +5,19 @@ Choices that are not the upstream defaults, and why:
 - Every service: ``[oslo_policy] enforce_scope/enforce_new_defaults = false``, so a
   project-scoped admin token is the cloud admin the tests act as.
 - Neutron: ML2 with flat, vlan (physnet1) and vxlan (tenant) networks, the agentless
-  mechanism driver (``kiln_agentless``, see ml2_agentless/), the router service plugin and
-  port security. No agents, no RPC workers: routers and floating IPs are database objects.
+  mechanism driver (``kiln_agentless``, see ml2_agentless/), the router, qos, trunk and
+  segments service plugins and port security (segments reports routed networks to
+  Placement, hence Neutron's ``[placement]`` credentials). No agents, no RPC workers:
+  routers and floating IPs are database objects. The trunk plugin will not start
+  without a trunk driver, so the openvswitch mechanism driver is loaded after ours (it
+  binds nothing: ours binds first).
 - Nova: the fake virt driver that keeps a stable node id across restarts
   (``FakeDriverWithoutFakeNodes``; plain ``FakeDriver`` refuses its second start);
   VIF plugging is not awaited; power-state sync is off (the fake driver forgets its
   servers on restart and the sync would mark them SHUTOFF); nova-compute gets no database
   options (only API, conductor, scheduler and nova-manage read ``nova-db.conf``).
+- Glance: web-download imports may fetch from 127.0.0.1 on any port (the Glance image
+  tests serve their image there; Glance refuses loopback addresses by default).
 - Cinder: cinder's own fake driver (volumes live in its database only); the built-in
   ``__DEFAULT__`` volume type.
 - Keystone: on MariaDB (SQLite's lock errors under the burst of service logins at start
@@ -95,7 +101,7 @@ class Configs:
         return {
             "DEFAULT": {
                 **self._common("neutron-api"), "core_plugin": "ml2",
-                "service_plugins": "router", "auth_strategy": "keystone",
+                "service_plugins": "router,qos,trunk,segments", "auth_strategy": "keystone",
                 "allow_overlapping_ips": "true",
                 "transport_url": self.layout.transport_url,
                 "notify_nova_on_port_status_changes": "true",
@@ -108,9 +114,12 @@ class Configs:
             "oslo_policy": _POLICY,
             "keystone_authtoken": _authtoken(self.layout, "neutron"),
             "nova": _login(self.layout, "neutron"),
+            "placement": _login(self.layout, "neutron"),
             "ml2": {"type_drivers": "flat,vlan,vxlan", "tenant_network_types": "vxlan",
-                    "mechanism_drivers": "kiln_agentless",
-                    "extension_drivers": "port_security"},
+                    # openvswitch binds nothing here (kiln_agentless binds first): it is
+                    # loaded because the trunk plugin refuses to start without a driver
+                    "mechanism_drivers": "kiln_agentless,openvswitch",
+                    "extension_drivers": "port_security,qos"},
             "ml2_type_flat": {"flat_networks": "*"},
             "ml2_type_vlan": {"network_vlan_ranges": "physnet1:100:199,physnet2"},
             "ml2_type_vxlan": {"vni_ranges": "1:10000"},
@@ -133,6 +142,8 @@ class Configs:
             "oslo_concurrency": {"lock_path": str(self.layout.state / "lock")},
             "oslo_policy": _POLICY,
             "keystone_authtoken": _authtoken(self.layout, "glance"),
+            # web-download imports from the tests' own HTTP servers (loopback, any port)
+            "import_filtering_opts": {"allowed_hosts": "[127.0.0.1]", "allowed_ports": "[]"},
         }
 
     def nova(self) -> Sections:

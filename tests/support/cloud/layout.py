@@ -46,21 +46,29 @@ def _env(name: str, default: str) -> str:
     return os.environ.get(name, default)
 
 
+def _instance() -> str:
+    return _env("KILN_TEST_CLOUD_INSTANCE", "")
+
+
 @dataclass(frozen=True)
 class CloudLayout:
     """Paths, ports and names of one test cloud (environment overrides in brackets):
     ``KILN_TEST_CLOUD_HOME`` (``~/.cache/kiln-test``), ``KILN_TEST_CLOUD_PORT_BASE``
-    (19500), ``KILN_TEST_MYSQL_URL``'s server for the databases (root, no password)."""
+    (19500), ``KILN_TEST_MYSQL_URL``'s server for the databases (root, no password).
+
+    ``KILN_TEST_CLOUD_INSTANCE`` (none) names a second cloud beside the shared one: the
+    same installed venv, but its own state directory (``state-<instance>``), databases
+    (``kiln_cloud_<instance>_*``) and RabbitMQ vhost, so that with its own port base it
+    can be started, changed and stopped without touching the shared cloud."""
 
     key: str = field(default_factory=install_key)
     cache: Path = field(default_factory=lambda: Path(
         _env("KILN_TEST_CLOUD_HOME", str(Path.home() / ".cache" / "kiln-test"))))
     port_base: int = field(default_factory=lambda: int(_env("KILN_TEST_CLOUD_PORT_BASE",
                                                             "19500")))
-    db_prefix: str = "kiln_cloud_"
+    instance: str = field(default_factory=_instance)
     db_user: str = "kilncloud"
     db_password: str = "kilncloud-secret"
-    rabbit_vhost: str = "kiln-cloud"
     rabbit_user: str = "guest"
     rabbit_password: str = "guest"
     region: str = "RegionOne"
@@ -82,7 +90,21 @@ class CloudLayout:
 
     @property
     def state(self) -> Path:
-        return self.home / "state"
+        return self.home / (f"state-{self.instance}" if self.instance else "state")
+
+    @property
+    def start_lock(self) -> Path:
+        """Held while this cloud starts or stops (an instance's own: its start does not
+        wait for the shared cloud's, nor the shared cloud's for it)."""
+        return (self.state if self.instance else self.home) / ".start.lock"
+
+    @property
+    def db_prefix(self) -> str:
+        return f"kiln_cloud_{self.instance}_" if self.instance else "kiln_cloud_"
+
+    @property
+    def rabbit_vhost(self) -> str:
+        return f"kiln-cloud-{self.instance}" if self.instance else "kiln-cloud"
 
     @property
     def logs(self) -> Path:

@@ -6,6 +6,7 @@ seen no request at all (or none past the refused hop)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 
 import httpx
@@ -137,3 +138,46 @@ async def test_a_body_over_the_limit_is_refused() -> None:
                                                                     content=b"x" * 20_000)})
     with pytest.raises(urlfetch.TooLarge):
         await _fetch("http://93.184.216.34/big", recorder)
+
+
+# -- an alarm action's POST: the same guard --------------------------------------------
+
+async def _post(url: str, recorder: Recorder, *, allowed: list[str] | None = None,
+                names: Mapping[str, list[str]] | None = None) -> int:
+    return await urlfetch.post_json(url, {"current": "alarm"}, allowed_hosts=allowed or [],
+                                    timeout=5, transport=recorder.transport,
+                                    resolve=table(names or {}))
+
+
+@pytest.mark.parametrize(("url", "allowed", "refusal"), [
+    ("http://169.254.169.254/latest/meta-data/", ["0.0.0.0/0"], "link-local"),
+    ("http://127.0.0.1:8004/v1/other/stacks", [], "a loopback address"),
+    ("http://hooks.internal/alarm", [], "a private address"),
+    ("ftp://hooks.example.com/alarm", [], "unsupported action"),
+])
+async def test_an_alarm_action_url_is_checked_before_any_post(
+        url: str, allowed: list[str], refusal: str) -> None:
+    recorder = Recorder()
+    with pytest.raises(urlfetch.Refused, match=refusal):
+        await _post(url, recorder, allowed=allowed, names={"hooks.internal": ["10.1.2.3"]})
+    assert recorder.seen == []
+
+
+async def test_an_allowed_alarm_action_is_posted_to_the_checked_address() -> None:
+    recorder = Recorder({"http://10.1.2.3/alarm": httpx.Response(202)})
+    status = await _post("http://hooks.internal/alarm", recorder, allowed=["10.0.0.0/8"],
+                         names={"hooks.internal": ["10.1.2.3"]})
+    assert status == 202
+    [request] = recorder.seen
+    assert request.method == "POST"
+    assert request.headers["host"] == "hooks.internal"
+    assert json.loads(request.read()) == {"current": "alarm"}
+
+
+async def test_an_alarm_action_is_not_redirected() -> None:
+    recorder = Recorder({"http://93.184.216.34/a": httpx.Response(
+        302, headers={"location": "http://169.254.169.254/"})})
+    status = await _post("http://hooks.example.com/a", recorder,
+                         names={"hooks.example.com": ["93.184.216.34"]})
+    assert status == 302
+    assert [str(r.url) for r in recorder.seen] == ["http://93.184.216.34/a"]

@@ -28,7 +28,8 @@ async def ok(request: Request) -> PlainTextResponse:
 
 def client() -> httpx.AsyncClient:
     app = Starlette(routes=[Route("/{rest:path}", ok, methods=["GET", "PUT", "POST"])])
-    app.add_middleware(AuthMiddleware, authenticator=Refuses())
+    app.add_middleware(AuthMiddleware, authenticator=Refuses(),
+                       unavailable=lambda message: PlainTextResponse(message, 503))
     return httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
                              base_url="http://kiln")
 

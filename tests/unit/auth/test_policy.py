@@ -9,7 +9,7 @@ import pytest
 import yaml
 from oslo_config import cfg
 
-from kiln.auth import options
+from kiln import conf_identity as options
 from kiln.auth.caller import Caller
 from kiln.conf_loader import ConfigError
 from kiln.policy.enforcer import Policy

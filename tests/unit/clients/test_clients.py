@@ -121,3 +121,16 @@ def test_the_readmes_cloud_configuration_loads(tmp_path: Any) -> None:
     assert settings.configured
     assert settings.auth["username"] == "demo"
     assert settings.auth["auth_url"] == "http://keystone.example.com:5000/v3"
+
+
+async def test_an_unreachable_keystone_gives_an_empty_catalog(caplog: Any) -> None:
+    """A real connection to a port nobody listens on: the catalog read fails with
+    keystoneauth's connection error, which means "no services now", not a crash."""
+    settings = CloudSettings(auth={"auth_url": "http://127.0.0.1:1/v3", "username": "u",
+                                   "password": "p", "project_name": "p",
+                                   "user_domain_name": "Default",
+                                   "project_domain_name": "Default"},
+                             retry_limit=0, retry_initial_delay=0.0)
+    assert settings.configured
+    assert await CloudClients(settings).service_types() == frozenset()
+    assert "cannot read the service catalog" in caplog.text

@@ -48,3 +48,24 @@ def test_keypairs_go_with_their_resource_and_with_their_stack(tx: Tx) -> None:
         assert keypairs.get_keypair(s, operator.access_key) == operator
         assert keypairs.delete_keypair(s, operator.access_key)
         assert not keypairs.delete_keypair(s, operator.access_key)
+
+
+def test_revocations_count_committed_deletes_only(tx: Tx) -> None:
+    """What keypair caches watch: it moves once a transaction that deleted keypairs has
+    committed (a cache emptied earlier could re-read the row before the commit)."""
+    stack = new_stack(tx)
+    with tx() as s:
+        made = keypairs.create_keypair(s, project_id="p1", user_id="u", stack_id=stack.id,
+                                       resource_name="server")
+    start = keypairs.revocations()
+    with tx() as s:
+        keypairs.get_keypair(s, made.access_key)
+    assert keypairs.revocations() == start                 # reads revoke nothing
+    with tx() as s:
+        keypairs.delete_keypair(s, made.access_key)
+        assert keypairs.revocations() == start             # not before the commit
+    after_one = keypairs.revocations()
+    assert after_one > start
+    with tx() as s:
+        stacks.soft_delete_stack(s, stack.id)
+    assert keypairs.revocations() > after_one

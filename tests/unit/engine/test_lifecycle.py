@@ -56,11 +56,26 @@ async def test_check_reports_plugins_without_check_support(service: EngineServic
     ident = stack["stack_identity"]
     shown = await run(service, ctx, ident, "stack_check")
     assert shown["stack_status"] == "CHECK_COMPLETE"
-    assert shown["stack_status_reason"] == "Stack CHECK completed successfully"
+    # Heat 27's words when a resource cannot check itself (seen on the peer)
+    assert shown["stack_status_reason"] == (
+        "Stack CHECK completed successfully. 'CHECK' not fully supported (see resources)")
     b = await service.describe_stack_resource(ctx, ident, "b")
     assert b["resource_status"] == "CHECK_COMPLETE"
     assert b["resource_status_reason"] == "CHECK not supported for OS::Heat::None"
     assert (await resources(service, ctx, ident))["a"] == "CHECK_COMPLETE"
+
+
+async def test_check_of_resources_that_all_check_themselves_says_nothing_more(
+        service: EngineService, ctx: RequestContext) -> None:
+    """A resource backed by a child stack counts as checking itself, as in Heat 27 (its
+    child's reason carries the note instead)."""
+    group = {"type": "OS::Heat::ResourceGroup",
+             "properties": {"count": 1, "resource_def": {"type": "OS::Heat::None"}}}
+    stack = await create(service, ctx, "chk2", hot({
+        "a": {"type": "OS::Heat::TestResource", "properties": {"value": "x"}}, "g": group}))
+    shown = await run(service, ctx, stack["stack_identity"], "stack_check")
+    assert (shown["stack_status"], shown["stack_status_reason"]) == (
+        "CHECK_COMPLETE", "Stack CHECK completed successfully")
 
 
 async def test_mark_unhealthy_then_update_replaces_the_resource(service: EngineService,

@@ -305,3 +305,39 @@ async def test_nested_stacks_do_not_deadlock_a_concurrency_limit_of_one(
         assert outputs(stack)["outs"] == ["x0", "x1", "x2"]
     finally:
         await svc.stop()
+
+
+def _group(member: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "OS::Heat::ResourceGroup",
+            "properties": {"count": 1, "resource_def": member}}
+
+
+async def test_errors_inside_nested_stacks_in_heats_words(service: EngineService,
+                                                          ctx: RequestContext) -> None:
+    """Heat 27 (peer): a member named by digits is ``resources[0]``; a property error
+    from inside a child is quoted by the parent stack's reason with the resource's name
+    in front of the inner path (``g.resources[0]...``), not by the resource's own reason;
+    at create, a value Heat's own RandomString validation has to convert and cannot is a
+    400 ``ValueError`` (values are otherwise not checked in a child then)."""
+    missing = hot({"g": _group({"type": "OS::Heat::Value", "properties": {}})})
+    stack = await create(service, ctx, "nested-words", missing)
+    inner = "Property error: resources[0].properties: Property value not assigned"
+    assert stack["stack_status_reason"] == (
+        "Resource CREATE failed: StackValidationFailed: resources.g: Property error: "
+        "g.resources[0].properties: Property value not assigned")
+    res = await service.describe_stack_resource(ctx, stack["stack_identity"], "g")
+    assert res["resource_status_reason"] == f"StackValidationFailed: resources.g: {inner}"
+    deeper = hot({"g": _group(_group({"type": "OS::Heat::Value", "properties": {}}))})
+    stack = await create(service, ctx, "nested-words2", deeper)
+    assert stack["stack_status_reason"] == (
+        "Resource CREATE failed: StackValidationFailed: resources.g.resources[0]: "
+        "Property error: [0].resources[0].properties: Property value not assigned")
+    for props, message in (
+            ({"length": "x"}, "ValueError: resources.g<nested_stack>.resources[0]: "
+                              "Value 'x' is not an integer"),
+            ({"bogus": 1}, "Property error: resources.g<nested_stack>.resources[0]."
+                           "properties: Unknown Property bogus")):
+        template = hot({"g": _group({"type": "OS::Heat::RandomString", "properties": props})})
+        with pytest.raises(StackValidationFailed) as caught:
+            await service.create_stack(ctx, "nested-words3", template, {}, {}, {})
+        assert caught.value.message == message

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from kiln.engine.service import EngineService, RequestContext
-from kiln.errors import ActionInProgress, NotSupported
+from kiln.errors import ActionInProgress, NotSupported, UnknownUserParameter
 from kiln.resources.heat.test_resource import TestResource
 from kiln.resources.registry import global_registry
 
@@ -112,6 +112,22 @@ async def test_patch_with_nothing_changed_is_a_fast_noop(service: EngineService,
     assert stack["parameters"]["n"] == "8"
 
 
+async def test_patch_drops_parameters_the_template_does_not_declare(
+        service: EngineService, ctx: RequestContext) -> None:
+    """Heat 27 (peer): PATCH with an undeclared parameter is accepted and the parameter
+    dropped, from the request and from the stored environment alike; PUT refuses it."""
+    template = hot({"r": {"type": "OS::Heat::Value", "properties": {"value": 1}}},
+                   parameters={"p": {"type": "string", "default": "a"}})
+    stack = await create(service, ctx, "patch-unknown", template)
+    ident = stack["stack_identity"]
+    stack = await update(service, ctx, ident, None, existing=True,
+                         params={"parameters": {"zz": 1, "p": "b"}})
+    assert stack["stack_status"] == "UPDATE_COMPLETE"
+    assert (await service.get_environment(ctx, ident))["parameters"] == {"p": "b"}
+    with pytest.raises(UnknownUserParameter):
+        await service.update_stack(ctx, ident, template, {"parameters": {"zz": 1}}, {}, {})
+
+
 FAILING_REPLACE = hot({"a": tres("one"),
                        "b": tres("two", update_replace=True, fail=True)})
 START = hot({"a": tres("one"), "b": tres("one", update_replace=True)})
@@ -138,6 +154,55 @@ async def test_failed_replacement_rolls_back_to_the_old_resource(
     # the resource the failed replacement would have superseded is back
     assert await physical_ids(service, ctx, ident) == before
     assert (await service.get_template(ctx, ident)) == START
+
+
+async def test_a_new_type_replaces_without_updating_the_old_resource(
+        service: EngineService, ctx: RequestContext) -> None:
+    """Heat 27 (peer): a resource whose type changes is replaced without an UPDATE of the
+    old one, so when the new one fails and the update rolls back, the old resource is
+    back as it was: CREATE_COMPLETE, "state changed"."""
+    old = hot({"r": {"type": "OS::Heat::Value", "properties": {"value": 1}}})
+    stack = await create(service, ctx, "newtype", old)
+    ident = stack["stack_identity"]
+    n_events = len(await events(service, ctx, ident))
+    stack = await update(service, ctx, ident, hot({"r": tres("x", fail=True)}),
+                         disable_rollback=False)
+    assert stack["stack_status"] == "ROLLBACK_COMPLETE"
+    assert [(n, s) for n, s, _ in (await events(service, ctx, ident))[n_events:]] == [
+        ("newtype", "UPDATE_IN_PROGRESS"), ("r", "CREATE_IN_PROGRESS"),
+        ("r", "CREATE_FAILED"), ("newtype", "UPDATE_FAILED"),
+        ("newtype", "ROLLBACK_IN_PROGRESS"), ("r", "DELETE_IN_PROGRESS"),
+        ("r", "DELETE_COMPLETE"), ("newtype", "ROLLBACK_COMPLETE")]
+    shown = await service.describe_stack_resource(ctx, ident, "r")
+    assert (shown["resource_status"], shown["resource_status_reason"]) == (
+        "CREATE_COMPLETE", "state changed")
+
+
+async def test_a_delay_whose_properties_change_is_replaced(
+        service: EngineService, ctx: RequestContext) -> None:
+    """Heat 27's Delay has no update of its own: a changed property replaces it (after an
+    UPDATE ending "The Resource r requires replacement."); restating a default value
+    changes nothing but the definition and updates in place (seen on the peer)."""
+    def delay(**props: Any) -> dict[str, Any]:
+        return hot({"r": {"type": "OS::Heat::Delay", "properties": {"min_wait": 0, **props}}})
+
+    stack = await create(service, ctx, "delay", delay())
+    ident = stack["stack_identity"]
+    n_events = len(await events(service, ctx, ident))
+    preview = await service.preview_update_stack(ctx, ident, delay(jitter_multiplier=0.5),
+                                                 {}, {}, {})
+    assert [r["resource_name"] for r in preview["resource_changes"]["updated"]] == ["r"]
+    stack = await update(service, ctx, ident, delay(jitter_multiplier=0.5))
+    assert stack["stack_status"] == "UPDATE_COMPLETE"
+    evs = (await events(service, ctx, ident))[n_events:]
+    assert [(n, s, r) for n, s, r in evs if n == "r"][:2] == [
+        ("r", "UPDATE_IN_PROGRESS", "state changed"),
+        ("r", "UPDATE_COMPLETE", "The Resource r requires replacement.")]
+    assert [(n, s) for n, s, _ in evs if n == "r"][2:] == [
+        ("r", "CREATE_IN_PROGRESS"), ("r", "CREATE_COMPLETE"),
+        ("r", "DELETE_IN_PROGRESS"), ("r", "DELETE_COMPLETE")]
+    stack = await update(service, ctx, ident, delay(jitter_multiplier=0.5, max_jitter=0))
+    assert (await resources(service, ctx, ident))["r"] == "UPDATE_COMPLETE"
 
 
 async def test_failed_update_without_rollback_stays_failed(service: EngineService,
@@ -260,3 +325,20 @@ async def test_replace_create_first_sets_the_replacement_order(
              and e["resource_status"] in ("CREATE_IN_PROGRESS", "DELETE_IN_PROGRESS")][1:]
     assert order == (["CREATE_IN_PROGRESS", "DELETE_IN_PROGRESS"] if create_first
                      else ["DELETE_IN_PROGRESS", "CREATE_IN_PROGRESS"])
+
+
+async def test_an_update_wait_condition_handle_is_replaced_without_an_update_event(
+        service: EngineService, ctx: RequestContext) -> None:
+    """Heat 27's UpdateWaitConditionHandle raises UpdateReplace from _needs_update, before
+    the update's action recorder: the old handle records no UPDATE_IN_PROGRESS or
+    UPDATE_COMPLETE, only the new handle's create and the old one's delete."""
+    template = hot({"h": {"type": "OS::Heat::UpdateWaitConditionHandle"}})
+    stack = await create(service, ctx, "uwch", template)
+    ident = stack["stack_identity"]
+    n_events = len(await events(service, ctx, ident))
+    stack = await update(service, ctx, ident, template)
+    assert stack["stack_status"] == "UPDATE_COMPLETE", stack["stack_status_reason"]
+    assert [(n, s) for n, s, _ in (await events(service, ctx, ident))[n_events:]] == [
+        ("uwch", "UPDATE_IN_PROGRESS"), ("h", "CREATE_IN_PROGRESS"),
+        ("h", "CREATE_COMPLETE"), ("h", "DELETE_IN_PROGRESS"), ("h", "DELETE_COMPLETE"),
+        ("uwch", "UPDATE_COMPLETE")]

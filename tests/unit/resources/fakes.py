@@ -94,6 +94,8 @@ class FakeRuntime:
     software_deployments: MemoryDeploymentStore = field(default_factory=MemoryDeploymentStore)
     resources: dict[str, Resource] = field(default_factory=dict)
     stack_user_calls: list[tuple[str, str | None, bool]] = field(default_factory=list)
+    #: resource name -> whether its stack user is enabled (after suspend/resume)
+    stack_user_enabled: dict[str, bool] = field(default_factory=dict)
     saved: list[str] = field(default_factory=list)
     files: dict[str, str] = field(default_factory=dict)
     keypairs: dict[str, dict[str, str]] = field(default_factory=dict)
@@ -129,10 +131,12 @@ class FakeRuntime:
     def signal_token(self, resource_name: str) -> str | None:
         return "stack-user-token"
 
-    async def save_resource(self, resource_name: str) -> None:
+    async def save_resource(self, resource_name: str, *,
+                            event: tuple[str, str] | None = None) -> None:
         self.saved.append(resource_name)
 
-    async def issue_ec2_keypair(self, resource_name: str) -> Mapping[str, str]:
+    async def issue_ec2_keypair(self, resource_name: str, *,
+                                user: str | None = None) -> Mapping[str, str]:
         keypair = {"access_key": f"AK{len(self.keypairs)}-{resource_name}",
                    "secret_key": "SK"}
         self.keypairs[keypair["access_key"]] = keypair
@@ -145,6 +149,9 @@ class FakeRuntime:
                              keypair: Mapping[str, str]) -> str:
         return (f"{self.signal_url(resource_name, kind).split('?')[0]}"
                 f"?AWSAccessKeyId={keypair['access_key']}&Signature=abc")
+
+    async def set_stack_user_enabled(self, resource_name: str, enabled: bool) -> None:
+        self.stack_user_enabled[resource_name] = enabled
 
     async def stack_user(self, resource_name: str, *, password: str | None = None,
                          keypair: bool = False) -> Mapping[str, Any]:

@@ -366,8 +366,8 @@ async def test_a_signal_while_the_group_updates_is_refused(service: EngineServic
 
 async def test_an_alarm_restarts_the_restarters_victim(service: EngineService) -> None:
     from kiln.alarms import rules
-    from kiln.alarms.actions import EngineActions
     from kiln.alarms.store import AlarmRecord
+    from kiln.api.cloudwatch.alarm_actions import EngineActions
 
     template = {"heat_template_version": "2021-04-16", "resources": {
         "victim": {"type": "OS::Heat::TestResource", "properties": {"value": "v"}},
@@ -409,3 +409,78 @@ async def test_aodh_alarms_are_refused(service: EngineService) -> None:
     with pytest.raises(StackValidationFailed,
                        match="OS::Aodh::Alarm needs the Aodh alarming service"):
         await service.create_stack(CTX, "aodh", template, {}, {}, {})
+
+
+async def reasons_of(service: EngineService, ident: dict[str, Any],
+                     name: str) -> list[tuple[str, str]]:
+    events = await service.list_events(CTX, ident, filters={"resource_name": name})
+    return [(str(e["resource_status"]), str(e["resource_status_reason"])) for e in events]
+
+
+async def test_a_signal_is_answered_before_the_resize_and_a_second_is_ignored(
+        service: EngineService) -> None:
+    """Heat answers a policy's signal at once and resizes in the background; a signal
+    arriving while that resize runs is ignored without an event (scaling activity)."""
+    slow = {"type": "OS::Heat::TestResource",
+            "properties": {"value": "m", "action_wait_secs": {"create": 5}}}
+    template = group_template(member=slow)
+    template["resources"]["g"]["properties"]["desired_capacity"] = 1
+    ident, _ = await create(service, template)
+    before = await members(service, ident)
+    await signal(service, ident)   # returns while the new member takes 5 s to create
+    now = await members(service, ident)
+    assert [m for m in now if m["resource_status"] == "CREATE_COMPLETE"] == [
+        m for m in before if m["resource_status"] == "CREATE_COMPLETE"]
+    await signal(service, ident)   # during the resize: ignored, as in Heat
+    stack = await settled(service, ident)
+    assert stack["out"]["size"] == 2
+    assert (await events_of(service, ident, "p")).count("SIGNAL_COMPLETE") == 1
+    group = await service.describe_stack_resource(CTX, ident, "g", with_attr=None)
+    assert group["metadata"]["scaling_in_progress"] is False
+    notes = await reasons_of(service, ident, "g")
+    started = [r for s, r in notes if s == "SIGNAL_IN_PROGRESS"]
+    ended = [r for s, r in notes if s == "SIGNAL_COMPLETE"]
+    assert len(started) == len(ended) == 1
+    assert started[0].startswith("Start resizing the group ") and " from 1 " in started[0]
+    assert ended[0].startswith("End resizing the group ") and " to 2 " in ended[0]
+
+
+async def test_a_failing_scale_up_is_an_error_event_of_the_group(
+        service: EngineService) -> None:
+    failing = {"type": "OS::Heat::TestResource", "properties": {"fail": True}}
+    ident, _ = await create(service, group_template(min_size=0, desired=0, member=failing))
+    await signal(service, ident)
+    await settled(service, ident)
+    notes = await reasons_of(service, ident, "g")
+    failed = [r for s, r in notes if s == "SIGNAL_FAILED"]
+    assert len(failed) == 1 and failed[0].endswith("(the group has 0 members)"), notes
+
+
+async def test_an_alarm_state_change_is_an_event_of_its_resource(
+        service: EngineService) -> None:
+    from kiln.alarms import rules
+    from kiln.alarms.store import AlarmRecord
+    from kiln.api.cloudwatch.alarm_actions import EngineActions
+
+    template = {"heat_template_version": "2021-04-16", "resources": {
+        "cpu": {"type": "OS::Heat::CWLiteAlarm", "properties": {
+            "MetricName": "cpu", "Namespace": "n", "Statistic": "Average", "Period": "60",
+            "EvaluationPeriods": "1", "Threshold": "50",
+            "ComparisonOperator": "GreaterThanThreshold"}}}}
+    ident, _ = await create(service, template, name="al")
+    alarm = AlarmRecord(id=1, project_id="demo", name="al-cpu",
+                        stack_id=ident["stack_id"], resource_name="cpu",
+                        rule=rules.make_rule(namespace="n", metric_name="cpu",
+                                             statistic="Average", period=60,
+                                             evaluation_periods=1, threshold=50,
+                                             comparison="GreaterThanThreshold"),
+                        actions_enabled=True, state="OK", state_reason="",
+                        state_reason_data=None, state_updated_at=0, last_evaluated=0,
+                        updated_at=None)
+    actions = EngineActions(service)
+    await actions.state_changed(alarm, "OK", "ALARM", "Threshold Crossed")
+    assert ("SIGNAL_COMPLETE", "Alarm state changed from OK to ALARM: Threshold Crossed"
+            ) in await reasons_of(service, ident, "cpu")
+    await service.delete_stack(CTX, ident)
+    await service.wait_for_stack(ident["stack_id"])
+    await actions.state_changed(alarm, "ALARM", "OK", "gone")   # no error for a gone stack

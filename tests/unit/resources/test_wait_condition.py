@@ -6,7 +6,9 @@ signals (observed through the resource-signal API and the handle's metadata).
 
 from __future__ import annotations
 
+import asyncio
 import json
+from collections.abc import Mapping
 
 import pytest
 
@@ -211,3 +213,43 @@ async def test_update_wait_condition_handle_always_replaced(rt: FakeRuntime) -> 
     (keypair,) = rt.keypairs.values()
     assert handle.reference_id() == rt.presigned_signal_url("uh", "cfn_waitcondition",
                                                             keypair)
+
+
+class SlowKeypairs(FakeRuntime):
+    """Issuing a keypair takes until ``release`` is set (a database write under load)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.issuing = asyncio.Event()
+        self.release = asyncio.Event()
+
+    async def issue_ec2_keypair(self, resource_name: str, *,
+                                user: str | None = None) -> Mapping[str, str]:
+        self.issuing.set()
+        await self.release.wait()
+        return await super().issue_ec2_keypair(resource_name, user=user)
+
+
+@pytest.mark.parametrize(("type_name", "properties"), [
+    ("AWS::CloudFormation::WaitConditionHandle", {}),
+    ("OS::Heat::WaitConditionHandle", {"signal_transport": "CFN_SIGNAL"})])
+async def test_a_handle_read_while_its_keypair_is_issued_is_not_half_made(
+        type_name: str, properties: dict[str, str]) -> None:
+    """A stack shown during the handle's create (the keypair being written) gives the
+    handle's name and no signal, as before the create; never an unsigned URL or a signal
+    without its alarm_url, which an agent would use and be refused."""
+    rt = SlowKeypairs()
+    handle = make(rt, "h", type_name, properties)
+    creating = asyncio.ensure_future(handle.handle_create())
+    await asyncio.wait_for(rt.issuing.wait(), 60)
+    assert handle.reference_id() == "h"
+    if type_name.startswith("OS"):
+        assert handle.resolve_attribute("signal") is None
+    rt.release.set()
+    await creating
+    (keypair,) = rt.keypairs.values()
+    url = rt.presigned_signal_url("h", "cfn_waitcondition", keypair)
+    if type_name.startswith("AWS"):
+        assert handle.reference_id() == url
+    else:
+        assert json.loads(handle.resolve_attribute("signal")) == {"alarm_url": url}

@@ -36,6 +36,10 @@ class Recorder:
         self.calls.append((alarm.name, action, previous, state))
         return "recorded"
 
+    async def state_changed(self, alarm: AlarmRecord, previous: str, state: str,
+                            reason: str) -> None:
+        self.calls.append((alarm.name, "state", previous, state))
+
 
 @pytest.fixture
 async def db(sqlite_url: str) -> AsyncIterator[Database]:
@@ -168,3 +172,70 @@ async def test_old_points_are_purged_and_refused(db: Database) -> None:
         await push(svc, 1, T0 - 50)
     with pytest.raises(rules.InvalidParameter, match="two hours in the future"):
         await push(svc, 1, clock.now + 3 * 3600)
+
+
+async def test_a_failing_action_is_recorded_as_failed_history(db: Database) -> None:
+    """The real runner: a refused POST, a non-http URL and a signal to another project
+    each become a failed Action history item; the alarm's state changes all the same."""
+    from kiln.api.cloudwatch.alarm_actions import EngineActions
+
+    clock = Clock()
+    svc = AlarmService(db, runner=EngineActions(service=None, timeout=5), clock=clock)
+    other = "http://127.0.0.1:1/v1/other/stacks/s/1/resources/r/signal"
+    await svc.put_alarm("p", "high", rule(actions={
+        "alarm_actions": ["http://127.0.0.1:1/up", "ftp://127.0.0.1/x", other]}))
+    await svc.set_state("p", "high", "ALARM", "test")
+    assert await state(db) == "ALARM"
+    actions = await svc.history("p", alarm_name="high", item_type="Action")
+    assert sorted(h[2] for h in actions) == sorted(
+        f"Failed to execute action {url}"
+        for url in ("http://127.0.0.1:1/up", "ftp://127.0.0.1/x", other))
+
+
+async def test_a_flood_is_throttled_and_nothing_of_it_is_half_stored(db: Database) -> None:
+    """More points waiting to be written than ``max_buffered``: the request is refused
+    whole with AWS's Throttling (the client retries later), what was accepted is kept."""
+    clock = Clock()
+    svc = AlarmService(db, runner=Recorder(), clock=clock, max_buffered=5,
+                       flush_interval=3600)
+    data = [{"MetricName": "cpu", "Value": i, "Timestamp": T0} for i in range(3)]
+    assert await svc.put_metric_data("p", "ns", data) == 3
+    with pytest.raises(rules.InvalidParameter) as refused:
+        await svc.put_metric_data("p", "ns", data)
+    assert refused.value.code == "Throttling"
+    await svc.flush()
+    assert len(await db.run(store.points_after, 0, 0)) == 3
+    assert await svc.put_metric_data("p", "ns", data) == 3   # room again once written
+
+
+async def test_a_read_waits_for_the_points_being_written() -> None:
+    """A read's flush while the periodic flush is still writing waits for that write
+    (else the read could run before those rows are committed)."""
+    import asyncio
+
+    class SlowDb:
+        """Writes finish only when the test says; reads record what was committed."""
+
+        def __init__(self) -> None:
+            self.release = asyncio.Event()
+            self.committed: list[Any] = []
+            self.seen: list[Any] = []
+
+        async def write(self, fn: Any, rows: Any) -> None:
+            await self.release.wait()
+            self.committed.extend(rows)
+
+        async def run(self, fn: Any, *args: Any, **kw: Any) -> list[Any]:
+            self.seen = list(self.committed)
+            return []
+
+    db = SlowDb()
+    svc = AlarmService(db, runner=Recorder(), clock=Clock(), flush_interval=3600)
+    await push(svc, 5, T0)
+    writing = asyncio.ensure_future(svc.flush())   # takes the buffer, waits to write
+    await asyncio.sleep(0)
+    reading = asyncio.ensure_future(svc.list_metrics("p", namespace="ns"))
+    await asyncio.sleep(0)
+    db.release.set()
+    await asyncio.gather(writing, reading)
+    assert len(db.seen) == 1

@@ -117,9 +117,9 @@ bind_port = 8204
 
 def test_an_operators_heat_conf_starts_with_heats_own_options_ignored(
         tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    # Heat's options Kiln has are applied (the Keystone middleware's and its auth plugin's
-    # too); Heat's options and sections Kiln does not implement (messaging, trustee) are
-    # accepted and named in a warning
+    # Heat's options Kiln has are applied (the Keystone middleware's and the trustee's
+    # auth plugins too); Heat's options and sections Kiln does not implement (messaging)
+    # are accepted and named in a warning
     path = write(tmp_path, HEAT_CONF.format(db=tmp_path / "k.sqlite"))
     with caplog.at_level("WARNING", logger="kiln.conf_loader"):
         conf = load_config([path])
@@ -127,11 +127,12 @@ def test_an_operators_heat_conf_starts_with_heats_own_options_ignored(
     assert conf.heat_api.bind_port == 8204
     assert conf.heat_metadata_server_url == "http://10.0.0.5:8000"
     assert conf.keystone_authtoken.auth_type == "password"
+    assert conf.trustee.auth_type == "password"
     (warning,) = [r.getMessage() for r in caplog.records if r.name == "kiln.conf_loader"]
     for name in ("DEFAULT.transport_url", "DEFAULT.num_engine_workers",
-                 "[trustee]", "[oslo_messaging_rabbit]"):
+                 "[oslo_messaging_rabbit]"):
         assert name in warning
-    assert "keystone_authtoken" not in warning
+    assert "keystone_authtoken" not in warning and "trustee" not in warning
 
 
 def test_a_misspelt_auth_plugin_option_is_refused(tmp_path: Path) -> None:

@@ -81,7 +81,7 @@ def test_the_example_configuration_loads(tmp_path: Path) -> None:
 
 
 def test_the_keystone_example_configuration_loads(tmp_path: Path) -> None:
-    from kiln.auth.options import flavor
+    from kiln.conf_identity import flavor
     from kiln.conf_loader import load_config
 
     (example,) = [text for text in re.findall(r"```ini\n(.*?)```", README, re.S)
@@ -94,6 +94,23 @@ def test_the_keystone_example_configuration_loads(tmp_path: Path) -> None:
         assert conf.keystone_authtoken.auth_type == "password"
         # the plugin's own options (username, ...) are read by keystoneauth1 at serve
         # time, not registered here (that would leave them on the shared CONF)
+    finally:
+        CONF.clear()
+
+
+def test_the_stack_user_domain_example_configuration_loads(tmp_path: Path) -> None:
+    from kiln.auth.stack_users import check_config, domain_configured
+    from kiln.conf_loader import load_config
+
+    (example,) = [text for text in re.findall(r"```ini\n(.*?)```", README, re.S)
+                  if "stack_domain_admin" in text]
+    path = tmp_path / "kiln.conf"
+    path.write_text(example)
+    try:
+        conf = load_config([str(path)])
+        assert domain_configured(conf)
+        assert conf.stack_domain_admin == "heat_stack_admin"
+        check_config(conf)   # a domain with its admin and password: no error
     finally:
         CONF.clear()
 

@@ -42,6 +42,10 @@ class RecordingService:
     async def stop(self) -> None:
         self.events.append("engine stopped")
 
+    def ec2_keypair_revocations(self) -> int:
+        """What the CFN API's keypair cache asks the service (none revoked here)."""
+        return 0
+
 
 class NoAlarms:
     """The alarm side of a process whose engine is a recording stand-in: nothing to
@@ -57,12 +61,14 @@ class NoAlarms:
         return Starlette()
 
 
-async def wait_until_listening(port: int) -> None:
-    for _ in range(200):
+async def wait_until_listening(port: int, seconds: float = 60.0) -> None:
+    """Bounded by time, not by tries: a loaded machine starts the server slowly."""
+    deadline = asyncio.get_running_loop().time() + seconds
+    while asyncio.get_running_loop().time() < deadline:
         try:
             _, writer = await asyncio.open_connection("127.0.0.1", port)
         except OSError:
-            await asyncio.sleep(0.01)  # readiness poll, bounded by the loop
+            await asyncio.sleep(0.01)  # readiness poll, bounded by the deadline
             continue
         writer.close()
         await writer.wait_closed()
@@ -70,8 +76,10 @@ async def wait_until_listening(port: int) -> None:
     raise AssertionError("server never listened")
 
 
-async def wait_until_refused(port: int) -> None:
-    for _ in range(500):
+async def wait_until_refused(port: int, seconds: float = 60.0) -> None:
+    """Bounded by time, not by tries, like wait_until_listening."""
+    deadline = asyncio.get_running_loop().time() + seconds
+    while asyncio.get_running_loop().time() < deadline:
         try:
             _, writer = await asyncio.open_connection("127.0.0.1", port)
         except ConnectionRefusedError:
@@ -114,7 +122,7 @@ async def test_stop_refuses_new_connections_finishes_requests_then_stops_engine(
     stop = asyncio.Event()
     server = asyncio.create_task(kiln.server.run(conf, "all", stop=stop))
     await wait_until_listening(port)
-    async with httpx.AsyncClient(timeout=10) as client:
+    async with httpx.AsyncClient(timeout=60) as client:
         in_flight = asyncio.create_task(client.get(f"http://127.0.0.1:{port}/slow"))
         await entered.wait()
         stop.set()
@@ -122,7 +130,7 @@ async def test_stop_refuses_new_connections_finishes_requests_then_stops_engine(
         assert events == ["engine started"]
         release.set()
         response = await in_flight
-    await asyncio.wait_for(server, 10)
+    await asyncio.wait_for(server, 60)
     assert response.status_code == 200
     assert response.text == "done"
     assert response.headers["x-openstack-request-id"].startswith("req-")
@@ -145,5 +153,7 @@ async def test_engine_that_will_not_stop_is_bounded_by_graceful_shutdown_timeout
     conf = load_config([str(conf_file)])
     stop = asyncio.Event()
     stop.set()
-    await asyncio.wait_for(kiln.server.run(conf, "engine", stop=stop), 5)
+    # the stop itself takes about 1.5 s; the bound only ends a wait that would hang, and
+    # leaves a loaded machine (load 15+ on 2 CPUs) room for the rest of run()
+    await asyncio.wait_for(kiln.server.run(conf, "engine", stop=stop), 60)
     assert "engine did not finish or checkpoint its work within 1.5s" in caplog.messages

@@ -180,6 +180,8 @@ def in_resource(value: Any) -> dict[str, Any]:
      'Resources.V.Properties.value.Fn::Replace: Incorrect arguments to "Fn::Replace" '
      'should be: {"Fn::Replace": [ {"$var1": "foo", "%var2%": "bar"}, '
      '"$var1 is %var2%"]}'),
+    ({"Fn::Replace": ["x", "a"]},
+     'Resources.V.Properties.value.Fn::Replace: "Fn::Replace" parameters must be a mapping'),
     ({"Fn::FindInMap": ["M", "k"]}, "Resources.V.Properties.value.Fn::FindInMap: "
                                     "'not enough values to unpack (expected 3, got 2)'"),
     ({"Fn::MemberListToMap": ["a", 1, []]},

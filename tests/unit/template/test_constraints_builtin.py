@@ -26,6 +26,17 @@ def check(constraint: str, value: str) -> str | None:
     ("ip_addr", "::1", None),
     ("net_cidr", "10.0.0.0", "'10.0.0.0' is not a valid IP subnet"),
     ("net_cidr", "10.0.0.0/24", None),
+    # netaddr's refusals come first, in its words (Heat 27 peer, issue 9)
+    ("net_cidr", "10.0.0.0/33", "Invalid net cidr invalid IPNetwork 10.0.0.0/33 "),
+    ("net_cidr", "x", "Invalid net cidr invalid IPNetwork x "),
+    ("net_cidr", "a/24", "Invalid net cidr invalid IPNetwork a.0.0.0/24 "),
+    ("net_cidr", "::1/129", "Invalid net cidr invalid IPNetwork ::1/129 "),
+    ("net_cidr", "10.0.0.0/8/1", "Invalid net cidr IPAddress() does not support netmasks or "
+                                 "subnet prefixes! See documentation for details. "),
+    ("net_cidr", "1.2.3/24", "'1.2.3/24' is not a valid IP subnet"),
+    ("net_cidr", "10.0.0.0/255.255.255.0", "'10.0.0.0/255.255.255.0' is not a valid IP "
+                                           "subnet"),
+    ("net_cidr", "10.0.0.1/24", None),
     ("ip_or_cidr", "1.2.3.4/33", "'1.2.3.4/33' is not a valid IP subnet"),
     ("ip_or_cidr", "1.2.3.4", None),
     ("mac_addr", "zz", "Invalid MAC address."),
@@ -44,6 +55,9 @@ def check(constraint: str, value: str) -> str | None:
     ("expiration", "2001-01-01T00:00:00Z", "Expiration 2001-01-01T00:00:00Z is invalid: "
                                            "Expiration time is out of date."),
     ("expiration", "2999-01-01T00:00:00Z", None),
+    ("expiration", "x", "Expiration x is invalid: Unable to parse date string 'x'"),
+    ("expiration", "2020-13-01T00:00:00Z", "Expiration 2020-13-01T00:00:00Z is invalid: "
+                                           "month must be in 1..12"),
     # texts observed on the live Heat 27 (croniter 7)
     ("cron_expression", "bad cron", "Invalid CRON expression: Exactly 5, 6 or 7 columns has "
                                     "to be specified for iterator expression."),

@@ -42,3 +42,30 @@ async def test_unknown_keys_are_cached_too_and_the_cache_is_bounded() -> None:
         assert await lookup.lookup(key) is None
     # A, B asked; A cached; C evicts B (least recently used), A still cached
     assert store.asked == ["A", "B", "C"]
+
+
+async def test_a_revocation_empties_the_cache_at_once() -> None:
+    store, revoked = Store(), [0]
+    store.rows["AK"] = {"secret": "s", "project_id": "p"}
+    lookup = IssuedKeypairs(store.find, ttl=60.0, revocations=lambda: revoked[0])
+    assert await lookup.lookup("AK") is not None
+    assert await lookup.lookup("AK") is not None        # cached
+    del store.rows["AK"]
+    revoked[0] += 1                                     # this process deleted keypairs
+    assert await lookup.lookup("AK") is None
+    assert store.asked == ["AK", "AK"]
+
+
+async def test_an_answer_read_across_a_revocation_is_not_kept() -> None:
+    store, revoked = Store(), [0]
+    store.rows["AK"] = {"secret": "s", "project_id": "p"}
+
+    async def find_then_revoke(access_key: str) -> Mapping[str, Any] | None:
+        found = await store.find(access_key)
+        revoked[0] += 1        # a delete committed while the row was being read
+        return found
+
+    lookup = IssuedKeypairs(find_then_revoke, ttl=60.0, revocations=lambda: revoked[0])
+    assert await lookup.lookup("AK") is not None
+    await lookup.lookup("AK")
+    assert store.asked == ["AK", "AK"]                  # asked again, not cached

@@ -210,3 +210,20 @@ def test_error_body_is_aws_xml() -> None:
         ("Message", "The request signature we calculated does not match the signature "
                     "you provided")]
     assert response.status_code == 403
+
+
+def test_canonical_query_encodes_as_urllib_quote() -> None:
+    """The shortcut for unreserved text and the remembered encodings give exactly what
+    ``quote(v, safe='-_~')`` gives, the same again on a second call."""
+    from urllib.parse import quote
+
+    from kiln.ec2sign import canonical_query
+
+    values = ["", "plain-Value_1.0~", "2026-11-24T15:00:00Z", "a b+c/d?e=f&g",
+              "arn:openstack:heat::p:stacks/s/1/resources/handle", "é€☃", "\x00\n\t%",
+              "x" * 300 + ":"]
+    params = {f"k{i}": v for i, v in enumerate(values)} | {"Signature": "left out"}
+    expected = "&".join(f"{quote(k, safe='-_~')}={quote(v, safe='-_~')}"
+                        for k, v in sorted(params.items()) if k != "Signature")
+    assert canonical_query(params) == expected
+    assert canonical_query(params) == expected

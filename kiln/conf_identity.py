@@ -6,6 +6,9 @@ keystoneauth1 auth plugin (``auth_type`` and the plugin's own options, which are
 only once ``auth_type`` is read). Config files are checked before that, so the keys every
 installed keystoneauth1 plugin defines are accepted in the plugin sections; a key no
 plugin has is still refused.
+
+A shared module beside kiln.conf (it was kiln.auth.options): the configuration registers
+these at import, and every layer reads them, so it belongs to no layer and imports none.
 """
 
 from __future__ import annotations
@@ -85,8 +88,46 @@ auth_plugin_opts = [
                help="Config Section from which to load plugin specific options"),
 ]
 
+#: Deferred authentication, with Heat 27's names: ``deferred_auth_method`` (``trusts``,
+#: Heat's default, or ``password``), ``reauthentication_auth_method`` (``trusts``: every
+#: action on a stack acts through its trust), ``allow_trusts_redelegation``,
+#: ``trusts_delegated_roles``; ``[trustee]`` holds the keystoneauth1 auth plugin of the
+#: user the trusts are given to (no project: a trust scopes its tokens). The trust calls
+#: are in kiln.auth.trusts.
+TRUSTEE_GROUP = "trustee"
+
+deferred_auth_opts = [
+    cfg.StrOpt("deferred_auth_method", choices=["password", "trusts"], default="trusts",
+               help="How Kiln acts for a stack's owner when no request of theirs is "
+                    "behind the work (signals, scaling, alarms, nested stacks, recovery): "
+                    "trusts (a Keystone trust from the owner to the [trustee] user, made "
+                    "at stack create) or password (Heat's stored passwords: the "
+                    "creator's X-Auth-User/X-Auth-Key kept encrypted with the stack)."),
+    cfg.StrOpt("reauthentication_auth_method", choices=["", "trusts"], default="",
+               help="trusts: every action on a stack acts through its trust, so one "
+                    "that outlives the user's token completes (this defeats the expiry "
+                    "of the user's token). Empty: a user's own actions act with their "
+                    "token."),
+    cfg.BoolOpt("allow_trusts_redelegation", default=False,
+                help="Create trusts that may be redelegated (only with "
+                     "reauthentication_auth_method = trusts)."),
+    cfg.ListOpt("trusts_delegated_roles", default=[],
+                help="The roles of the stack's owner the trust delegates to Kiln; empty: "
+                     "all the roles of the token that created the stack."),
+]
+
+
+#: TLS of the trustee's calls to Keystone (keystoneauth1's session option names)
+trustee_tls_opts = [
+    cfg.StrOpt("cafile", help="CA bundle for HTTPS to Keystone."),
+    cfg.StrOpt("certfile", help="Client certificate for HTTPS to Keystone."),
+    cfg.StrOpt("keyfile", help="Client key for HTTPS to Keystone."),
+    cfg.BoolOpt("insecure", default=False, help="Skip HTTPS certificate checks."),
+]
+
+
 #: sections holding a keystoneauth1 auth plugin (auth_type + the plugin's options)
-AUTH_PLUGIN_GROUPS = ("keystone_authtoken",)
+AUTH_PLUGIN_GROUPS = ("keystone_authtoken", "trustee")
 
 
 @cache
@@ -99,7 +140,7 @@ def plugin_option_names() -> frozenset[str]:
     for loader in loaders.values():
         try:
             options = loader.get_options()
-        except Exception:  # a plugin missing a dependency  # noqa: BLE001
+        except ImportError:  # a third-party plugin missing a dependency: not offered
             continue
         for opt in options:
             names.add(opt.dest)
@@ -107,7 +148,25 @@ def plugin_option_names() -> frozenset[str]:
     return frozenset(names)
 
 
+#: ``[DEFAULT]``: the stack domain users servers get credentials of (kiln.auth.stack_users)
+stack_user_opts = [
+    cfg.StrOpt("heat_stack_user_role", default="heat_stack_user",
+               help="Keystone role of the users Kiln creates for servers (stack users)."),
+    cfg.StrOpt("stack_user_domain_id",
+               help="Keystone domain ID which contains the stack users and their "
+                    "per-stack projects. If set, stack_user_domain_name is ignored."),
+    cfg.StrOpt("stack_user_domain_name",
+               help="Keystone domain name which contains the stack users and their "
+                    "per-stack projects (see `kiln keystone-setup`)."),
+    cfg.StrOpt("stack_domain_admin",
+               help="Keystone user name of an admin of the stack user domain."),
+    cfg.StrOpt("stack_domain_admin_password", secret=True,
+               help="Password of stack_domain_admin."),
+]
+
+
 def register(conf: cfg.ConfigOpts) -> None:
+    conf.register_opts(stack_user_opts)
     conf.register_opts(paste_deploy_opts, group="paste_deploy")
     conf.register_opts(authtoken_opts, group="keystone_authtoken")
     conf.register_opts(custom_auth_opts, group="kiln_auth")
@@ -115,6 +174,8 @@ def register(conf: cfg.ConfigOpts) -> None:
     conf.register_opts(policy_extra_opts, group="oslo_policy")
     for group in AUTH_PLUGIN_GROUPS:
         conf.register_opts(auth_plugin_opts, group=group)
+    conf.register_opts(deferred_auth_opts)
+    conf.register_opts(trustee_tls_opts, group=TRUSTEE_GROUP)
 
 
 def flavor(conf: cfg.ConfigOpts) -> str:

@@ -1,14 +1,15 @@
 """The alarm side of a Kiln process: the AlarmService the CloudWatch API serves, and
 (in ``kiln serve`` and ``kiln engine``) the watcher. Built after the EngineService has
-started, on its database; stopped before it."""
+started, on its database; stopped before it. In the API layer because it wires the
+CloudWatch app and the engine's signals (kiln.alarms below it knows neither)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from kiln.alarms.actions import EngineActions
 from kiln.alarms.service import AlarmService
 from kiln.alarms.watcher import Watcher
+from kiln.api.cloudwatch.alarm_actions import EngineActions
 
 
 class AlarmProcess:
@@ -18,7 +19,9 @@ class AlarmProcess:
         self.service = service
         self.alarms = AlarmService(service.db, retention=float(opts.metric_retention),
                                    max_datums=int(opts.max_datums_per_request),
-                                   runner=EngineActions(service))
+                                   runner=EngineActions(
+                                       service, allowed_hosts=list(
+                                           conf.template_url_allowed_hosts)))
         self.watcher = Watcher(self.alarms, interval=float(opts.evaluation_interval),
                                lease_ttl=float(opts.lease_ttl),
                                history_retention=float(opts.history_retention)
@@ -35,18 +38,9 @@ class AlarmProcess:
 
     def app(self) -> Any:
         """The CloudWatch API over this process's AlarmService, checking signatures
-        against the keypairs Kiln issued (the no-auth setup's credential store)."""
-        from kiln.api.aws.credentials import SecretAuthenticator
-        from kiln.api.aws.keypairs import IssuedKeypairs
+        through Keystone in keystone mode, else against the keypairs Kiln issued."""
+        from kiln.api.aws.keypairs import service_signature_checker
         from kiln.api.cloudwatch.app import create_cloudwatch_app
-        from kiln.db import keypairs
 
-        async def find(access_key: str) -> dict[str, Any] | None:
-            found = await self.service.db.run(keypairs.get_keypair, access_key)
-            if found is None:
-                return None
-            return {"secret": found.secret, "project_id": found.project_id,
-                    "user_id": found.user_id, "stack_id": found.stack_id,
-                    "resource_name": found.resource_name}
-
-        return create_cloudwatch_app(self.alarms, SecretAuthenticator(IssuedKeypairs(find)))
+        return create_cloudwatch_app(self.alarms,
+                                     service_signature_checker(self.conf, self.service))

@@ -1,4 +1,4 @@
-"""Validating and storing a new stack (top-level or nested), ready for its create.
+"""Admitting a new stack (top-level or nested): validated and stored, ready for its create.
 
 Validation happens before anything is written, with Heat's errors and order: name
 taken, per-project stack limit, template (an invalid section is a
@@ -29,8 +29,10 @@ from kiln.db.records import NewEvent, NewResource, NewStack, StackRecord
 from kiln.engine.actions import property_check
 from kiln.engine.model.context import RequestContext
 from kiln.engine.model.live_stack import LiveStack, StackInfo
+from kiln.engine.model.settings import EngineConf
 from kiln.engine.model.slots import add_template_slots, check_types
 from kiln.engine.model.states import CREATE, IN_PROGRESS, stack_started
+from kiln.engine.runtime import acting
 from kiln.engine.runtime.engine import Engine
 from kiln.errors import (
     InvalidTemplateSection,
@@ -40,6 +42,7 @@ from kiln.errors import (
 )
 from kiln.template import load_template
 from kiln.template.environment import Environment, build_environment
+from kiln.template.template import Template
 from kiln.template.validation import check_parameter_groups
 
 
@@ -75,7 +78,7 @@ class Options:
 
 def parse_request(template: Mapping[str, Any] | str, params: Mapping[str, Any] | None,
                   files: Mapping[str, str] | None, environment_files: Sequence[str] | None,
-                  conf: Any) -> tuple[Any, Environment]:
+                  conf: EngineConf) -> tuple[Template, Environment]:
     files = dict(files or {})
     tmpl = load_template(template, files=files, max_size=conf.max_template_size)
     env = build_environment(dict(params or {}), environment_files=environment_files or (),
@@ -83,7 +86,7 @@ def parse_request(template: Mapping[str, Any] | str, params: Mapping[str, Any] |
     return tmpl, env
 
 
-def build(engine: Engine, *, name: str, project_id: str, template: Any,
+def build(engine: Engine, *, name: str, project_id: str, template: Template,
           environment: Environment, files: Mapping[str, str], opts: Options,
           username: str | None = None, user_id: str | None = None,
           parent: Parent | None = None, stack_id: str | None = None,
@@ -111,10 +114,18 @@ def build(engine: Engine, *, name: str, project_id: str, template: Any,
     return stack
 
 
+def snapshot_policy_refused(stack: LiveStack, name: str) -> StackValidationFailed:
+    """A "Snapshot" deletion policy on a type that cannot snapshot, named with the
+    template's own section words (CFN: ``Resources.r.DeletionPolicy``), as Heat does."""
+    keys = stack.template.keys
+    return StackValidationFailed(f'{keys.resources}.{name}.{keys.deletion_policy}: '
+                                 '"Snapshot" deletion policy not supported')
+
+
 def check_duplicate_names(stack: LiveStack) -> None:
     """Heat: a parameter and a resource may not share a name (validate, preview and
     create all refuse it)."""
-    params = set(getattr(stack.bound, "parameters", None) or stack.template.parameter_schemas)
+    params = set(stack.bound.parameters)
     dup = sorted(params & set(stack.slots))
     if dup:
         raise StackValidationFailed("Duplicate names {" + ", ".join(map(repr, dup)) + "}")
@@ -134,12 +145,12 @@ def validate(engine: Engine, stack: LiveStack) -> None:
         if slot.definition.deletion_policy == "Snapshot" and not (
                 slot.plugin.supports("snapshot_delete")
                 or slot.plugin.supports("SNAPSHOT")):
-            raise StackValidationFailed(
-                f'resources.{slot.name}.deletion_policy: "Snapshot" deletion policy '
-                "not supported")
+            raise snapshot_policy_refused(stack, slot.name)
         if not slot.plugin.validates_definition:
             slot.props_final = True  # its properties stay empty: nothing to resolve
             continue
+        if slot.definition.external_id is not None:
+            continue  # Heat checks only that the external object exists (check_external)
         final = property_check.check_new(stack, slot)
         if final is None:
             continue  # values that wait for resources are checked at their create
@@ -209,6 +220,7 @@ async def prepare(engine: Engine, ctx: RequestContext, name: str,
     from kiln.engine.actions.validation import check_external
 
     await check_external(stack)
+    acting.check_deferred_auth(engine, ctx, stack)
     return stack
 
 
@@ -216,7 +228,7 @@ async def store(engine: Engine, stack: LiveStack) -> None:
     """Write the stack row (locked by this engine), its INIT resources and its first
     event in one transaction."""
     info = stack.info
-    hidden = sorted(getattr(getattr(stack.bound, "parameters", None), "hidden", ()) or ())
+    hidden = sorted(stack.bound.parameters.hidden)
     new = NewStack(name=info.name, project_id=info.project_id, template=stack.template.raw,
                    environment=stack.environment.env_as_dict(), files=stack.files,
                    hidden_params=hidden, id=info.id, user_id=info.user_id,

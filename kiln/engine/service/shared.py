@@ -12,6 +12,7 @@ from kiln.db.facade import Database, open_database
 from kiln.db.records import StackRecord
 from kiln.engine.actions.nested import NestedOps
 from kiln.engine.model.context import RequestContext
+from kiln.engine.model.delegation import Delegation
 from kiln.engine.model.live_stack import PluginLookup
 from kiln.engine.model.settings import EngineConf
 from kiln.engine.runtime.engine import Engine
@@ -34,9 +35,12 @@ class ServiceBase(EngineServiceAPI):
 
     def __init__(self, conf: EngineConf | None = None, *, db: Database | None = None,
                  db_url: str | None = None, engine_id: str | None = None,
-                 plugins: PluginLookup = find_plugin) -> None:
+                 plugins: PluginLookup = find_plugin,
+                 delegation: Delegation | None = None) -> None:
         self.conf: EngineConf = conf if conf is not None else CONF
         self.plugins = plugins
+        #: deferred authentication (keystone mode's trusts); None: noauth
+        self.delegation = delegation
         self._db = db
         self._db_url = db_url
         self._engine_id = engine_id
@@ -57,7 +61,8 @@ class ServiceBase(EngineServiceAPI):
             self._db = await open_database(self._db_url)
         # NestedOps reaches the engine through this service when a plugin first calls it
         self._engine = Engine(self._db, self.conf, services=NestedOps(self),
-                              plugins=self.plugins, engine_id=self._engine_id)
+                              plugins=self.plugins, engine_id=self._engine_id,
+                              delegation=self.delegation)
 
     async def stop(self) -> None:
         if self._engine is not None:
@@ -68,6 +73,7 @@ class ServiceBase(EngineServiceAPI):
     async def wait_for_stack(self, stack_id: str,
                              timeout: float | None = None) -> None:  # callers' bound  # noqa: ASYNC109
         async with asyncio.timeout(timeout):
+            await self.engine.wait_side(stack_id)  # a signal answered before it ended
             await self.engine.wait(stack_id)
 
     # -- lookups --------------------------------------------------------------------------

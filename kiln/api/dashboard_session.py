@@ -1,0 +1,58 @@
+"""``/dashboard/session``: how the dashboard logs in (``GET``: which login it shows;
+``POST``: a Keystone login or a re-scope to another project, see kiln.auth.login).
+
+Only with the dashboard on; outside ``/v1`` so no token is needed to ask for one.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from oslo_config import cfg
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from kiln import dashboard
+from kiln.api.faults import HTTPError, bad_request
+from kiln.auth.errors import IdentityUnavailable, InvalidToken
+from kiln.auth.login import LoginRefused, login, login_kind
+from kiln.auth.middleware import UNAVAILABLE_MESSAGE, retry_after
+from kiln.errors import HTTPNotFound
+
+#: a login body is a handful of short fields
+MAX_BODY = 16 * 1024
+
+
+def session_endpoint(conf: cfg.ConfigOpts) -> Any:
+    on = dashboard.enabled(conf)
+
+    async def endpoint(request: Request) -> Response:
+        if not on:
+            raise HTTPNotFound("The resource could not be found.")
+        kind = login_kind(conf)
+        if request.method == "GET":
+            return JSONResponse({"auth": kind}, headers={"Cache-Control": "no-store"})
+        if kind != "keystone":
+            raise bad_request("This Kiln has no authentication configured: no login needed.")
+        raw = await request.body()
+        if len(raw) > MAX_BODY:
+            raise HTTPError(413, "The login body is too large.")
+        try:
+            body = json.loads(raw or b"{}")
+        except ValueError:
+            raise bad_request("The login body is not JSON.") from None
+        if not isinstance(body, dict):
+            raise bad_request("The login body must be a JSON object.")
+        try:
+            reply = await login(conf, body)
+        except LoginRefused as exc:
+            raise bad_request(str(exc)) from None
+        except InvalidToken:
+            raise HTTPError(401, "The user name, password or project is wrong, or the "
+                            "user has no role on that project.") from None
+        except IdentityUnavailable:
+            raise HTTPError(503, UNAVAILABLE_MESSAGE, headers=retry_after()) from None
+        return JSONResponse(reply, headers={"Cache-Control": "no-store"})
+
+    return endpoint
