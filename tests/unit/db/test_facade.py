@@ -162,3 +162,18 @@ async def test_reads_and_lock_writes_on_readers_interleave_with_the_writer(
         got = await db.run(resources.get_resource, row.id)
         assert got is not None and got.status_reason == "14"
         assert await db.run(events.count_events, sid) == 15
+
+
+async def test_sqlite_wal_is_checkpointed_off_the_writer(db: Database) -> None:
+    """Commits wake the checkpointer thread, which copies the WAL into the database file
+    (a PASSIVE checkpoint, never waiting for the writer), so no commit does it itself."""
+    if db.engine.dialect.name != "sqlite":
+        pytest.skip("a WAL checkpointer exists only on SQLite")
+    checkpointer = db._checkpointer
+    assert checkpointer is not None
+    before = checkpointer.checkpoints
+    await _stack(db, "walled")
+    deadline = asyncio.get_running_loop().time() + 120
+    while checkpointer.checkpoints == before:
+        assert asyncio.get_running_loop().time() < deadline, "no checkpoint after a commit"
+        await asyncio.sleep(0.05)  # polling the thread's counter, bounded
