@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
 from kiln import errors
-from kiln.db import events, resources, stacks
+from kiln.db import events, inline, resources, stacks
 from kiln.db.facade import Database, open_database
 from kiln.db.records import EventQuery, NewEvent, NewResource, NewStack
 from tests.unit.db.support import TEMPLATE
@@ -177,3 +177,26 @@ async def test_sqlite_wal_is_checkpointed_off_the_writer(db: Database) -> None:
     while checkpointer.checkpoints == before:
         assert asyncio.get_running_loop().time() < deadline, "no checkpoint after a commit"
         await asyncio.sleep(0.05)  # polling the thread's counter, bounded
+
+
+async def test_the_writer_keeps_its_connection_on_a_sqlite_file(db: Database) -> None:
+    """On a SQLite file batch after batch commits on the writer's one connection (a
+    server's connections go back to the pool after each batch); a batch that fails gives
+    its connection up, and the next one commits on a fresh one."""
+    def connection(s: Session) -> sa.Connection:
+        return s.connection()
+
+    first, second = await db.write(connection), await db.write(connection)
+    if not inline.usable(db.engine):
+        assert first is not second
+        return
+    assert first is second
+
+    def broken(s: Session) -> None:
+        raise sa.exc.OperationalError("UPDATE ...", {}, Exception("disk I/O error"))
+
+    with pytest.raises(sa.exc.OperationalError):
+        await db.write(broken)
+    sid = await _stack(db, "after-a-failure")
+    assert (await db.run(stacks.get_stack, sid)) is not None
+    assert await db.write(connection) is not first
