@@ -227,3 +227,25 @@ def test_canonical_query_encodes_as_urllib_quote() -> None:
                         for k, v in sorted(params.items()) if k != "Signature")
     assert canonical_query(params) == expected
     assert canonical_query(params) == expected
+
+
+async def test_a_remembered_sigv2_answer_is_only_for_the_same_request_and_secret() -> None:
+    """The same pre-signed URL is checked again and again and its answer is remembered:
+    the very same request passes again, but another secret for its key, another verb,
+    host or path, or a changed signature is still refused."""
+    req = received(sigv2_get({"Action": "DescribeStackResource", "StackName": "remembered"}))
+    for _ in range(2):
+        assert await auth().authenticate(req, presigned=True) == IDENTITY
+    other_secret = auth()
+    assert isinstance(other_secret.lookup, Keys)
+    other_secret.lookup.known[ACCESS] = Credential("another secret", IDENTITY)
+    changed_signature = [(k, v[:-2] + ("AA" if v[-2:] != "AA" else "BB"))
+                         if k == "Signature" else (k, v) for k, v in req.query]
+    for refused, who in [(SignedRequest(**{**req.__dict__, "method": "PUT"}), auth()),
+                         (SignedRequest(**{**req.__dict__, "host": "other:1"}), auth()),
+                         (SignedRequest(**{**req.__dict__, "raw_path": "/v2/"}), auth()),
+                         (SignedRequest(**{**req.__dict__, "query": changed_signature}),
+                          auth()),
+                         (req, other_secret)]:
+        with pytest.raises(errors.SignatureDoesNotMatch):
+            await who.authenticate(refused, presigned=True)
