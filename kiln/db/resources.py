@@ -19,7 +19,7 @@ import sqlalchemy as sa
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.util import identity_key
 
-from kiln.db import crypt
+from kiln.db import crypt, driver_dml
 from kiln.db.models import Resource, ResourceData, utcnow
 from kiln.db.records import (
     NewResource,
@@ -289,7 +289,9 @@ def _execute_updates(s: Session, updates: Sequence[tuple[int, dict[str, Any]]]) 
         groups[tuple(sorted(row))].append({"_rid": rid, **{"v_" + k: v for k, v in row.items()}})
     conn = s.connection()
     for keys, params in groups.items():
-        conn.execute(_update_stmt(keys, "any"), params)
+        stmt = _update_stmt(keys, "any")
+        if not driver_dml.execute(s, stmt, params):
+            conn.execute(stmt, params)
     _expire(s, (rid for rid, _ in updates))
 
 
