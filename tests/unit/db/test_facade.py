@@ -34,7 +34,7 @@ async def test_queued_writes_share_transactions_and_return_own_results(db: Datab
     (r,) = await db.write(resources.create_resources,
                           [NewResource(sid, sid, "r", "OS::Heat::None")])
     before = db.commits
-    futures = []
+    futures: list[asyncio.Future[object]] = []
     for i in range(200):
         futures.append(db.write(resources.update_resource, r.id,
                                 {"status_reason": f"step {i}"}))
