@@ -24,7 +24,8 @@ from kiln.template.definitions import (
     name_set,
 )
 from kiln.template.errors import StackValidationFailed, reference_error
-from kiln.template.function import OMITTED, Function, gc_paused
+from kiln.template.function import OMITTED, Function
+from kiln.template.gc_pause import gc_paused
 from kiln.template.limits import DEFAULT_MAX_OUTPUT
 from kiln.template.outputs import NO_DESCRIPTION, OutputResult, error_text
 from kiln.template.versions import TemplateVersion

@@ -42,9 +42,7 @@ node, in any branch.
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from kiln.errors import PathElement
@@ -364,32 +362,3 @@ def dependencies(data: Any, ctx: ResolveContext | None = None) -> set[str]:
 def touches_resources(data: Any) -> bool:
     """True if resolving ``data`` reads resource state (so it must not be memoised)."""
     return any(n.touches for n in direct_children(data))
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause the cyclic collector around bulk work that allocates many objects and no
-    cycles (parsing, stack validation): its repeated passes over a large template would
-    make that work superlinear in template size. Reference counting still frees
-    everything; the collector is re-enabled afterwards if it was on.
-
-    What survives the work (a parsed template, a stack's definitions) lives as long as
-    the stack is loaded, so it is moved straight to the oldest generation
-    (``gc.freeze()`` then ``gc.unfreeze()``, two list splices): otherwise the next two
-    young collections would each traverse all of it on its way there, which at 10,000
-    resources costs about as much as a tenth of the parse, and more than linearly (the
-    traversal no longer fits in the CPU caches). Objects promoted so are still
-    collected by the next full collection. In a server that froze its start-up objects
-    the promotion is skipped (it would thaw them), and young collections pay instead."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        # not when the process has frozen objects for good (kiln.server freezes what
-        # exists after start-up): unfreeze() would hand them all back to the collector
-        if gc.get_freeze_count() == 0:
-            gc.freeze()
-            gc.unfreeze()
-        if was_enabled:
-            gc.enable()

@@ -19,7 +19,8 @@ from kiln.template import parser
 from kiln.template.checks import validate_tree
 from kiln.template.definitions import NO_NAMES, ResourceResolver, StackIdentity
 from kiln.template.errors import StackValidationFailed, section_error
-from kiln.template.function import Function, gc_paused
+from kiln.template.function import Function
+from kiln.template.gc_pause import gc_paused
 from kiln.template.hot.resources import STATIC_REFERENCES
 from kiln.template.limits import DEFAULT_MAX_OUTPUT
 from kiln.template.versions import REGISTRY, TemplateVersion
