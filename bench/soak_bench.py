@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/soak_bench.py [--minutes 30] [--clients 20] [--warmup-minutes 5]
                                          [--sample-seconds 10] [--tracemalloc]
-                                         [--json PATH] [--write]
+                                         [--port N] [--json PATH] [--write]
 
 Starts the installed `kiln serve` on a fresh SQLite state directory. Each of ``--clients``
 clients (one httpx keep-alive connection each) repeats a stack's whole life until the time
@@ -18,7 +18,9 @@ minutes (issue 10: zero errors, RSS flat after warm-up).
 and compares a heap snapshot taken at the end of the warm-up with one taken at the end:
 the report lists the 15 source lines whose live allocations grew most. (Tracing slows the
 server severalfold, so its throughput and RSS are not comparable with an untraced run.)
-``--write`` records the result in bench/results/soak.json.
+``--port N`` puts the server's three listeners on N, N+1 and N+2 (a shared machine's
+own range) instead of ports the kernel picks. ``--write`` records the result in
+bench/results/soak.json.
 """
 
 from __future__ import annotations
@@ -242,6 +244,8 @@ def main() -> None:
                         help="RSS before this is warm-up (at most half the run)")
     parser.add_argument("--sample-seconds", type=float, default=10.0)
     parser.add_argument("--tracemalloc", action="store_true")
+    parser.add_argument("--port", type=int,
+                        help="the API's port; CloudFormation's and CloudWatch's are the next two")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--write", action="store_true")
     args = parser.parse_args()
@@ -254,8 +258,11 @@ def main() -> None:
             launcher = [sys.executable, "-X", "tracemalloc=10",
                         str(HERE / "traced_serve.py"), str(trace_dir)]
         # a traced server imports several times slower: give it longer to come up
-        proc = start_kiln(Path(tmp) / "kiln", launcher=launcher,
-                          ready_deadline=600 if launcher else 30)
+        ports = {} if args.port is None else {
+            "heat_api_cfn": {"bind_port": args.port + 1},
+            "heat_api_cloudwatch": {"bind_port": args.port + 2}}
+        proc = start_kiln(Path(tmp) / "kiln", launcher=launcher, port=args.port,
+                          options=ports, ready_deadline=600 if launcher else 30)
         try:
             server = psutil.Process(proc.proc.pid)
             figures = asyncio.run(soak(proc.endpoint("soak"), server, args, trace_dir))
