@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import logging
 
-from kiln.db import user_creds as db_user_creds
 from kiln.db.records import UserCredsRecord
 from kiln.engine.model.context import RequestContext
 from kiln.engine.model.live_stack import LiveStack
@@ -51,7 +50,7 @@ async def delegate(engine: Engine, ctx: RequestContext, stack_id: str,
         engine.acting[stack_id] = ctx
         return
     try:
-        await engine.db.write(db_user_creds.store_user_creds, creds)
+        await engine.store.credentials.keep(creds)
     except BaseException:
         await delegation.revoke(creds, ctx)
         raise
@@ -64,7 +63,7 @@ async def undo_delegation(engine: Engine, ctx: RequestContext, stack_id: str) ->
     creds = await _creds(engine, stack_id)
     if creds is not None and engine.delegation is not None:
         await engine.delegation.revoke(creds, ctx)
-        await engine.db.write(db_user_creds.delete_user_creds, stack_id)
+        await engine.store.credentials.forget(stack_id)
     engine.acting.pop(stack_id, None)
 
 
@@ -93,7 +92,7 @@ async def refresh_for_update(engine: Engine, root_stack_id: str, stack_name: str
     if fresh is None:
         return
     try:
-        await engine.db.write(db_user_creds.store_user_creds, fresh)
+        await engine.store.credentials.keep(fresh)
     except BaseException:
         await delegation.revoke(fresh, ctx)
         raise
@@ -163,10 +162,8 @@ async def forget(engine: Engine, stack_id: str, ctx: RequestContext | None) -> N
         return
     if engine.delegation is not None:
         await engine.delegation.revoke(creds, ctx)
-    await engine.db.write(db_user_creds.delete_user_creds, stack_id)
+    await engine.store.credentials.forget(stack_id)
 
 
 async def _creds(engine: Engine, root_stack_id: str) -> UserCredsRecord | None:
-    found: UserCredsRecord | None = await engine.db.run(db_user_creds.get_user_creds,
-                                                        root_stack_id)
-    return found
+    return await engine.store.credentials.of_stack(root_stack_id)

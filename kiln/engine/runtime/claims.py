@@ -9,7 +9,7 @@ action, and then takes the claim, so an acknowledged delete is never lost to an 
 that started beside it.
 
 The claim only orders requests inside one process. Across processes sharing a database
-the stack row's lock (``engine_id``, :mod:`kiln.db.locks`) decides: it is taken after the
+the stack row's lock (``engine_id``, :mod:`kiln.engine.store.locks`) decides: it is taken after the
 claim and released before it, so a process holding the claim holds the row too. There
 is no call between processes, so a delete cannot cancel another process's running
 action: it is refused with 409, never acknowledged and then dropped.
@@ -23,10 +23,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from kiln.db import locks as db_locks
-from kiln.db import recovery as db_recovery
-from kiln.db import stacks as db_stacks
-from kiln.db.facade import DATABASE_ERRORS
+from kiln.engine.store import DATABASE_ERRORS
 from kiln.errors import ActionInProgress, EntityNotFound
 
 if TYPE_CHECKING:
@@ -98,8 +95,8 @@ class Claims:
         try:
             # a lock left behind is cleared by the sweep once this engine stops beating
             with contextlib.suppress(*DATABASE_ERRORS):
-                await asyncio.shield(engine.db.run(db_locks.release_stack_lock,
-                                                   claim.stack_id, engine.engine_id))
+                await asyncio.shield(engine.store.locks.unlock_stack(claim.stack_id,
+                                                                     engine.engine_id))
         finally:
             if self.held.get(claim.stack_id) is claim:
                 del self.held[claim.stack_id]
@@ -141,7 +138,7 @@ class Claims:
         under a settled row wrote that state itself, whatever its action name (an
         update's rollback ends ROLLBACK_COMPLETE under the update's claim). Read only on
         the refusal path, so a free stack costs nothing."""
-        rec = await self.engine.db.run(db_stacks.get_stack, held.stack_id)
+        rec = await self.engine.store.stacks.get(held.stack_id)
         return rec is not None and rec.status != "IN_PROGRESS"
 
     async def refuse_while_held(self, stack_id: str, name: str) -> None:
@@ -194,15 +191,14 @@ class Claims:
 
     async def _lock_row(self, claim: Claim, name: str, take_from_dead: bool) -> None:
         engine = self.engine
-        result = await engine.db.run(db_locks.acquire_stack_lock, claim.stack_id,
-                                     engine.engine_id)
-        if result.acquired:
+        locks = engine.store.locks
+        if await locks.lock_stack(claim.stack_id, engine.engine_id):
             return
-        if take_from_dead and await engine.db.run(
-                db_recovery.take_from_dead, claim.stack_id, engine.engine_id,
+        if take_from_dead and await locks.take_from_dead(
+                claim.stack_id, engine.engine_id,
                 float(engine.conf.kiln_engine.engine_dead_after)):
             return
-        rec = await engine.db.run(db_stacks.get_stack, claim.stack_id)
+        rec = await engine.store.stacks.get(claim.stack_id)
         if rec is None:
             raise EntityNotFound(f"The Stack ({name}) could not be found.")
         raise in_progress(name, rec.action)

@@ -1,4 +1,4 @@
-"""The engine's shared machinery: database, recorder, limits, running actions, locks.
+"""The engine's shared machinery: store, recorder, limits, running actions, locks.
 
 One :class:`Engine` per process. Each running stack action is an asyncio task registered
 under its stack id, started through the stack's claim (:mod:`kiln.engine.runtime.claims`): a
@@ -16,14 +16,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from sqlalchemy.orm import Session
-
-from kiln.db import events as db_events
-from kiln.db import resources as db_resources
-from kiln.db import stacks as db_stacks
-from kiln.db import templates as db_templates
-from kiln.db.facade import DATABASE_ERRORS, Database
-from kiln.db.records import RawTemplateRecord, ResourceRecord, StackRecord
+from kiln.db.records import StackRecord
 from kiln.engine.model.context import RequestContext
 from kiln.engine.model.delegation import Delegation
 from kiln.engine.model.implicit import add_implicit_requirements
@@ -34,10 +27,9 @@ from kiln.engine.runtime.hooks import Breakpoints
 from kiln.engine.runtime.plugin_loader import find_plugin
 from kiln.engine.runtime.runner import Poller
 from kiln.engine.runtime.scheduler import Limit
+from kiln.engine.store import DATABASE_ERRORS, Store
 from kiln.engine.store.loader import stored_live_stack
-from kiln.engine.store.recorder import Recorder
 from kiln.engine.store.template_cache import TemplateCache
-from kiln.errors import EntityNotFound
 from kiln.graph import Graph
 from kiln.graph.graph import resource_label
 
@@ -45,24 +37,27 @@ LOG = logging.getLogger(__name__)
 
 
 class Engine:
-    """Everything an action runs with, all given here: the database, the configuration,
+    """Everything an action runs with, all given here: the store, the configuration,
     the services plugins reach (child stacks, software configs: the service's
     :class:`~kiln.engine.actions.nested.NestedOps`; None for an engine that runs no
     nested plugins) and the plugin lookup."""
 
-    def __init__(self, db: Database, conf: EngineConf, *,
+    def __init__(self, store: Store, conf: EngineConf, *,
                  services: PluginServices | None = None,
                  plugins: PluginLookup = find_plugin,
                  engine_id: str | None = None,
                  delegation: Delegation | None = None) -> None:
-        self.db = db
+        #: the engine's one door to the database (kiln.engine.store)
+        self.store = store
+        #: the facade, for the service layer only until its calls move behind the store
+        self.db = store.database
         self.conf = conf
         #: root stack id -> the identity its latest work acts with (kiln.engine.runtime.acting)
         self.acting: dict[str, RequestContext] = {}
         self.support = StackSupport(conf=conf, plugins=plugins, services=services,
                                     acting=self.acting)
         self.engine_id = engine_id or str(uuid.uuid4())
-        self.recorder = Recorder(db, self.engine_id)
+        self.recorder = store.recorder(self.engine_id)
         opts = conf.kiln_engine
         self.poller = Poller(opts.poll_initial_delay, opts.poll_max_delay)
         self.limit = Limit(max(1, opts.max_concurrency))
@@ -85,22 +80,12 @@ class Engine:
     # -- loading ------------------------------------------------------------------------
     async def load(self, stack_id: str, *, show_deleted: bool = False) -> LiveStack:
         cache = self.template_cache
-
-        def read(s: Session) -> tuple[StackRecord, RawTemplateRecord, list[ResourceRecord]]:
-            rec = db_stacks.get_stack(s, stack_id, show_deleted=show_deleted)
-            if rec is None:
-                raise EntityNotFound(f"The Stack ({stack_id}) could not be found.")
-            if rec.raw_template_id in cache:  # the body would only be parsed-over
-                raw = db_templates.get_raw_template_without_body(s, rec.raw_template_id)
-            else:
-                raw = db_stacks.get_raw_template(s, rec.raw_template_id)
-            return rec, raw, db_resources.list_resources(s, stack_id)
-
-        rec, raw, rows = await self.db.run(read)
+        rec, raw, rows = await self.store.stacks.load(stack_id, show_deleted=show_deleted,
+                                                      parsed=cache)
         template = cache.cached(raw.id)
         if template is None:
             if not raw.template:  # evicted since the read: fetch the body after all
-                raw = await self.db.run(db_stacks.get_raw_template, raw.id)
+                raw = await self.store.stacks.raw_template(raw.id)
             template = cache.get(raw)
         return stored_live_stack(rec, raw, rows, support=self.support,
                                  parent_facade=await self.parent_facade(rec),
@@ -110,8 +95,7 @@ class Engine:
         """resource_facade inside a stored child: the parent resource's metadata."""
         if rec.owner_id is None or rec.parent_resource_name is None:
             return {}
-        row = await self.db.run(db_resources.get_resource_by_name, rec.owner_id,
-                                rec.parent_resource_name)
+        row = await self.store.resources.by_name(rec.owner_id, rec.parent_resource_name)
         metadata = dict(row.metadata or {}) if row is not None else {}
         return {"metadata": metadata, "deletion_policy": "Delete", "update_policy": {}}
 
@@ -173,9 +157,8 @@ class Engine:
             except Exception as exc:  # a bug must not leave the stack locked forever
                 LOG.exception("stack action on %s crashed", stack_id)
                 with contextlib.suppress(*DATABASE_ERRORS):
-                    await self.db.write(db_stacks.update_stack, stack_id, {
-                        "status": "FAILED",
-                        "status_reason": f"Engine error: {type(exc).__name__}: {exc}"})
+                    await self.store.stacks.mark_crashed(
+                        stack_id, f"Engine error: {type(exc).__name__}: {exc}")
             finally:
                 pending.clear()
                 self.claims.finishing(stack_id, task)
@@ -225,8 +208,8 @@ class Engine:
         of ``event_purge_batch_size`` (Heat's options)."""
         keep = int(self.conf.max_events_per_stack)
         if keep > 0:
-            await self.db.write(db_events.purge_events, stack_id, keep,
-                                int(self.conf.event_purge_batch_size))
+            await self.store.events.purge(stack_id, keep,
+                                          int(self.conf.event_purge_batch_size))
 
     async def wait(self, stack_id: str) -> None:
         """Until no action of this engine runs on the stack (bound it with a timeout)."""

@@ -17,12 +17,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from sqlalchemy.orm import Session
-
-from kiln.db import events as db_events
-from kiln.db import resources as db_resources
 from kiln.db.records import NewEvent
 from kiln.engine.model.live_stack import LiveStack, Slot
 
@@ -68,20 +64,6 @@ class Breakpoints:
         return list(self._waiting)
 
 
-def _persist(s: Session, resource_id: int, data_set: dict[str, str], data_del: list[str],
-             metadata: Any, event: NewEvent | None) -> None:
-    for key, value in data_set.items():
-        db_resources.set_resource_data(s, resource_id, key, value)
-    for key in data_del:
-        db_resources.delete_resource_data(s, resource_id, key)
-    if metadata is not None:
-        # deferred to the batch's commit: a burst of signals to one handle is one UPDATE
-        # of its row, and a batch's rows are one executemany
-        db_resources.queue_resource_update(s, resource_id, {"metadata": metadata})
-    if event is not None:
-        db_events.add_events(s, [event])
-
-
 def resource_event(stack: LiveStack, slot: Slot, reason: str,
                    action: str | None = None) -> NewEvent:
     """An event about ``slot`` that does not change its state (Heat's ``_add_event``)."""
@@ -105,14 +87,15 @@ async def save_side_state(engine: Engine, stack: LiveStack, slot: Slot, *,
     data_set = {k: str(v) for k, v in data.items() if saved.get(k) != v}
     data_del = [k for k in saved if k not in data]
     slot.saved_data = dict(data)
-    await engine.db.write(_persist, slot.db_id, data_set, data_del,
-                          dict(slot.state.metadata) if metadata else None, event)
+    await engine.store.resources.save_side_state(
+        slot.db_id, data_set, data_del, dict(slot.state.metadata) if metadata else None,
+        event)
 
 
 async def _still_set(engine: Engine, slot: Slot, hook: str) -> bool:
     """Re-read the hook key from the database (a signal may have come to another
     process); the in-memory state follows what is stored."""
-    stored = await engine.db.run(db_resources.get_resource_data, slot.db_id)
+    stored = await engine.store.resources.data(slot.db_id)
     if stored.get(hook) == SET:
         return True
     slot.state.data.pop(hook, None)

@@ -18,6 +18,7 @@ from kiln.engine.model.settings import EngineConf
 from kiln.engine.runtime.engine import Engine
 from kiln.engine.runtime.plugin_loader import find_plugin
 from kiln.engine.service.interface import EngineServiceAPI, Identity
+from kiln.engine.store import Store
 from kiln.errors import EntityNotFound
 
 
@@ -60,7 +61,7 @@ class ServiceBase(EngineServiceAPI):
         if self._db is None:
             self._db = await open_database(self._db_url)
         # NestedOps reaches the engine through this service when a plugin first calls it
-        self._engine = Engine(self._db, self.conf, services=NestedOps(self),
+        self._engine = Engine(Store(self._db), self.conf, services=NestedOps(self),
                               plugins=self.plugins, engine_id=self._engine_id,
                               delegation=self.delegation)
 

@@ -1,2 +1,7 @@
-"""Between a live stack and the database: building one from its rows (:mod:`.loader`),
-writing its transitions (:mod:`.recorder`), and the parsed-template cache."""
+"""The engine's one door to the database (:class:`~kiln.engine.store.store.Store` and
+its rooms), and between a live stack and its rows: building one from them
+(:mod:`.loader`), writing its transitions (:mod:`.recorder`), the parsed-template cache."""
+
+from kiln.engine.store.store import DATABASE_ERRORS, Store
+
+__all__ = ["DATABASE_ERRORS", "Store"]

@@ -1,0 +1,125 @@
+"""The stack rows and their templates, as the engine's actions use them.
+
+Each method is one transaction: a read on the facade's reader pool, or a write queued
+for its batching writer (a write returns the writer's future, queued the moment it is
+called, resolved once committed). What a method writes together stays together: a new
+stack's row, resources and first event are one commit, and so is a finished delete.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Container, Mapping, Sequence
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from kiln.db import events as db_events
+from kiln.db import resources as db_resources
+from kiln.db import stacks as db_stacks
+from kiln.db import templates as db_templates
+from kiln.db.facade import Database
+from kiln.db.records import (
+    NewEvent,
+    NewResource,
+    NewStack,
+    RawTemplateRecord,
+    ResourceRecord,
+    StackRecord,
+)
+from kiln.engine.model.states import COMPLETE, DELETE, FAILED
+from kiln.errors import EntityNotFound
+
+#: ``{resource name: (row id, uuid, created_at)}`` of rows just inserted
+Inserted = dict[str, tuple[int, str, Any]]
+#: what loading a stored stack reads: its row, its template (without the body when the
+#: parsed template is cached), its resource rows
+StoredStack = tuple[StackRecord, RawTemplateRecord, list[ResourceRecord]]
+
+
+def _admit(s: Session, new: NewStack, rows: list[NewResource],
+           event: NewEvent) -> tuple[StackRecord, Inserted]:
+    rec = db_stacks.create_stack(s, new)
+    created = db_resources.insert_resources(s, rows)
+    db_events.add_events(s, [event])
+    return rec, created
+
+
+def _mark_deleted(s: Session, stack_id: str, event: NewEvent) -> None:
+    db_stacks.update_stack(s, stack_id, {"action": DELETE, "status": COMPLETE,
+                                         "status_reason": event.resource_status_reason})
+    db_events.add_events(s, [event])
+    db_stacks.soft_delete_stack(s, stack_id)
+
+
+class StackStore:
+    """Stack rows: admitting, loading, looking up, finishing."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    # -- admitting ----------------------------------------------------------------------
+    async def admission(self, project_id: str, name: str, *,
+                        count_stacks: bool) -> tuple[bool, int]:
+        """Whether ``name`` is taken in the project and (``count_stacks``) how many
+        stacks the project has, in one read."""
+        def read(s: Session) -> tuple[bool, int]:
+            taken = db_stacks.get_stack_by_name(s, project_id, name) is not None
+            return taken, (db_stacks.count_project_stacks(s, project_id)
+                           if count_stacks else 0)
+
+        return await self._db.run(read)
+
+    def admit(self, new: NewStack, rows: list[NewResource],
+              event: NewEvent) -> asyncio.Future[tuple[StackRecord, Inserted]]:
+        """The stack row (locked by the engine ``new`` names), its INIT resources and
+        its first event, in one transaction."""
+        return self._db.write(_admit, new, rows, event)
+
+    def add_template(self, template: Mapping[str, Any], environment: Mapping[str, Any],
+                     files: Mapping[str, str], hidden: Sequence[str]) -> asyncio.Future[int]:
+        """A new raw template (an update's target); its id."""
+        return self._db.write(db_stacks.create_raw_template, template, environment, files,
+                              hidden)
+
+    # -- reading ------------------------------------------------------------------------
+    async def get(self, stack_id: str, *, show_deleted: bool = False) -> StackRecord | None:
+        return await self._db.run(db_stacks.get_stack, stack_id, show_deleted=show_deleted)
+
+    async def load(self, stack_id: str, *, show_deleted: bool = False,
+                   parsed: Container[int] = ()) -> StoredStack:
+        """A stored stack in one read; a template whose id is in ``parsed`` (the
+        engine's template cache) comes without its body, which would only be parsed
+        over. EntityNotFound when there is no such stack."""
+        def read(s: Session) -> StoredStack:
+            rec = db_stacks.get_stack(s, stack_id, show_deleted=show_deleted)
+            if rec is None:
+                raise EntityNotFound(f"The Stack ({stack_id}) could not be found.")
+            if rec.raw_template_id in parsed:
+                raw = db_templates.get_raw_template_without_body(s, rec.raw_template_id)
+            else:
+                raw = db_stacks.get_raw_template(s, rec.raw_template_id)
+            return rec, raw, db_resources.list_resources(s, stack_id)
+
+        return await self._db.run(read)
+
+    async def raw_template(self, raw_template_id: int) -> RawTemplateRecord:
+        return await self._db.run(db_stacks.get_raw_template, raw_template_id)
+
+    async def children(self, stack_id: str) -> list[StackRecord]:
+        """The stack's child stacks (not deleted)."""
+        return await self._db.run(db_stacks.list_child_stacks, stack_id)
+
+    # -- changing -----------------------------------------------------------------------
+    def save_outputs(self, stack_id: str, outputs: Any) -> asyncio.Future[bool]:
+        """The outputs of a stack at rest, resolved again after a side change."""
+        return self._db.write(db_stacks.update_stack, stack_id, {"outputs": outputs})
+
+    def mark_crashed(self, stack_id: str, reason: str) -> asyncio.Future[bool]:
+        """FAILED after an engine bug ended its action (the action is left as it was)."""
+        return self._db.write(db_stacks.update_stack, stack_id,
+                              {"status": FAILED, "status_reason": reason})
+
+    def mark_deleted(self, stack_id: str, event: NewEvent) -> asyncio.Future[None]:
+        """DELETE_COMPLETE, its event, and the row soft-deleted, in one transaction."""
+        return self._db.write(_mark_deleted, stack_id, event)
