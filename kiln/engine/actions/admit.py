@@ -19,13 +19,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy.orm import Session
-
 from kiln.clients import service_catalog
-from kiln.db import events as db_events
-from kiln.db import resources as db_resources
-from kiln.db import stacks as db_stacks
-from kiln.db.records import NewEvent, NewResource, NewStack, StackRecord
+from kiln.db.records import NewEvent, NewResource, NewStack
 from kiln.engine.actions import property_check
 from kiln.engine.model.context import RequestContext
 from kiln.engine.model.live_stack import LiveStack, StackInfo
@@ -160,11 +155,8 @@ def validate(engine: Engine, stack: LiveStack) -> None:
 
 
 async def check_new(engine: Engine, *, name: str, project_id: str, is_admin: bool) -> None:
-    def read(s: Session) -> tuple[bool, int]:
-        taken = db_stacks.get_stack_by_name(s, project_id, name) is not None
-        return taken, (db_stacks.count_project_stacks(s, project_id) if not is_admin else 0)
-
-    taken, count = await engine.db.run(read)
+    taken, count = await engine.store.stacks.admission(project_id, name,
+                                                       count_stacks=not is_admin)
     if taken:
         raise StackExists(f"The Stack ({name}) already exists.")
     limit = engine.conf.max_stacks_per_tenant
@@ -172,14 +164,6 @@ async def check_new(engine: Engine, *, name: str, project_id: str, is_admin: boo
         raise RequestLimitExceeded(
             "Request limit exceeded: You have reached the maximum stacks per tenant, "
             f"{limit}. Please delete some stacks.")
-
-
-def _store(s: Session, new: NewStack, rows: list[NewResource],
-           event: NewEvent) -> tuple[StackRecord, dict[str, tuple[int, str, Any]]]:
-    rec = db_stacks.create_stack(s, new)
-    created = db_resources.insert_resources(s, rows)
-    db_events.add_events(s, [event])
-    return rec, created
 
 
 async def prepare(engine: Engine, ctx: RequestContext, name: str,
@@ -245,7 +229,7 @@ async def store(engine: Engine, stack: LiveStack) -> None:
                      resource_type="OS::Heat::Stack", resource_action=info.action,
                      resource_status=info.status, resource_status_reason=info.status_reason,
                      physical_resource_id=info.id)
-    rec, records = await engine.db.write(_store, new, rows, event)
+    rec, records = await engine.store.stacks.admit(new, rows, event)
     info.raw_template_id = rec.raw_template_id
     for name, (rid, ruuid, created_at) in records.items():
         slot = stack.slots[name]

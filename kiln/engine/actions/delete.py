@@ -9,11 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy.orm import Session
-
-from kiln.db import events as db_events
-from kiln.db import resources as db_resources
-from kiln.db import stacks as db_stacks
 from kiln.db.records import NewEvent
 from kiln.engine.model.live_stack import LiveStack, Slot
 from kiln.engine.model.states import COMPLETE, DELETE, FAILED, INIT, stack_completed
@@ -63,7 +58,7 @@ async def delete_with_row(engine: Engine, stack: LiveStack, slot: Slot,
     if needs_delete(slot):
         await delete_resource(engine, stack, slot, deadline)
     if slot.db_id:
-        await engine.db.write(db_resources.delete_resource, slot.db_id)
+        await engine.store.resources.remove(slot.db_id)
 
 
 async def delete_resources(engine: Engine, stack: LiveStack, *, action: str = DELETE,
@@ -82,13 +77,6 @@ async def delete_resources(engine: Engine, stack: LiveStack, *, action: str = DE
     return await traverse(graph, visit, action=action, limit=engine.limit,
                           unlimited=lambda n: is_nested(stack.slots[n]),
                           deadline=deadline, cancel=None)
-
-
-def _finish_delete(s: Session, stack_id: str, event: NewEvent) -> None:
-    db_stacks.update_stack(s, stack_id, {"action": DELETE, "status": COMPLETE,
-                                         "status_reason": event.resource_status_reason})
-    db_events.add_events(s, [event])
-    db_stacks.soft_delete_stack(s, stack_id)
 
 
 async def run_delete(engine: Engine, stack: LiveStack) -> None:
@@ -112,6 +100,6 @@ async def run_delete(engine: Engine, stack: LiveStack) -> None:
                      resource_type="OS::Heat::Stack", resource_action=DELETE,
                      resource_status=COMPLETE, resource_status_reason=info.status_reason,
                      physical_resource_id=info.id)
-    await engine.db.write(_finish_delete, info.id, event)
+    await engine.store.stacks.mark_deleted(info.id, event)
     engine.template_cache.discard(info.raw_template_id)
     engine.template_cache.discard(info.prev_raw_template_id)

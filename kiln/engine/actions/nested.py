@@ -18,7 +18,6 @@ import datetime as dt
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from kiln.db import stacks as db_stacks
 from kiln.engine.actions import admit, lifecycle
 from kiln.engine.actions import create as create_action
 from kiln.engine.actions import delete as delete_action
@@ -84,9 +83,7 @@ class NestedOps:
 
     # -- the service's stores, for plugins ----------------------------------------------
     def alarms(self, project_id: str, stack_id: str) -> AlarmStore:
-        from kiln.alarms.stack_store import StackAlarms
-
-        return StackAlarms(self.engine.db, project_id=project_id, stack_id=stack_id)
+        return self.engine.store.stack_alarms(project_id, stack_id)
 
     def config_store(self, owner: RequestContext) -> SoftwareConfigStore:
         return ServiceConfigStore(self.service, owner)
@@ -210,7 +207,7 @@ class NestedOps:
                      parameters: Mapping[str, Any], files: Mapping[str, str] | None = None,
                      timeout_mins: int | None = None) -> None:
         engine = self.engine
-        rec = await engine.db.run(db_stacks.get_stack, stack_id)
+        rec = await engine.store.stacks.get(stack_id)
         if rec is None:
             raise EntityNotFound(f"The Stack ({stack_id}) could not be found.")
         new = self._build(parent, template, parameters, files, timeout_mins,
@@ -227,9 +224,8 @@ class NestedOps:
     async def _launch_update(self, claim: Claim, current: LiveStack, new: LiveStack) -> None:
         engine = self.engine
         hidden = sorted(new.bound.parameters.hidden)
-        template_id = await engine.db.write(
-            db_stacks.create_raw_template, new.template.raw, new.environment.env_as_dict(),
-            new.files, hidden)
+        template_id = await engine.store.stacks.add_template(
+            new.template.raw, new.environment.env_as_dict(), new.files, hidden)
         prev = new.info.raw_template_id
         new.info.raw_template_id, new.info.prev_raw_template_id = template_id, prev
         await engine.recorder.stack(new, UPDATE, IN_PROGRESS, stack_started(UPDATE), extra={
@@ -239,7 +235,7 @@ class NestedOps:
 
     async def delete(self, stack_id: str) -> bool:
         engine = self.engine
-        rec = await engine.db.run(db_stacks.get_stack, stack_id)
+        rec = await engine.store.stacks.get(stack_id)
         if rec is None:
             return False
         async with engine.claim(stack_id, rec.name, DELETE, preempt=True,
@@ -251,7 +247,7 @@ class NestedOps:
 
     async def action(self, stack_id: str, action: str) -> None:
         engine = self.engine
-        rec = await engine.db.run(db_stacks.get_stack, stack_id)
+        rec = await engine.store.stacks.get(stack_id)
         if rec is None:
             raise EntityNotFound(f"The Stack ({stack_id}) could not be found.")
         async with engine.claim(stack_id, rec.name, action) as claim:
@@ -264,7 +260,7 @@ class NestedOps:
         delay = engine.poller.initial
         while True:
             await engine.wait(stack_id)
-            rec = await engine.db.run(db_stacks.get_stack, stack_id, show_deleted=True)
+            rec = await engine.store.stacks.get(stack_id, show_deleted=True)
             if rec is None:
                 return DELETE, "COMPLETE", ""
             if rec.deleted_at is not None:
@@ -278,13 +274,13 @@ class NestedOps:
             delay = min(delay * 2, engine.poller.maximum)
 
     async def outputs(self, stack_id: str) -> dict[str, Any]:
-        rec = await self.engine.db.run(db_stacks.get_stack, stack_id, show_deleted=True)
+        rec = await self.engine.store.stacks.get(stack_id, show_deleted=True)
         if rec is None:
             return {}
         return {o["output_key"]: o.get("output_value") for o in (rec.outputs or [])}
 
     async def output_errors(self, stack_id: str) -> dict[str, str]:
-        rec = await self.engine.db.run(db_stacks.get_stack, stack_id, show_deleted=True)
+        rec = await self.engine.store.stacks.get(stack_id, show_deleted=True)
         if rec is None:
             return {}
         return {o["output_key"]: str(o["output_error"]) for o in (rec.outputs or [])
@@ -341,8 +337,8 @@ class NestedOps:
             note = dataclasses.replace(note, resource_status=event[0])
         await hooks.save_side_state(self.engine, stack, slot, metadata=True, event=note)
         if stack.info.status != IN_PROGRESS:
-            await self.engine.db.write(db_stacks.update_stack, stack.info.id,
-                                       {"outputs": outputs.resolve_all(stack)})
+            await self.engine.store.stacks.save_outputs(stack.info.id,
+                                                        outputs.resolve_all(stack))
 
     def action_timeout(self, parent: Resource) -> float:
         return float(self.engine.timeout_seconds(self._parent_stack(parent)))

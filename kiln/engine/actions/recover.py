@@ -41,10 +41,6 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, NoReturn
 
-from kiln.db import recovery as db_recovery
-from kiln.db import resources as db_resources
-from kiln.db import snapshots as db_snapshots
-from kiln.db import stacks as db_stacks
 from kiln.engine.actions import create as create_action
 from kiln.engine.actions import delete as delete_action
 from kiln.engine.actions import lifecycle
@@ -93,7 +89,7 @@ def engine_went_down(action: str) -> str:
 
 async def tokens(engine: Engine, stack_id: str) -> Progress:
     """``name -> (progress_action, token)`` of the stack's current rows."""
-    rows = await engine.db.run(db_resources.list_resources, stack_id)
+    rows = await engine.store.resources.of_stack(stack_id)
     return {r.name: (r.progress_action, r.progress) for r in sorted(rows, key=lambda r: r.id)
             if r.replaced_by is None}
 
@@ -110,7 +106,7 @@ async def find_children(engine: Engine, stack: LiveStack) -> None:
             if is_nested(s) and s.physical_id is None and s.state.status == IN_PROGRESS}
     if not lost:
         return
-    for child in await engine.db.run(db_stacks.list_child_stacks, stack.info.id):
+    for child in await engine.store.stacks.children(stack.info.id):
         slot = lost.get(child.parent_resource_name or "")
         if slot is not None:
             slot.state.resource_id = child.id
@@ -159,9 +155,7 @@ async def settle(engine: Engine, stack: LiveStack, deadline: Deadline) -> Outcom
     for index, item in enumerate(stack.stale):
         if item.status == IN_PROGRESS:
             reason = worker_went_down(item.action)
-            await engine.db.write(db_resources.update_resource, item.id, {
-                "status": FAILED, "status_reason": reason, "engine_id": None,
-                "progress": None, "progress_action": None})
+            await engine.store.resources.mark_abandoned(item.id, reason)
             # records are frozen: the stale list gets the row as it now is
             stack.stale[index] = dataclasses.replace(item, status=FAILED,
                                                      status_reason=reason)
@@ -236,12 +230,11 @@ async def resume_snapshot(engine: Engine, stack: LiveStack) -> None:
     """The snapshot runs again; the newest snapshot row still IN_PROGRESS is the one it
     completes (older ones, left by earlier crashes, are FAILED)."""
     await settle(engine, stack, Deadline(engine.timeout_seconds(stack)))
-    rows = await engine.db.run(db_snapshots.list_snapshots, stack.info.id)
+    rows = await engine.store.snapshots.of_stack(stack.info.id)
     pending = [r for r in rows if r.status == IN_PROGRESS]
     pending.sort(key=lambda r: r.created_at)
     for old in pending[:-1]:
-        await engine.db.write(db_snapshots.update_snapshot, old.id, {
-            "status": FAILED, "status_reason": engine_went_down(SNAPSHOT)})
+        await engine.store.snapshots.fail(old.id, engine_went_down(SNAPSHOT))
     if pending:
         await snapshot_action.run_snapshot(engine, stack, pending[-1].id)
     else:
@@ -260,13 +253,10 @@ async def fail_stack(engine: Engine, stack: LiveStack) -> None:
                for slot in stack.slots.values() if slot.state.status == IN_PROGRESS]
     for item in stack.stale:
         if item.status == IN_PROGRESS:
-            await engine.db.write(db_resources.update_resource, item.id,
-                                  {"status": FAILED, "status_reason": reason,
-                                   "engine_id": None, "progress": None,
-                                   "progress_action": None})
+            await engine.store.resources.mark_abandoned(item.id, reason)
     await asyncio.gather(*pending)
     await engine.recorder.stack(stack, stack.info.action, FAILED, reason)
-    await engine.db.write(db_recovery.fail_stuck_snapshots, stack.info.id, reason)
+    await engine.store.snapshots.fail_stuck(stack.info.id, reason)
 
 
 RESUMERS: dict[str, Callable[[Any, LiveStack], Awaitable[None]]] = {

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from kiln.db import snapshots as db_snapshots
 from kiln.engine.actions import update as update_action
 from kiln.engine.actions.adopt import stack_data
 from kiln.engine.model.live_stack import LiveStack
@@ -49,8 +48,7 @@ async def run_snapshot(engine: Engine, stack: LiveStack, snapshot_id: str) -> No
     # SNAPSHOT_COMPLETE may restore that snapshot at once. Its document shows the stack
     # as the snapshot leaves it (SNAPSHOT_COMPLETE, as Heat's), not as it is this moment
     data = {**stack_data(stack), "status": status}
-    await engine.db.write(db_snapshots.update_snapshot, snapshot_id,
-                          {"data": data, "status": status, "status_reason": reason})
+    await engine.store.snapshots.settle(snapshot_id, status, reason, data)
     await engine.recorder.stack(stack, SNAPSHOT, status, reason)
 
 

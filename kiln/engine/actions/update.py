@@ -17,10 +17,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy.orm import Session
-
-from kiln.db import resources as db_resources
-from kiln.db import stacks as db_stacks
 from kiln.db.records import NewResource, StackValues
 from kiln.engine.actions import external
 from kiln.engine.actions.create import create_resource, stored_properties
@@ -114,12 +110,6 @@ def build_target(current: LiveStack, new: LiveStack, *, restore_replaced: bool) 
     return target
 
 
-def _insert_rows(s: Session, rows: list[NewResource], restored: list[int]) -> Any:
-    for rid in restored:
-        db_resources.update_resource(s, rid, {"replaced_by": None})
-    return db_resources.insert_resources(s, rows)
-
-
 async def store_fresh(engine: Engine, target: Target) -> None:
     info = target.stack.info
     rows = [NewResource(stack_id=info.id, root_stack_id=info.root_stack_id, name=name,
@@ -128,17 +118,10 @@ async def store_fresh(engine: Engine, target: Target) -> None:
             for name in target.fresh]
     restored = [s.db_id for s in target.stack.slots.values()
                 if s.replaces is not None and s.replaced_by is None and s.db_id]
-    created = await engine.db.write(_insert_rows, rows, restored)
+    created = await engine.store.resources.add(rows, restored=restored)
     for name, (rid, ruuid, created_at) in created.items():
         slot = target.stack.slots[name]
         slot.db_id, slot.uuid, slot.created_at = rid, ruuid, created_at
-
-
-def _replacement_row(s: Session, new: NewResource, old_id: int) -> Any:
-    created = db_resources.insert_resources(s, [new])
-    rid = created[new.name][0]
-    db_resources.update_resource(s, old_id, {"replaced_by": rid})
-    return created[new.name]
 
 
 async def replace(engine: Engine, target: Target, old: Slot, definition: ResourceDefinition,
@@ -159,8 +142,8 @@ async def replace(engine: Engine, target: Target, old: Slot, definition: Resourc
     row = NewResource(stack_id=stack.info.id, root_stack_id=stack.info.root_stack_id,
                       name=definition.name, type=definition.type,
                       requires=sorted(old.requires), replaces=old.db_id)
-    new.db_id, new.uuid, new.created_at = await engine.db.write(_replacement_row, row,
-                                                                old.db_id)
+    new.db_id, new.uuid, new.created_at = await engine.store.resources.add_replacement(
+        row, old.db_id)
     old.replaced_by = new.db_id
     stack.slots[definition.name] = new
     target.doom(old)
@@ -335,7 +318,7 @@ async def run_update(engine: Engine, current: LiveStack, new: LiveStack, *,
 async def bound_to(engine: Engine, current: LiveStack, raw_template_id: int) -> LiveStack:
     """A stack with ``current``'s info, bound to a stored template (no slots yet): the
     target of a rollback, or of an update that recovery resumes."""
-    raw = await engine.db.run(db_stacks.get_raw_template, raw_template_id)
+    raw = await engine.store.stacks.raw_template(raw_template_id)
     from kiln.engine.store.loader import environment_from_stored
 
     env = environment_from_stored(raw.environment, raw.files)
