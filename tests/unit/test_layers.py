@@ -63,6 +63,15 @@ def test_the_tree_keeps_every_contract(tree: Path) -> None:
      "Kiln's layers"),
     # the API reaching past EngineService
     ("kiln.api.body", "import kiln.engine.runtime.engine", "The API reaches the engine"),
+    # an action, the runtime or the model going round the store to the database
+    ("kiln.engine.actions.delete", "import kiln.db.resources",
+     "The engine's store is the only door to the database"),
+    ("kiln.engine.runtime.claims", "from kiln.db.facade import DATABASE_ERRORS",
+     "The engine's store is the only door to the database"),
+    ("kiln.engine.model.states", "import kiln.db.locks",
+     "The engine's store is the only door to the database"),
+    ("kiln.engine.actions.update", "from sqlalchemy.orm import Session",
+     "The engine's store is the only door to the database"),
     # the model loading plugins itself
     ("kiln.engine.model.slots", "import kiln.resources.registry",
      "The engine's model does no I/O"),
