@@ -50,8 +50,8 @@ class StackValidationFailed(TemplateError, _e.StackValidationFailed):
     """
 
     def __init__(self, message: str = "", *, path: Sequence[_e.PathElement] = (),
-                 error: str = "", show_path: bool = True) -> None:
-        super().__init__(message, path=path)
+                 error: str = "", show_path: bool = True, hint: str | None = None) -> None:
+        super().__init__(message, path=path, hint=hint)
         self.detail = message
         self.error = error
         rendered = heat_path(self.path) if show_path else ""
