@@ -446,6 +446,7 @@ async def run(conf: cfg.ConfigOpts, role: Role, *, started_at: float | None = No
         for _, sock in socks:
             sock.close()
         raise
+    _warn_of_unserved_urls(conf, role)
     alarms = build_alarms(conf, service, role)
     alarms.start()
     freeze_startup_objects()
@@ -465,6 +466,20 @@ async def run(conf: cfg.ConfigOpts, role: Role, *, started_at: float | None = No
         for _, sock in socks:
             sock.close()
     LOG.info("kiln %s stopped", COMMAND[role])
+
+
+def _warn_of_unserved_urls(conf: cfg.ConfigOpts, role: Role) -> None:
+    """``kiln serve --no-cfn`` still hands servers URLs on the CFN API (metadata, wait
+    conditions, signals): say so once, unless the options point them elsewhere."""
+    if role != "all" or conf.kiln_api.serve_cfn:
+        return
+    unset = [name for name in ("heat_metadata_server_url", "heat_waitcondition_server_url")
+             if not getattr(conf, name)]
+    if unset:
+        LOG.warning("the CloudFormation API is off ([kiln_api] serve_cfn = false): the "
+                    "metadata, wait condition and signal URLs servers are given point at "
+                    "[heat_api_cfn] where nothing listens, unless %s name a CloudFormation "
+                    "API served elsewhere (kiln api-cfn)", " and ".join(unset))
 
 
 def _app_for(group: str, service: Any, conf: cfg.ConfigOpts, alarms: Any) -> Any:

@@ -54,6 +54,9 @@ def test_a_taken_cfn_port_does_not_stop_serve_with_no_cfn(
     stack = heat.stacks.create(stack_name="h", template=HANDLE)["stack"]
     assert wait_for_stack_status(heat, stack["id"]).stack_status == "CREATE_COMPLETE"
     assert not listens_on(server.proc.pid, taken_port)
+    [warning] = [r for r in server.log_records() if r["level"] == "WARNING"]
+    assert "unless heat_metadata_server_url and heat_waitcondition_server_url name" \
+        in warning["message"]
     [line] = _serving(server.log_records())
     assert line["message"] == (
         f"Kiln is serving: API {server.url}, dashboard {server.url}/, "
