@@ -128,7 +128,14 @@ def test_a_bad_flag_value_is_one_line(tmp_path: Path) -> None:
 
 def test_one_line_says_where_everything_is_served(start_kiln_factory: StartKiln) -> None:
     server = start_kiln_factory()
+    assert server.port is not None
+    with socket.create_connection(("127.0.0.1", server.port)) as garbage:
+        garbage.sendall(b"NOT HTTP AT ALL\r\n\r\n")
+        garbage.recv(1024)  # uvicorn answers 400 and closes
     assert server.stop() == 0
+    # uvicorn's warnings still show: quieter is not blind
+    assert [r["message"] for r in server.log_records() if r["logger"] == "uvicorn.error"] \
+        == ["Invalid HTTP request received."]
     [line] = _serving(server.log_records())
     assert line["message"] == (
         f"Kiln is serving: API {server.url}, dashboard {server.url}/, "
