@@ -354,8 +354,9 @@ def _plural(count: int, word: str) -> str:
 
 def _running_actions(service: Any) -> list[str]:
     """The names of the stacks whose actions this process's engine is running."""
-    engine = getattr(service, "_engine", None)
-    if engine is None:
+    try:
+        engine = service.engine
+    except RuntimeError:  # not started
         return []
     names = []
     for stack_id, task in list(engine.tasks.items()):
