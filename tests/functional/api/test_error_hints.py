@@ -120,3 +120,27 @@ def test_kiln_stack_prints_the_hint(kiln_server: KilnProcess, tmp_path: Path,
         env={**clean_env(), "OS_ENDPOINT": kiln_server.endpoint("demo"), "NO_COLOR": "1"})
     assert result.returncode == 1, result
     assert result.stderr == f"kiln: error: {message}\n  hint: {hint}\n"
+
+
+#: a newcomer's typos in a template's structure: (template, Heat's message, Kiln's hint)
+STRUCTURE: dict[str, tuple[str, str, str]] = {
+    "section": (HOT + "resorces:\n  s: {type: OS::Heat::None}\n",
+                "The template section is invalid: resorces", "did you mean resources?"),
+    "resource keyword": (HOT + "resources:\n  s:\n    type: OS::Heat::RandomString\n"
+                         "    propertis: {length: 3}\n",
+                         "Invalid keyword(s) inside a resource definition: propertis",
+                         "resources.s: did you mean properties?"),
+    "parameter key": (HOT + "parameters:\n  p: {type: string, defualt: x}\n",
+                      "Invalid key 'defualt' for parameter (p)", "did you mean default?"),
+}
+
+
+@pytest.mark.parametrize("case", list(STRUCTURE))
+def test_structure_typos_are_suggested_at_validate(kiln_server: KilnProcess,
+                                                   case: str) -> None:
+    template, message, hint = STRUCTURE[case]
+    answer = httpx.post(f"{kiln_server.endpoint('demo')}/validate",
+                        json={"template": template}, timeout=HTTP_TIMEOUT)
+    assert answer.status_code == 400
+    error = answer.json()["error"]
+    assert (error["message"], error["hint"]) == (message, hint)
