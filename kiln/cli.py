@@ -129,15 +129,16 @@ _PORT = click.IntRange(0, 65535)
 @_config_option
 @click.option("--bind-host", metavar="HOST", help="Address of the native API and the "
               "dashboard ([heat_api] bind_host; default 127.0.0.1).")
-@click.option("--port", type=_PORT, help="Port of the native API and the dashboard "
+@click.option("--port", type=_PORT, metavar="PORT", help="Port of the native API and the dashboard "
               "([heat_api] bind_port; default 8004).")
 @click.option("--cfn-bind-host", metavar="HOST",
               help="Address of the CloudFormation API ([heat_api_cfn] bind_host).")
-@click.option("--cfn-port", type=_PORT, help="Port of the CloudFormation API and of the "
-              "signal URLs servers call ([heat_api_cfn] bind_port; default 8000).")
+@click.option("--cfn-port", type=_PORT, metavar="PORT", help="Port of the CloudFormation "
+              "API and of the signal URLs servers call ([heat_api_cfn] bind_port; default "
+              "8000).")
 @click.option("--cloudwatch-bind-host", metavar="HOST", help="Address of the CloudWatch "
               "API ([heat_api_cloudwatch] bind_host).")
-@click.option("--cloudwatch-port", type=_PORT, help="Port of the CloudWatch API "
+@click.option("--cloudwatch-port", type=_PORT, metavar="PORT", help="Port of the CloudWatch API "
               "([heat_api_cloudwatch] bind_port; default 8003).")
 @click.option("--cfn/--no-cfn", "cfn", default=None, help="Serve the CloudFormation API "
               "or not ([kiln_api] serve_cfn; default: serve it).")
