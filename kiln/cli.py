@@ -30,6 +30,10 @@ F = TypeVar("F", bound=Callable[..., Any])
 EXIT_CONFIG = 2
 EXIT_RUNTIME = 1
 
+#: a command-line flag standing for a configuration option: (flag, group, option, value;
+#: None when the flag was not given, so the file's value or the default stands)
+Override = tuple[str, str, str, Any]
+
 
 def _config_option(fn: F) -> F:
     return click.option(
@@ -43,23 +47,33 @@ def _fail(message: str, status: int) -> NoReturn:
     sys.exit(status)
 
 
-def _load(config_files: Sequence[str]) -> Any:
+def _load(config_files: Sequence[str], overrides: Sequence[Override] = ()) -> Any:
     from kiln.conf_loader import ConfigError, load_config
     try:
         conf = load_config(config_files)
     except ConfigError as exc:
         _fail(str(exc), EXIT_CONFIG)
+    for flag, group, name, value in overrides:
+        if value is None:
+            continue
+        try:
+            conf.set_override(name, value, group=group)
+        except ValueError as exc:
+            _fail(f"{flag}: invalid value {value!r}: {exc}", EXIT_CONFIG)
     from kiln.logging import log_file_path, setup_logging
     path = log_file_path(conf.log_file, conf.log_dir)
     try:
-        setup_logging(debug=conf.debug, log_file=path, json_lines=conf.log_json)
+        setup_logging(debug=conf.debug, log_file=path, json_lines=conf.log_json
+                      if conf.log_json is not None else path is not None
+                      or not sys.stderr.isatty())
     except OSError as exc:
         _fail(f"cannot open log file {path}: {exc.strerror}", EXIT_CONFIG)
     return conf
 
 
-def _run(config_files: Sequence[str], role: Role) -> None:
-    conf = _load(config_files)
+def _run(config_files: Sequence[str], role: Role,
+         overrides: Sequence[Override] = ()) -> None:
+    conf = _load(config_files, overrides)
     from kiln.conf_loader import ConfigError
     from kiln.server import StartupError, run_blocking
     try:
@@ -98,11 +112,50 @@ def main() -> None:
     """Kiln: an orchestration service that speaks OpenStack Heat's API."""
 
 
+#: ``kiln serve``'s listener flags and the options they set (a flag wins over the files)
+SERVE_FLAGS: tuple[tuple[str, str, str], ...] = (
+    ("--bind-host", "heat_api", "bind_host"), ("--port", "heat_api", "bind_port"),
+    ("--cfn-bind-host", "heat_api_cfn", "bind_host"),
+    ("--cfn-port", "heat_api_cfn", "bind_port"),
+    ("--cloudwatch-bind-host", "heat_api_cloudwatch", "bind_host"),
+    ("--cloudwatch-port", "heat_api_cloudwatch", "bind_port"),
+    ("--cfn/--no-cfn", "kiln_api", "serve_cfn"),
+    ("--cloudwatch/--no-cloudwatch", "kiln_api", "serve_cloudwatch"))
+
+_PORT = click.IntRange(0, 65535)
+
+
 @main.command()
 @_config_option
-def serve(config_files: tuple[str, ...]) -> None:
-    """Run the whole service in one process (API on [heat_api] bind_host:bind_port)."""
-    _run(config_files, "all")
+@click.option("--bind-host", metavar="HOST", help="Address of the native API and the "
+              "dashboard ([heat_api] bind_host; default 127.0.0.1).")
+@click.option("--port", type=_PORT, metavar="PORT", help="Port of the native API and the dashboard "
+              "([heat_api] bind_port; default 8004).")
+@click.option("--cfn-bind-host", metavar="HOST",
+              help="Address of the CloudFormation API ([heat_api_cfn] bind_host).")
+@click.option("--cfn-port", type=_PORT, metavar="PORT", help="Port of the CloudFormation "
+              "API and of the signal URLs servers call ([heat_api_cfn] bind_port; default "
+              "8000).")
+@click.option("--cloudwatch-bind-host", metavar="HOST", help="Address of the CloudWatch "
+              "API ([heat_api_cloudwatch] bind_host).")
+@click.option("--cloudwatch-port", type=_PORT, metavar="PORT", help="Port of the CloudWatch API "
+              "([heat_api_cloudwatch] bind_port; default 8003).")
+@click.option("--cfn/--no-cfn", "cfn", default=None, help="Serve the CloudFormation API "
+              "or not ([kiln_api] serve_cfn; default: serve it).")
+@click.option("--cloudwatch/--no-cloudwatch", "cloudwatch", default=None,
+              help="Serve the CloudWatch API or not ([kiln_api] serve_cloudwatch; "
+                   "default: serve it).")
+def serve(config_files: tuple[str, ...], bind_host: str | None, port: int | None,
+          cfn_bind_host: str | None, cfn_port: int | None,
+          cloudwatch_bind_host: str | None, cloudwatch_port: int | None,
+          cfn: bool | None, cloudwatch: bool | None) -> None:
+    """Run the whole service in one process: the native API and dashboard
+    ([heat_api], port 8004), the CloudFormation API ([heat_api_cfn], 8000), the CloudWatch
+    API ([heat_api_cloudwatch], 8003) and the engine. A flag wins over the files."""
+    values = (bind_host, port, cfn_bind_host, cfn_port, cloudwatch_bind_host,
+              cloudwatch_port, cfn, cloudwatch)
+    _run(config_files, "all", [(flag, group, name, value) for (flag, group, name), value
+                               in zip(SERVE_FLAGS, values, strict=True)])
 
 
 @main.command()

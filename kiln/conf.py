@@ -20,7 +20,9 @@ default_opts = [
     cfg.BoolOpt("debug", default=False, help="Log at DEBUG level."),
     cfg.StrOpt("log_file", help="Write logs to this file instead of stderr."),
     cfg.StrOpt("log_dir", help="Directory a relative log_file is placed in (as in Heat)."),
-    cfg.BoolOpt("log_json", default=True, help="Structured (JSON lines) logs."),
+    cfg.BoolOpt("log_json",
+                help="true: JSON lines; false: human-readable lines. Unset: JSON lines, "
+                     "except human-readable ones on stderr when it is a terminal."),
     cfg.IntOpt("max_resources_per_stack", default=1000,
                help="Maximum resources in one stack's own template (each nested stack "
                     "counted alone, as Heat 27 does); "
@@ -157,6 +159,18 @@ engine_opts = [
 ]
 
 api_opts = [
+    cfg.BoolOpt("serve_cfn", default=True,
+                help="kiln serve also serves the CloudFormation-compatible API on "
+                     "[heat_api_cfn] (kiln serve --no-cfn: false). Without it, the "
+                     "metadata, signal and wait-condition URLs servers are given work "
+                     "only if heat_metadata_server_url and heat_waitcondition_server_url "
+                     "name a CloudFormation API served elsewhere (kiln api-cfn)."),
+    cfg.BoolOpt("serve_cloudwatch", default=True,
+                help="kiln serve also serves the CloudWatch-compatible API on "
+                     "[heat_api_cloudwatch] (kiln serve --no-cloudwatch: false). Without "
+                     "it, metrics pushed by servers (cfn-push-stats) and CloudWatch clients "
+                     "reach Kiln only through a kiln api-cloudwatch on the same "
+                     "database."),
     cfg.BoolOpt("dashboard", default=True,
                 help="Serve the web dashboard at / to browsers (requests that accept "
                      "text/html); API clients get Heat's version document there either "

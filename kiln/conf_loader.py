@@ -20,9 +20,10 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from oslo_config import cfg
+from oslo_config import cfg, types
 
 from kiln.conf import CONF
+from kiln.errors import did_you_mean
 
 #: oslo.config's own DEFAULT options, not Kiln settings.
 INTERNAL_OPTIONS = frozenset({"config_file", "config_dir", "config_source", "shell_completion"})
@@ -110,8 +111,9 @@ def check_files(paths: Sequence[str], conf: cfg.ConfigOpts = CONF) -> list[str]:
             if name not in known:
                 if name not in heat:
                     raise ConfigError(
-                        f"{path}: unknown section [{section}]; known sections: "
-                        + ", ".join(f"[{s}]" for s in sorted(known)))
+                        f"{path}: unknown section [{section}]; "
+                        + (did_you_mean(name, known, "[{}]") or "known sections: "
+                           + ", ".join(f"[{s}]" for s in sorted(known))))
                 # a Heat section Kiln has no use for; its keys may include auth-plugin
                 # options registered only at run time, so the section is taken whole
                 ignored.append(f"[{section}]")
@@ -122,7 +124,9 @@ def check_files(paths: Sequence[str], conf: cfg.ConfigOpts = CONF) -> list[str]:
                 if key in heat_only:
                     ignored.append(f"{section}.{key}")
                     continue
-                raise ConfigError(f"{path}: unknown option '{key}' in section [{section}]")
+                close = did_you_mean(key, allowed, "'{}'")
+                raise ConfigError(f"{path}: unknown option '{key}' in section [{section}]"
+                                  + (f"; {close}" if close else ""))
     return ignored
 
 
@@ -146,14 +150,39 @@ def _file_keys(opt: cfg.Opt, group_name: str) -> set[tuple[str, str]]:
     return pairs
 
 
-def _setting_file(paths: Sequence[str], opt: cfg.Opt, group_name: str) -> str | None:
-    """The file whose value of ``opt`` is in effect: the last one setting it (later files
-    win), so an invalid value is reported where the operator has to correct it."""
+def _setting(paths: Sequence[str], opt: cfg.Opt, group_name: str) -> tuple[str, str] | None:
+    """The file whose value of ``opt`` is in effect and that value as written: the last
+    file setting it (later files win), so an invalid value is reported where the
+    operator has to correct it."""
     wanted = _file_keys(opt, group_name)
     for path in reversed(paths):
         for section, keys in _parse_sections(path).items():
-            if any((_normalize_section(section), key) in wanted for key in keys):
-                return path
+            for key, values in keys.items():
+                if (_normalize_section(section), key) in wanted:
+                    return path, values[-1] if values else ""
+    return None
+
+
+def _expected(opt: cfg.Opt) -> str | None:
+    """What an option's value must be, in words, for the types whose own error is
+    Python's (``invalid literal for int() with base 10: 'eighty'``)."""
+    kind = opt.type
+    bounds = ""
+    low, high = getattr(kind, "min", None), getattr(kind, "max", None)
+    if low is not None and high is not None:
+        bounds = f" from {low} to {high}"
+    elif low is not None:
+        bounds = f" of at least {low}"
+    elif high is not None:
+        bounds = f" of at most {high}"
+    if isinstance(kind, types.Port):
+        return f"a port number{bounds}"
+    if isinstance(kind, types.Integer):
+        return f"an integer{bounds}"
+    if isinstance(kind, types.Float):
+        return f"a number{bounds}"
+    if isinstance(kind, types.Boolean):
+        return "true or false"
     return None
 
 
@@ -164,10 +193,13 @@ def _check_values(conf: cfg.ConfigOpts, paths: Sequence[str]) -> None:
                 getattr(group, name)
             except (cfg.ConfigFileValueError, ValueError) as exc:
                 detail = str(exc).split(" is not valid: ", 1)[-1]
-                where = _setting_file(paths, info["opt"], group_name)
+                setting = _setting(paths, info["opt"], group_name)
+                expected = _expected(info["opt"])
+                if setting is not None and expected is not None:
+                    detail = f"expected {expected}, got {setting[1]!r}"
                 raise ConfigError(
-                    f"{where or 'default'}: invalid value for option '{name}' in section "
-                    f"[{group_name}]: {detail}") from None
+                    f"{setting[0] if setting else 'default'}: invalid value for option "
+                    f"'{name}' in section [{group_name}]: {detail}") from None
 
 
 def load_config(config_files: Sequence[str] = (), conf: cfg.ConfigOpts = CONF) -> cfg.ConfigOpts:

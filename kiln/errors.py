@@ -43,11 +43,19 @@ Tree::
 
 Template errors (``kiln.template.errors``) subclass these, adding the path to the place
 in the template.
+
+An error may carry a ``hint`` (``did you mean length?``, ``expected a number, got
+'abc'``): Kiln's own words beside Heat's message, which stays Heat's exact text because
+clients compare it. The API sends the hint in the fault body's ``error.hint``; ``kiln
+stack`` prints it under the message. Code that rewords an error (prefixing its path,
+wrapping a nested stack's) raises the new one while handling the old, so the hint is
+found along ``__context__`` (:func:`hint_of`) without every wrapper passing it on.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import difflib
+from collections.abc import Iterable, Sequence
 from typing import ClassVar
 
 PathElement = str | int
@@ -72,10 +80,15 @@ class KilnError(Exception):
     http_status: ClassVar[int] = 500
     #: Heat's ``error.type``; defaults to the class name, which matches Heat's exception name.
     heat_type: ClassVar[str | None] = None
+    #: Kiln's suggestion beside Heat's message (module docstring)
+    hint: str | None = None
 
-    def __init__(self, message: str = "", *, path: Sequence[PathElement] = ()) -> None:
+    def __init__(self, message: str = "", *, path: Sequence[PathElement] = (),
+                 hint: str | None = None) -> None:
         self.message = message
         self.path: tuple[PathElement, ...] = tuple(path)
+        if hint is not None:
+            self.hint = hint
         super().__init__(self.message)
 
     @property
@@ -84,6 +97,43 @@ class KilnError(Exception):
 
     def __str__(self) -> str:
         return self.message
+
+
+def did_you_mean(given: object, known: Iterable[str], shape: str = "{}") -> str | None:
+    """``did you mean X?`` for the known name closest to a misspelt one (written as
+    ``shape`` shows it: ``'{}'`` quotes it), or None."""
+    if not isinstance(given, str) or not given:
+        return None
+    names = [name for name in known if isinstance(name, str)]
+    close = difflib.get_close_matches(given, names, n=1, cutoff=0.6)
+    if not close:
+        lowered = {name.lower(): name for name in names}
+        close = difflib.get_close_matches(given.lower(), list(lowered), n=1, cutoff=0.6)
+        close = [lowered[c] for c in close]
+    if not close or close[0] == given:
+        return None
+    return f"did you mean {shape.format(close[0])}?"
+
+
+def hint_of(exc: BaseException) -> str | None:
+    """The hint of ``exc`` or of the error it rewords: one raised while handling another
+    whose message it contains (a path prefixed, a nested stack's heading added)."""
+    seen: BaseException | None = exc
+    for _ in range(20):  # a bound: exception chains can be cyclic
+        if seen is None:
+            return None
+        if isinstance(seen, KilnError) and seen.hint:
+            return seen.hint
+        inner = seen.__cause__ or seen.__context__
+        said = str(getattr(inner, "detail", "") or _text(inner)) if inner is not None else ""
+        if not said or said not in _text(seen):
+            return None
+        seen = inner
+    return None
+
+
+def _text(exc: BaseException) -> str:
+    return exc.message if isinstance(exc, KilnError) else str(exc)
 
 
 class InvalidInput(KilnError):

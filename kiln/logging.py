@@ -120,6 +120,10 @@ def setup_logging(*, debug: bool = False, log_file: str | None = None,
         lg = logging.getLogger(name)
         lg.handlers.clear()
         lg.propagate = True
+    # uvicorn's start and stop chatter, once per listener, says less than Kiln's one
+    # "Kiln is serving" line; its warnings and errors (a request it cannot parse, an
+    # application error) still show
+    logging.getLogger("uvicorn.error").setLevel(logging.INFO if debug else logging.WARNING)
     # Per-request lines come from RequestIdMiddleware; uvicorn's own would duplicate them.
     logging.getLogger("uvicorn.access").setLevel(logging.WARNING)
     # Per-statement SQL at DEBUG, and Alembic's plugin chatter, drown everything else.

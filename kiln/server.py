@@ -48,9 +48,14 @@ LISTENERS: dict[str, tuple[str, ...]] = {
     "engine": ()}
 #: The roles that run the alarm watcher (kiln.alarms.watcher).
 WATCHERS = ("all", "engine")
-#: How each listener is named in the logs.
-API_NAMES = {"heat_api": "", "heat_api_cfn": " CloudFormation API",
-             "heat_api_cloudwatch": " CloudWatch API"}
+#: How each listener is named in messages.
+API_NAMES = {"heat_api": "the native API", "heat_api_cfn": "the CloudFormation API",
+             "heat_api_cloudwatch": "the CloudWatch API"}
+#: ``kiln serve``'s optional listeners, each with the [kiln_api] option that turns it off
+OPTIONAL = {"heat_api_cfn": "serve_cfn", "heat_api_cloudwatch": "serve_cloudwatch"}
+#: ``kiln serve``'s flags (kiln.cli) that move each listener and turn an optional one off
+SERVE_FLAGS = {"heat_api": ("--port", ""), "heat_api_cfn": ("--cfn-port", "--no-cfn"),
+               "heat_api_cloudwatch": ("--cloudwatch-port", "--no-cloudwatch")}
 
 
 class StartupError(Exception):
@@ -58,11 +63,54 @@ class StartupError(Exception):
 
 
 class _Server(uvicorn.Server):
-    """uvicorn's server with signal handling left to Kiln (see module docstring)."""
+    """uvicorn's server with signal handling left to Kiln (see module docstring), and an
+    event set once it has started or failed to, so that Kiln says it is serving only
+    when every listener is."""
+
+    def __init__(self, config: uvicorn.Config) -> None:
+        super().__init__(config)
+        self.ready = asyncio.Event()
 
     @contextlib.contextmanager
     def capture_signals(self) -> Generator[None, None, None]:
         yield
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        try:
+            await super().startup(sockets)
+        finally:
+            self.ready.set()
+
+    async def serve(self, sockets: list[socket.socket] | None = None) -> None:
+        try:
+            await super().serve(sockets)
+        finally:
+            self.ready.set()
+
+
+def listeners(conf: cfg.ConfigOpts, role: Role) -> tuple[str, ...]:
+    """The APIs this process serves: ``kiln serve``'s optional ones only when enabled."""
+    return tuple(group for group in LISTENERS[role]
+                 if role != "all" or group not in OPTIONAL
+                 or getattr(conf.kiln_api, OPTIONAL[group]))
+
+
+def bind_listener(conf: cfg.ConfigOpts, group: str, role: Role) -> socket.socket:
+    """:func:`bind_socket` for one API, a failure saying which option (in ``kiln serve``,
+    which flag) moves the listener, and for an optional one which turns it off."""
+    options = getattr(conf, group)
+    try:
+        return bind_socket(options.bind_host, options.bind_port)
+    except StartupError as exc:
+        where = f"[{group}] bind_host, bind_port"
+        if role != "all":
+            raise StartupError(f"{exc}; that is {API_NAMES[group]}'s address: move it with "
+                               f"{where}") from None
+        move, off = SERVE_FLAGS[group]
+        hint = f"move it with {move} PORT ({where})"
+        if off:
+            hint += f" or turn it off with {off} ([kiln_api] {OPTIONAL[group]} = false)"
+        raise StartupError(f"{exc}; that is {API_NAMES[group]}'s address: {hint}") from None
 
 
 def bind_socket(host: str, port: int) -> socket.socket:
@@ -296,6 +344,52 @@ async def stop_service(service: Any,
         LOG.error("engine did not finish or checkpoint its work within %ss", bound)
 
 
+#: Seconds between the lines a stopping process logs about what it still waits for.
+STOP_PROGRESS_INTERVAL = 5.0
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def _running_actions(service: Any) -> list[str]:
+    """The names of the stacks whose actions this process's engine is running."""
+    try:
+        engine = service.engine
+    except RuntimeError:  # not started
+        return []
+    names = []
+    for stack_id, task in list(engine.tasks.items()):
+        if not task.done():
+            live = engine.live.get(stack_id)
+            names.append(live.info.name if live is not None else stack_id)
+    return names
+
+
+async def report_stop_progress(stop: asyncio.Event, servers: list[_Server], service: Any,
+                               budget: float | None) -> None:
+    """Once ``stop`` is set, say every few seconds what the stop is still waiting for (a
+    silent stop of a minute looks like a hang), and how long it may still wait. Cancelled
+    when the stop is done."""
+    await stop.wait()
+    began = time.monotonic()
+    while True:
+        requests = sum(len(http.server_state.tasks) for http in servers)
+        actions = _running_actions(service)
+        if requests or actions:
+            waits = []
+            if requests:
+                waits.append(_plural(requests, "request") + " in flight")
+            if actions:
+                waits.append(_plural(len(actions), "stack action") + f" ({', '.join(actions)})")
+            left = ("no time limit (graceful_shutdown_timeout = 0)" if budget is None else
+                    f"{max(0, round(budget - (time.monotonic() - began)))} s left before "
+                    "running actions are checkpointed for the next engine to continue")
+            LOG.info("stopping: waiting for %s to finish; %s", " and ".join(waits), left,
+                     extra={"requests_in_flight": requests, "stack_actions": actions})
+        await asyncio.sleep(STOP_PROGRESS_INTERVAL)  # a progress report's period
+
+
 def _install_signal_handlers(stop: asyncio.Event) -> None:
     loop = asyncio.get_running_loop()
     hits = {"count": 0}
@@ -345,31 +439,48 @@ async def run(conf: cfg.ConfigOpts, role: Role, *, started_at: float | None = No
         raise ConfigError("[heat_api] workers: only 1 is supported")
     socks: list[tuple[str, socket.socket]] = []
     try:
-        for group in LISTENERS[role]:
-            options = getattr(conf, group)
-            socks.append((group, bind_socket(options.bind_host, options.bind_port)))
+        for group in listeners(conf, role):
+            socks.append((group, bind_listener(conf, group, role)))
         service = build_service(conf, role)
         await start_service(service, database_url(conf))
     except BaseException:
         for _, sock in socks:
             sock.close()
         raise
+    _warn_of_unserved_urls(conf, role)
     alarms = build_alarms(conf, service, role)
     alarms.start()
     freeze_startup_objects()
     timeout = conf.graceful_shutdown_timeout or None
+    servers: list[_Server] = []
+    progress = asyncio.create_task(report_stop_progress(stop, servers, service, timeout))
     try:
         if not socks:
             LOG.info("kiln engine running")
             await stop.wait()
         else:
-            await _serve_http(conf, role, service, socks, stop, started_at, alarms)
+            await _serve_http(conf, role, service, socks, stop, started_at, alarms, servers)
     finally:
         await alarms.stop()
         await stop_service(service, timeout)
+        progress.cancel()
         for _, sock in socks:
             sock.close()
     LOG.info("kiln %s stopped", COMMAND[role])
+
+
+def _warn_of_unserved_urls(conf: cfg.ConfigOpts, role: Role) -> None:
+    """``kiln serve --no-cfn`` still hands servers URLs on the CFN API (metadata, wait
+    conditions, signals): say so once, unless the options point them elsewhere."""
+    if role != "all" or conf.kiln_api.serve_cfn:
+        return
+    unset = [name for name in ("heat_metadata_server_url", "heat_waitcondition_server_url")
+             if not getattr(conf, name)]
+    if unset:
+        LOG.warning("the CloudFormation API is off ([kiln_api] serve_cfn = false): the "
+                    "metadata, wait condition and signal URLs servers are given point at "
+                    "[heat_api_cfn] where nothing listens, unless %s name a CloudFormation "
+                    "API served elsewhere (kiln api-cfn)", " and ".join(unset))
 
 
 def _app_for(group: str, service: Any, conf: cfg.ConfigOpts, alarms: Any) -> Any:
@@ -382,11 +493,36 @@ def _app_for(group: str, service: Any, conf: cfg.ConfigOpts, alarms: Any) -> Any
     return create_app(service, conf)
 
 
+#: How each listener is named in the "Kiln is serving" line.
+SHORT_NAMES = {"heat_api": "API", "heat_api_cfn": "CFN", "heat_api_cloudwatch": "CloudWatch"}
+
+
+def _url(sock: socket.socket, group: str) -> str:
+    host, port = sock.getsockname()[:2]
+    host = f"[{host}]" if ":" in host else host
+    return f"http://{host}:{port}" + ("/v1/" if group == "heat_api_cfn" else "")
+
+
+def _log_serving(conf: cfg.ConfigOpts, role: Role, socks: list[tuple[str, socket.socket]],
+                 started_at: float | None) -> None:
+    """The one line saying where everything is: a newcomer's first question."""
+    urls = {group: _url(sock, group) for group, sock in socks}
+    parts: list[str] = []
+    for group, url in urls.items():
+        parts.append(f"{SHORT_NAMES[group]} {url}")
+        if group == "heat_api" and conf.kiln_api.dashboard:
+            parts.append(f"dashboard {url}/")
+    off = [f"{SHORT_NAMES[group]} off" for group in LISTENERS[role] if group not in urls]
+    LOG.info("Kiln is serving: %s%s", ", ".join(parts), "; " + ", ".join(off) if off else "",
+             extra={"command": COMMAND[role], "listeners": urls,
+                    "startup_seconds": None if started_at is None
+                    else round(time.monotonic() - started_at, 3)})
+
+
 async def _serve_http(conf: cfg.ConfigOpts, role: Role, service: Any,
                       socks: list[tuple[str, socket.socket]], stop: asyncio.Event,
-                      started_at: float | None, alarms: Any) -> None:
+                      started_at: float | None, alarms: Any, servers: list[_Server]) -> None:
     from kiln.logging import RequestIdMiddleware
-    servers: list[_Server] = []
     serving: list[asyncio.Task[None]] = []
     apps: list[Any] = []
     for group, sock in socks:
@@ -395,12 +531,10 @@ async def _serve_http(conf: cfg.ConfigOpts, role: Role, service: Any,
         http = _make_http_server(RequestIdMiddleware(app), conf)
         servers.append(http)
         serving.append(asyncio.create_task(http.serve(sockets=[sock])))
-        host, port = sock.getsockname()[:2]
-        what = API_NAMES[group]
-        LOG.info("kiln %s%s listening on http://%s:%d", COMMAND[role], what, host, port,
-                 extra={"bind_host": host, "bind_port": port, "api": group,
-                        "startup_seconds": None if started_at is None
-                        else round(time.monotonic() - started_at, 3)})
+    for http in servers:
+        await http.ready.wait()
+    if all(http.started for http in servers):
+        _log_serving(conf, role, socks, started_at)
     stopping = asyncio.create_task(stop.wait())
     done, _ = await asyncio.wait({*serving, stopping}, return_when=asyncio.FIRST_COMPLETED)
     if stopping not in done:

@@ -71,11 +71,14 @@ def not_found(message: str) -> HTTPError:
     return HTTPError(404, message)
 
 
-def fault_body(status: int, error_type: str, message: str | None) -> dict[str, Any]:
+def fault_body(status: int, error_type: str, message: str | None,
+               hint: str | None = None) -> dict[str, Any]:
     title, explanation = _STATUS_TEXT.get(status, _STATUS_TEXT[500])
     error: dict[str, Any] = {"type": error_type, "traceback": None}
     if message is not None:
         error["message"] = message
+    if hint:  # Kiln's suggestion beside Heat's message (kiln.errors)
+        error["hint"] = hint
     return {"code": status, "title": title, "explanation": explanation, "error": error}
 
 
@@ -93,6 +96,7 @@ def fault_response(exc: BaseException) -> Response:
         status, etype, message = 500, "HTTPInternalServerError", _STATUS_TEXT[500][1]
     if status not in _STATUS_TEXT:
         status = 500
-    body = json.dumps(fault_body(status, etype, message)).encode()
+    hint = errors.hint_of(exc) if status < 500 else None
+    body = json.dumps(fault_body(status, etype, message, hint)).encode()
     return Response(body, status_code=status, headers=headers,
                     media_type="application/json")

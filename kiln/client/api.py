@@ -25,11 +25,13 @@ class APIError(Exception):
     """A request the endpoint refused or could not answer."""
 
     def __init__(self, message: str, status: int | None = None,
-                 error_type: str | None = None) -> None:
+                 error_type: str | None = None, hint: str | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.status = status
         self.error_type = error_type
+        #: Kiln's suggestion beside Heat's message (``error.hint``: did you mean ...?)
+        self.hint = hint
 
 
 class NotFound(APIError):
@@ -39,6 +41,7 @@ class NotFound(APIError):
 def _error_from(response: httpx.Response) -> APIError:
     message = response.text.strip() or response.reason_phrase
     error_type: str | None = None
+    hint: str | None = None
     try:
         body = response.json()
     except ValueError:
@@ -48,10 +51,11 @@ def _error_from(response: httpx.Response) -> APIError:
         if isinstance(error, dict):
             message = str(error.get("message") or body.get("explanation") or message)
             error_type = error.get("type")
+            hint = str(error["hint"]) if error.get("hint") else None
         elif body.get("explanation"):
             message = str(body["explanation"])
     cls = NotFound if response.status_code == 404 else APIError
-    return cls(message, response.status_code, error_type)
+    return cls(message, response.status_code, error_type, hint)
 
 
 class HeatAPI:

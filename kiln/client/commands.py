@@ -117,7 +117,7 @@ def _call(fn: Callable[[], Any]) -> Any:
     try:
         return fn()
     except APIError as exc:
-        fail(exc.message)
+        fail(exc.message if exc.hint is None else f"{exc.message}\n  hint: {exc.hint}")
 
 
 def _follow(watch: ActionWatch) -> None:

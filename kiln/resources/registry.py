@@ -30,6 +30,7 @@ from kiln.errors import (
     NotSupported,
     ResourceTypeNotFound,
     ResourceTypeUnavailable,
+    did_you_mean,
 )
 from kiln.resources import typedocs
 from kiln.resources.base import Resource
@@ -147,8 +148,11 @@ class Registry:
         try:
             return self._types[type_name]
         except KeyError:
+            visible = [name for name, cls in self._types.items()
+                       if cls.support_status.status != "HIDDEN"]
             raise ResourceTypeNotFound(
-                f"The Resource Type ({type_name}) could not be found.") from None
+                f"The Resource Type ({type_name}) could not be found.",
+                hint=did_you_mean(type_name, visible)) from None
 
     def __contains__(self, type_name: object) -> bool:
         return type_name in self._types

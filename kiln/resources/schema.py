@@ -13,8 +13,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from kiln.errors import PathElement, StackValidationFailed
-from kiln.template.constraints import Constraint, check_applicable
+from kiln.errors import PathElement, StackValidationFailed, did_you_mean
+from kiln.template.constraints import Constraint, check_applicable, expected_hint
 
 PropertyType = Literal["string", "integer", "number", "boolean", "list", "map", "any"]
 AttributeType = Literal["string", "integer", "number", "boolean", "list", "map"]
@@ -116,7 +116,8 @@ class Property:
         try:
             return converter(self, value, path)
         except (TypeError, ValueError) as exc:
-            raise StackValidationFailed(str(exc), path=path) from None
+            raise StackValidationFailed(str(exc), path=path,
+                                        hint=expected_hint(exc, self.type, value)) from None
 
     def coerce(self, value: Any, path: tuple[PathElement, ...]) -> Any:
         """Turn a resolved template value into this property's Python type.
@@ -265,7 +266,8 @@ class Properties(Mapping[str, Any]):
             raise StackValidationFailed(f'"{data}" is not a map', path=path)
         for key in data:
             if key not in schema:
-                raise StackValidationFailed(f"Unknown Property {key}", path=path)
+                raise StackValidationFailed(f"Unknown Property {key}", path=path,
+                                            hint=did_you_mean(key, schema))
         values: dict[str, Any] = {}
         for key, prop in schema.items():
             if key not in data:

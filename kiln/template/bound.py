@@ -170,6 +170,9 @@ class BoundTemplate:
     def parameter(self, name: str) -> Any:
         return self.parameters[name]
 
+    def parameter_names(self) -> list[str]:
+        return list(self.parameters)
+
     def condition(self, name: Any) -> bool:
         return self._conditions.is_enabled(name)
 

@@ -76,6 +76,21 @@ def str_to_num(value: Any) -> int | float:
         return float(value)
 
 
+#: Python's words for a text that is not a number (Heat shows them as they are)
+_PYTHON_NUMBER_ERRORS = ("could not convert string to float", "invalid literal for int()")
+_EXPECTED = {"number": "a number (such as 8 or 0.5)", "integer": "an integer (such as 8)",
+             "float": "a number (such as 8 or 0.5)"}
+
+
+def expected_hint(exc: BaseException, type_name: str, given: Any) -> str | None:
+    """Kiln's words beside Heat's when the error is Python's own failure to read a
+    number: what was expected and what was given (``expected a number, got 'abc'``)."""
+    if not any(text in str(exc) for text in _PYTHON_NUMBER_ERRORS):
+        return None
+    expected = _EXPECTED.get(type_name, f"a value of type {type_name}")
+    return f"expected {expected}, got {given!r}"
+
+
 def str_to_bool(value: Any) -> bool:
     """Heat's strict boolean reading (oslo's bool_from_string(strict=True))."""
     if isinstance(value, bool):

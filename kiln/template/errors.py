@@ -19,7 +19,7 @@ place (``("resources", "server", "properties", "name")``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from kiln import errors as _e
 
@@ -50,8 +50,8 @@ class StackValidationFailed(TemplateError, _e.StackValidationFailed):
     """
 
     def __init__(self, message: str = "", *, path: Sequence[_e.PathElement] = (),
-                 error: str = "", show_path: bool = True) -> None:
-        super().__init__(message, path=path)
+                 error: str = "", show_path: bool = True, hint: str | None = None) -> None:
+        super().__init__(message, path=path, hint=hint)
         self.detail = message
         self.error = error
         rendered = heat_path(self.path) if show_path else ""
@@ -94,9 +94,9 @@ def version_error(explanation: str) -> InvalidTemplateVersion:
     return InvalidTemplateVersion(f"The template version is invalid: {explanation}")
 
 
-def section_error(section: str) -> InvalidTemplateSection:
+def section_error(section: str, known: Iterable[str] = ()) -> InvalidTemplateSection:
     return InvalidTemplateSection(f"The template section is invalid: {section}",
-                                  path=(section,))
+                                  path=(section,), hint=_e.did_you_mean(section, known))
 
 
 def reference_error(resource: str, key: str,

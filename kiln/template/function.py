@@ -123,6 +123,10 @@ class ResolveContext(Protocol):
         """The typed value of a template or pseudo parameter; KeyError if unknown."""
         ...
 
+    def parameter_names(self) -> list[str]:
+        """Every name :meth:`parameter` knows (for a misspelt name's suggestion)."""
+        ...
+
     def condition(self, name: Any) -> bool:
         """Heat's ``is_enabled``: None → True, a bool as is, a condition name → its
         value. Raises ValueError (``Invalid condition "x"``) otherwise; callers attach
@@ -279,6 +283,12 @@ class Function:
         return hash((type(self), self.fn_name))
 
 
+#: HOT's function for a CloudFormation one that newer HOT versions dropped
+HOT_INSTEAD = {"Fn::Join": "list_join", "Fn::Replace": "str_replace",
+               "Fn::Split": "str_split", "Fn::ResourceFacade": "resource_facade",
+               "Ref": "get_resource or get_param"}
+
+
 class Removed(Function):
     """A function an older version had and this version dropped: an error where a stack
     validates it. Heat 27 accepts it in a disabled resource or an OS::Heat::None, and an
@@ -287,8 +297,12 @@ class Removed(Function):
     __slots__ = ()
 
     def validate_existing(self, ctx: ValidateContext) -> None:
-        raise self.arg_error("The template version is invalid: The function "
-                             f"{self.fn_name} is not supported in this version of HOT.")
+        error = self.arg_error("The template version is invalid: The function "
+                               f"{self.fn_name} is not supported in this version of HOT.")
+        instead = HOT_INSTEAD.get(self.fn_name)
+        if instead:
+            error.hint = f"did you mean {instead}? (HOT's function for {self.fn_name})"
+        raise error
 
     def result(self, ctx: ResolveContext) -> Any:
         # Heat returns the unresolved arguments (and then cannot store a nested

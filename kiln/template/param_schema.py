@@ -172,7 +172,8 @@ def _check_dict(data: Any, allowed: tuple[str, ...], entity: str) -> Mapping[str
         raise c.InvalidSchemaError(f"Invalid {entity}, expected a mapping")
     for key in data:
         if key not in allowed:
-            raise c.InvalidSchemaError(f"Invalid key '{key}' for {entity}")
+            raise c.InvalidSchemaError(f"Invalid key '{key}' for {entity}",
+                                       hint=_e.did_you_mean(key, allowed))
     return data
 
 

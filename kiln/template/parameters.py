@@ -240,7 +240,9 @@ class ParameterValues(Mapping[str, Any]):
                                            path=("parameters", name)) from None
             except (ValueError, TypeError) as exc:
                 raise ParameterInvalid(f"Parameter '{name}' is invalid: {exc}",
-                                       path=("parameters", name)) from None
+                                       path=("parameters", name),
+                                       hint=c.expected_hint(exc, schema.type,
+                                                            self.raw(name))) from None
 
 
 def bind_parameters(schemas: Mapping[str, ParameterSchema],
@@ -268,7 +270,7 @@ def bind_parameters(schemas: Mapping[str, ParameterSchema],
         if name not in schemas:
             raise UnknownUserParameter(
                 f"The Parameter ({name}) was not defined in template.",
-                path=("parameters", name))
+                path=("parameters", name), hint=_e.did_you_mean(name, schemas))
     bound = ParameterValues(schemas, values, defaults, _pseudo_schemas(identity, family))
     if validate is not None:
         bound.validate(validate_values=validate, context=context)

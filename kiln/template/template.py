@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from kiln.errors import PathElement
+from kiln.errors import PathElement, did_you_mean
 from kiln.template import parser
 from kiln.template.checks import validate_tree
 from kiln.template.definitions import NO_NAMES, ResourceResolver, StackIdentity
@@ -301,7 +301,7 @@ def build_template(data: dict[str, Any], *, files: Mapping[str, str]) -> Templat
     keys = HOT_KEYS if version.family == "hot" else CFN_KEYS
     for key in data:
         if key not in version.sections:
-            raise section_error(str(key))
+            raise section_error(str(key), version.sections)
     description = data.get(keys.description)
     raw_resources = _section_map(data, keys.resources, "resource")
     raw_outputs = _section_map(data, keys.outputs, "output")
@@ -368,9 +368,11 @@ def _check_resources(resources: dict[Any, Any], version: TemplateVersion, keys: 
     for name, snippet in resources.items():
         invalid = [str(k) for k in snippet if k not in version.resource_keys]
         if invalid:
+            close = did_you_mean(invalid[0], version.resource_keys)
             raise StackValidationFailed(
                 "Invalid keyword(s) inside a resource definition: " + ", ".join(invalid),
-                path=(keys.resources, str(name)), show_path=False)
+                path=(keys.resources, str(name)), show_path=False,
+                hint=f"{keys.resources}.{name}" + (f": {close}" if close else ""))
         if "\x00" in str(name):
             # a name is a database column, and PostgreSQL cannot store a NUL in text
             raise StackValidationFailed(

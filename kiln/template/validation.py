@@ -180,7 +180,7 @@ def validation_summary(*, description: str,
 
             raise UnknownUserParameter(
                 f"The Parameter ({name}) was not defined in template.",
-                path=("parameters", name))
+                path=("parameters", name), hint=_e.did_you_mean(name, schemas))
     values.validate(validate_values=False)
     if family == "hot":
         validate_parameter_groups(parameter_groups, group_parameter_names(schemas, family))

@@ -28,17 +28,26 @@ def test_unknown_option_stops_every_server_command(tmp_path: Path, command: str)
     result = kiln(command, "--config-file", path, cwd=tmp_path)
     assert result.returncode == CONFIG_ERROR
     assert result.stderr == (
-        f"kiln: error: {path}: unknown option 'max_resource_per_stack' in section [DEFAULT]\n")
+        f"kiln: error: {path}: unknown option 'max_resource_per_stack' in section [DEFAULT]; "
+        "did you mean 'max_resources_per_stack'?\n")
     assert not (tmp_path / "state").exists()
 
 
 @pytest.mark.parametrize(("body", "message"), [
+    # what was expected and what was given, not Python's words ("invalid literal for
+    # int() with base 10: 'eighty'")
     ("[heat_api]\nbind_port = eighty\n",
-     "{path}: invalid value for option 'bind_port' in section [heat_api]"),
+     "{path}: invalid value for option 'bind_port' in section [heat_api]: expected a port "
+     "number from 0 to 65535, got 'eighty'\n"),
     ("[heat_api]\nbind_port = 65536\n",
-     "{path}: invalid value for option 'bind_port' in section [heat_api]"),
-    ("debug = sometimes\n", "{path}: invalid value for option 'debug' in section [DEFAULT]"),
-    ("[heat_apii]\nbind_port = 1\n", "unknown section [heat_apii]"),
+     "{path}: invalid value for option 'bind_port' in section [heat_api]: expected a port "
+     "number from 0 to 65535, got '65536'\n"),
+    ("[kiln_alarms]\nevaluation_interval = abc\n",
+     "{path}: invalid value for option 'evaluation_interval' in section [kiln_alarms]: "
+     "expected a number of at least 0.05, got 'abc'\n"),
+    ("debug = sometimes\n", "{path}: invalid value for option 'debug' in section [DEFAULT]: "
+     "expected true or false, got 'sometimes'\n"),
+    ("[heat_apii]\nbind_port = 1\n", "unknown section [heat_apii]; did you mean [heat_api]?\n"),
     ("this line is broken\n", "cannot parse"),
 ])
 def test_bad_config_is_one_clear_line(tmp_path: Path, body: str, message: str) -> None:

@@ -4,6 +4,7 @@ finishes it."""
 
 from __future__ import annotations
 
+import re
 import signal
 import sqlite3
 import time
@@ -75,8 +76,10 @@ def test_engine_process_finishes_the_work_of_a_dead_api_process(
         time.sleep(0.02)  # row poll, bounded by the deadline
     assert api.stop(signal.SIGKILL) == -signal.SIGKILL  # a crash, no clean hand-over
 
-    taken = wait_for_log(engine, f"taking over stack {stack_id}")
+    taken = wait_for_log(engine, f"taking over stack orphan ({stack_id}, CREATE_IN_PROGRESS) "
+                                 "from engine ")
     assert taken["level"] == "WARNING"
+    assert re.fullmatch(r".* from engine [0-9a-f-]{36}", str(taken["message"]))
     deadline = time.monotonic() + 60
     while stack_row(db, stack_id) == ("CREATE", "IN_PROGRESS"):
         assert time.monotonic() < deadline, "the engine process never finished the create"

@@ -203,12 +203,14 @@ def start_kiln(workdir: Path, *, command: str = "serve",
                options: Mapping[str, Mapping[str, Any]] | None = None,
                port: int | None = None, wait: bool = True,
                launcher: Sequence[str] | None = None,
-               ready_deadline: float = READY_DEADLINE) -> KilnProcess:
+               ready_deadline: float = READY_DEADLINE,
+               args: Sequence[str] = ()) -> KilnProcess:
     """Start ``kiln <command>`` with a fresh config in ``workdir``; return once it is ready.
 
     ``options`` are extra config sections (``{"DEFAULT": {"max_stacks_per_tenant": 3}}``).
     The default state_path is ``workdir/state`` (SQLite there unless ``[database]
-    connection`` is given). ``launcher`` replaces the ``kiln`` command (a wrapper taking
+    connection`` is given). ``args`` follow ``--config-file`` on the command line
+    (``kiln serve --no-cfn``). ``launcher`` replaces the ``kiln`` command (a wrapper taking
     the same arguments, e.g. bench/traced_serve.py).
 
     A port taken by another process before the server bound it (``PortTaken``) is a race
@@ -218,7 +220,8 @@ def start_kiln(workdir: Path, *, command: str = "serve",
     for attempt in range(1, PORT_ATTEMPTS + 1):
         try:
             return _start_once(workdir, command=command, options=options, port=port,
-                               wait=wait, launcher=launcher, ready_deadline=ready_deadline)
+                               wait=wait, launcher=launcher, ready_deadline=ready_deadline,
+                               args=args)
         except PortTaken:
             if attempt == PORT_ATTEMPTS:
                 raise
@@ -234,7 +237,7 @@ PORT_ATTEMPTS = 3
 def _start_once(workdir: Path, *, command: str,
                 options: Mapping[str, Mapping[str, Any]] | None, port: int | None,
                 wait: bool, launcher: Sequence[str] | None,
-                ready_deadline: float) -> KilnProcess:
+                ready_deadline: float, args: Sequence[str] = ()) -> KilnProcess:
     workdir.mkdir(parents=True, exist_ok=True)
     serves_http = command in ("serve", "api", "api-cfn", "api-cloudwatch")
     # every listener on a port of its own: the defaults (8004, 8000) would collide with
@@ -253,7 +256,7 @@ def _start_once(workdir: Path, *, command: str,
     stderr = stderr_path.open("ab")
     started = time.monotonic()
     proc = subprocess.Popen(
-        [*(launcher or kiln_command()), command, "--config-file", str(config)],
+        [*(launcher or kiln_command()), command, "--config-file", str(config), *args],
         stdin=subprocess.DEVNULL, stdout=stderr, stderr=stderr, env=clean_env(),
         cwd=workdir)
     kiln = KilnProcess(proc=proc, workdir=workdir, config_file=config,

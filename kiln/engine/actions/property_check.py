@@ -24,6 +24,7 @@ from kiln.errors import (
     StackValidationFailed,
     UserParameterMissing,
     format_path,
+    hint_of,
 )
 from kiln.resources.base import Properties
 from kiln.template.errors import StackValidationFailed as TemplateValidationFailed
@@ -50,7 +51,8 @@ def _reason(exc: KilnError) -> str:
 def resolve_error(stack: LiveStack, name: str, key: PathElement | None,
                   exc: KilnError) -> StackValidationFailed:
     path = _place(stack, name) if key is None else _place(stack, name, key)
-    return StackValidationFailed(f"{_PREFIX}{format_path(path)}: {_reason(exc)}", path=path)
+    return StackValidationFailed(f"{_PREFIX}{format_path(path)}: {_reason(exc)}", path=path,
+                                 hint=hint_of(exc))
 
 
 def _in_template_words(stack: LiveStack, exc: StackValidationFailed) -> StackValidationFailed:

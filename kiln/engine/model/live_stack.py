@@ -361,9 +361,12 @@ class LiveStack:
         else:
             try:
                 found = resolved, self.support.plugins(resolved, self.files)
-            except (KeyError, ResourceTypeNotFound):
+            except (KeyError, ResourceTypeNotFound) as exc:
+                suggestion = exc.hint if isinstance(exc, ResourceTypeNotFound) else None
                 raise ResourceTypeNotFound(
-                    f"The Resource Type ({definition.type}) could not be found.") from None
+                    f"The Resource Type ({definition.type}) could not be found.",
+                    hint=f"resources.{definition.name}.type: "
+                         f"{suggestion or 'no resource type of that name'}") from None
         if self.type_cache_usable:
             self.type_cache[definition.type] = found
         return found

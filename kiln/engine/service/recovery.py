@@ -111,8 +111,9 @@ class Recovery:
             return
         if rec.status != IN_PROGRESS:
             return
-        LOG.warning("taking over stack %s (%s_%s) from engine %s", rec.id, rec.action,
-                    rec.status, rec.engine_id)
+        LOG.warning("taking over stack %s (%s, %s_%s) %s", rec.name, rec.id, rec.action,
+                    rec.status, f"from engine {rec.engine_id}" if rec.engine_id else
+                    "that no engine holds (its engine stopped before finishing it)")
         try:
             stack = await engine.load(rec.id)
         except Exception:

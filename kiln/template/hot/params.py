@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kiln.errors import did_you_mean
 from kiln.template.errors import UserParameterMissing
 from kiln.template.function import Function, ResolveContext
 
@@ -37,8 +38,9 @@ class GetParam(Function):
         try:
             value = ctx.parameter(name)
         except KeyError:
-            raise UserParameterMissing(f"The Parameter ({name}) was not provided.",
-                                       path=self.path) from None
+            raise UserParameterMissing(
+                f"The Parameter ({name}) was not provided.", path=self.path,
+                hint=did_you_mean(name, ctx.parameter_names())) from None
         try:
             for key in path:
                 value = _step(value, key)

@@ -78,7 +78,8 @@ def test_unknown_option_is_named_with_its_section_and_file(tmp_path: Path) -> No
     path = write(tmp_path, "[heat_api]\nbind_prot = 9000\n")
     with pytest.raises(ConfigError) as err:
         load_config([path])
-    assert str(err.value) == f"{path}: unknown option 'bind_prot' in section [heat_api]"
+    assert str(err.value) == (f"{path}: unknown option 'bind_prot' in section [heat_api]; "
+                              "did you mean 'bind_port'?")
 
 
 def test_option_in_the_wrong_section_is_unknown_there(tmp_path: Path) -> None:

@@ -1,0 +1,146 @@
+"""Errors that point and suggest, through a real `kiln serve`: an unknown resource type,
+property, parameter or a CloudFormation function in HOT gets Kiln's suggestion in the
+fault body's ``error.hint`` (``did you mean ...?``), and Python's words for a number it
+could not read get what was expected and what was given, while ``error.message`` stays
+Heat's exact text (clients and tests/corpus compare it). ``kiln stack`` prints the hint
+under the message.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from heatclient import exc as heat_exc
+
+from tests.support.clients import heat_client
+from tests.support.server import HTTP_TIMEOUT, KilnProcess, clean_env, kiln_command
+
+HOT = "heat_template_version: 2018-08-31\n"
+
+TYPO_TYPE = HOT + """\
+resources:
+  secret:
+    type: OS::Heat::RandomStrin
+"""
+TYPO_PROPERTY = HOT + """\
+resources:
+  secret:
+    type: OS::Heat::RandomString
+    properties: {lenght: 8}
+"""
+LENGTH = HOT + """\
+parameters:
+  length: {type: number, default: 8}
+resources:
+  secret:
+    type: OS::Heat::RandomString
+    properties: {length: {get_param: length}}
+"""
+TYPO_GET_PARAM = LENGTH.replace("{get_param: length}", "{get_param: lenght}")
+CFN_FUNCTION = HOT + """\
+outputs:
+  joined: {value: {"Fn::Join": ["-", [a, b]]}}
+"""
+NOT_A_NUMBER = HOT + """\
+resources:
+  slow:
+    type: OS::Heat::TestResource
+    properties: {wait_secs: abc}
+"""
+
+#: (template, parameters, Heat's message, Kiln's hint)
+CASES: dict[str, tuple[str, dict[str, Any], str, str]] = {
+    "type": (TYPO_TYPE, {}, "The Resource Type (OS::Heat::RandomStrin) could not be found.",
+             "resources.secret.type: did you mean OS::Heat::RandomString?"),
+    "property": (TYPO_PROPERTY, {},
+                 "Property error: resources.secret.properties: Unknown Property lenght",
+                 "did you mean length?"),
+    "parameter": (LENGTH, {"lenght": 3}, "The Parameter (lenght) was not defined in template.",
+                  "did you mean length?"),
+    "get_param": (TYPO_GET_PARAM, {}, "Property error: resources.secret.properties.length: "
+                  "The Parameter (lenght) was not provided.", "did you mean length?"),
+    "function": (CFN_FUNCTION, {}, "outputs.joined.value.Fn::Join: The template version is "
+                 "invalid: The function Fn::Join is not supported in this version of HOT.",
+                 "did you mean list_join? (HOT's function for Fn::Join)"),
+    "number parameter": (LENGTH, {"length": "eighty"},
+                         "Parameter 'length' is invalid: could not convert string to float: "
+                         "'eighty'", "expected a number (such as 8 or 0.5), got 'eighty'"),
+    "number property": (NOT_A_NUMBER, {}, "Property error: resources.slow.properties.wait_secs:"
+                        " could not convert string to float: 'abc'",
+                        "expected a number (such as 8 or 0.5), got 'abc'"),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_a_create_answers_heats_message_with_kilns_hint(kiln_server: KilnProcess,
+                                                       case: str) -> None:
+    template, params, message, hint = CASES[case]
+    body = {"stack_name": "hinted", "template": template, "parameters": params}
+    answer = httpx.post(f"{kiln_server.endpoint('demo')}/stacks", json=body,
+                        timeout=HTTP_TIMEOUT)
+    assert answer.status_code == 400
+    error = answer.json()["error"]
+    assert (error["message"], error["hint"]) == (message, hint)
+
+
+def test_python_heatclient_sees_the_hint_beside_heats_message(kiln_server: KilnProcess) -> None:
+    heat = heat_client(kiln_server.endpoint("demo"))
+    with pytest.raises(heat_exc.HTTPBadRequest) as raised:
+        heat.stacks.validate(template=TYPO_PROPERTY)
+    assert str(raised.value) == (
+        "ERROR: Property error: resources.secret.properties: Unknown Property lenght")
+    assert raised.value.error["error"]["hint"] == "did you mean length?"
+
+
+def test_no_hint_without_a_close_name(kiln_server: KilnProcess) -> None:
+    template = HOT + "resources:\n  r:\n    type: OS::Heat::None\n  s:\n" \
+                     "    type: OS::Heat::RandomString\n    properties: {zzzzzz: 1}\n"
+    answer = httpx.post(f"{kiln_server.endpoint('demo')}/validate",
+                        json={"template": template}, timeout=HTTP_TIMEOUT)
+    assert answer.status_code == 400
+    assert "hint" not in answer.json()["error"]
+
+
+@pytest.mark.parametrize(("command", "case"), [
+    ("create", "type"), ("validate", "property"), ("create", "number parameter"),
+])
+def test_kiln_stack_prints_the_hint(kiln_server: KilnProcess, tmp_path: Path,
+                                    command: str, case: str) -> None:
+    template, params, message, hint = CASES[case]
+    (tmp_path / "t.yaml").write_text(template)
+    args = [f"--parameter={k}={v}" for k, v in params.items()]
+    result = subprocess.run(
+        [*kiln_command(), "stack", command, "-t", "t.yaml", *args,
+         *(["hinted"] if command == "create" else [])],
+        capture_output=True, text=True, cwd=tmp_path, timeout=120, check=False,
+        env={**clean_env(), "OS_ENDPOINT": kiln_server.endpoint("demo"), "NO_COLOR": "1"})
+    assert result.returncode == 1, result
+    assert result.stderr == f"kiln: error: {message}\n  hint: {hint}\n"
+
+
+#: a newcomer's typos in a template's structure: (template, Heat's message, Kiln's hint)
+STRUCTURE: dict[str, tuple[str, str, str]] = {
+    "section": (HOT + "resorces:\n  s: {type: OS::Heat::None}\n",
+                "The template section is invalid: resorces", "did you mean resources?"),
+    "resource keyword": (HOT + "resources:\n  s:\n    type: OS::Heat::RandomString\n"
+                         "    propertis: {length: 3}\n",
+                         "Invalid keyword(s) inside a resource definition: propertis",
+                         "resources.s: did you mean properties?"),
+    "parameter key": (HOT + "parameters:\n  p: {type: string, defualt: x}\n",
+                      "Invalid key 'defualt' for parameter (p)", "did you mean default?"),
+}
+
+
+@pytest.mark.parametrize("case", list(STRUCTURE))
+def test_structure_typos_are_suggested_at_validate(kiln_server: KilnProcess,
+                                                   case: str) -> None:
+    template, message, hint = STRUCTURE[case]
+    answer = httpx.post(f"{kiln_server.endpoint('demo')}/validate",
+                        json={"template": template}, timeout=HTTP_TIMEOUT)
+    assert answer.status_code == 400
+    error = answer.json()["error"]
+    assert (error["message"], error["hint"]) == (message, hint)
