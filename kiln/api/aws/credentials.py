@@ -10,7 +10,8 @@ the caller's ``Ec2Identity`` or raises AWS's error. Two backends implement it:
 
 Time rules (``window``, 15 minutes as AWS and Keystone): a client-signed request must be
 dated within the window of now (SigV4's ``X-Amz-Date``, SigV2's ``Timestamp``), and an
-``Expires``/``X-Amz-Expires`` must not have passed. A captured request therefore cannot
+``Expires``/``X-Amz-Expires`` must not have passed; a client-signed SigV2 request must
+carry ``Timestamp`` or ``Expires`` (AWS's rule). A captured request therefore cannot
 be replayed once its window is over. Kiln's pre-signed signal URLs (``presigned=True``)
 are meant to be used for as long as their resource exists, as Heat's are: their
 ``Timestamp`` is not windowed, but they stop working when the resource's keypair is
@@ -95,6 +96,12 @@ def check_time(claim: Claim, now: float, window: float, *, presigned: bool = Fal
     """Raise ``RequestExpired`` if the claim's time fields put it outside its validity."""
     current = dt.datetime.fromtimestamp(now, dt.UTC)
     slack = dt.timedelta(seconds=window)
+    if claim.version == 2 and not presigned and claim.timestamp is None and \
+            claim.expires is None:
+        # AWS's rule for SigV2: one of them is required; without either, a captured
+        # request could be replayed forever
+        raise errors.MissingParameter("The request must contain either the parameter "
+                                      "Timestamp or the parameter Expires")
     if claim.expires is not None and current > claim.expires:
         raise errors.RequestExpired(f"the request expired at {claim.expires:%Y-%m-%dT%H:%M:%SZ}")
     stamp = claim.timestamp
