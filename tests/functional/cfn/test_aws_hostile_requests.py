@@ -130,6 +130,46 @@ def test_cloudwatch_checks_the_signature_before_decoding(kiln: KilnProcess) -> N
     assert_refused(answer, 400, "IncompleteSignature")
 
 
+@pytest.mark.parametrize(("what", "params", "place"), [
+    ("10,001 parameters", {f"p{i}": "v" for i in range(10001)}, "cannot be read"),
+    ("a 300-character name", {"MetricData.member.1." + "N" * 280: "v"}, "longer than 256"),
+    ("a 17-part name", {"MetricData." + "a." * 15 + "b": "v"}, "more than 16 parts"),
+    ("a 10-digit index", {"MetricData.member.1234567890.MetricName": "m"}, "member index"),
+])
+def test_cloudwatch_query_bounds(kiln: KilnProcess, keypair: Keypair, what: str,
+                                 params: dict[str, str], place: str) -> None:
+    body = urlencode({"Action": "PutMetricData", "Version": "2010-08-01",
+                      "Namespace": "n", **params})
+    answer = sigv4(kiln.cloudwatch_url + "/", keypair, "monitoring", body, FORM)
+    assert_refused(answer, 400, "InvalidParameterValue")
+    assert place in answer.text, (what, answer.text)
+
+
+def test_cloudwatch_json_nesting_bound(kiln: KilnProcess, keypair: Keypair) -> None:
+    headers = {"Content-Type": "application/x-amz-json-1.0",
+               "X-Amz-Target": f"{CW_TARGET}.ListMetrics"}
+    deep: object = "x"
+    for _ in range(16):   # the top object and 16 more: 17 levels
+        deep = {"a": deep}
+    answer = sigv4(kiln.cloudwatch_url + "/", keypair, "monitoring",
+                   json.dumps({"Namespace": deep}), headers)
+    assert_refused(answer, 400, "InvalidParameterValue")
+    assert "deeper than 16" in answer.text
+    shallow = sigv4(kiln.cloudwatch_url + "/", keypair, "monitoring",
+                    json.dumps({"Namespace": "n"}), headers)
+    assert shallow.status_code == 200, shallow.text
+
+
+def test_sigv4_query_expiry_over_seven_days(kiln: KilnProcess) -> None:
+    query = {"Action": "ListStacks", "X-Amz-Algorithm": "AWS4-HMAC-SHA256",
+             "X-Amz-Credential": "AK/20260101/RegionOne/cloudformation/aws4_request",
+             "X-Amz-Date": "20260101T000000Z", "X-Amz-Expires": "604801",
+             "X-Amz-SignedHeaders": "host", "X-Amz-Signature": "00"}
+    answer = httpx.get(kiln.cfn_url, params=query, timeout=HTTP_TIMEOUT)
+    assert_refused(answer, 400, "IncompleteSignature")
+    assert "604800" in answer.text
+
+
 def test_cfn_refuses_a_huge_member_index(kiln: KilnProcess, keypair: Keypair) -> None:
     template = json.dumps({"AWSTemplateFormatVersion": "2010-09-09", "Resources": {}})
     for digits in (5000, 12):
