@@ -186,12 +186,50 @@ def test_cfn_refuses_a_huge_member_index(kiln: KilnProcess, keypair: Keypair) ->
 
 
 def test_sigv2_needs_a_timestamp_or_expires(kiln: KilnProcess, keypair: Keypair) -> None:
-    for url, action in ((kiln.cfn_url, "ListStacks"), (kiln.cloudwatch_url + "/",
-                                                       "ListMetrics")):
-        assert sigv2(url, keypair, {"Action": action}).status_code == 200
-        bare = sigv2(url, keypair, {"Action": action}, timestamp=False)
+    """A project's keypair (not one issued to a stack) must date every SigV2 request,
+    DescribeStackResource included."""
+    read = {"Action": "DescribeStackResource", "StackName": "nothing-here",
+            "LogicalResourceId": "x"}
+    for url, params in ((kiln.cfn_url, {"Action": "ListStacks"}), (kiln.cfn_url, read),
+                        (kiln.cloudwatch_url + "/", {"Action": "ListMetrics"})):
+        timed = sigv2(url, keypair, params)
+        assert timed.status_code == 200 or aws_code(timed) == "ValidationError", timed.text
+        bare = sigv2(url, keypair, params, timestamp=False)
         assert_refused(bare, 400, "MissingParameter")
         assert "Timestamp" in bare.text and "Expires" in bare.text
+
+
+KEYED = {
+    "AWSTemplateFormatVersion": "2010-09-09",
+    "Resources": {
+        "Policy": {"Type": "OS::Heat::AccessPolicy",
+                   "Properties": {"AllowedResources": ["Server"]}},
+        "User": {"Type": "AWS::IAM::User", "Properties": {"Policies": [{"Ref": "Policy"}]}},
+        "Key": {"Type": "AWS::IAM::AccessKey", "Properties": {"UserName": {"Ref": "User"}}},
+        "Server": {"Type": "OS::Heat::RandomString", "Metadata": {"greeting": "hi"}}},
+    "Outputs": {"access": {"Value": {"Ref": "Key"}},
+                "secret": {"Value": {"Fn::GetAtt": ["Key", "SecretAccessKey"]}}}}
+
+
+def test_a_stack_key_may_read_metadata_without_a_timestamp(kiln: KilnProcess) -> None:
+    """os-collect-config's cfn collector signs DescribeStackResource with keystoneclient's
+    Ec2Signer, which adds no Timestamp (Heat accepts it): a keypair Kiln issued to the
+    stack may read so; nothing else may be signed without a time."""
+    heat = heat_client(kiln.endpoint("demo"))
+    heat.stacks.create(stack_name="keyed", template=KEYED)
+    stack = wait_for_stack_status(heat, "keyed")
+    assert stack.stack_status == "CREATE_COMPLETE", stack.stack_status_reason
+    out = {o["output_key"]: o["output_value"] for o in stack.outputs}
+    key = Keypair(out["access"], out["secret"], "demo")
+    read = {"Action": "DescribeStackResource", "StackName": "keyed",
+            "LogicalResourceId": "Server"}
+    answer = sigv2(kiln.cfn_url, key, read, timestamp=False)
+    assert answer.status_code == 200, answer.text
+    assert "greeting" in answer.text
+    assert_refused(sigv2(kiln.cfn_url, key, {"Action": "DescribeStacks",
+                                             "StackName": "keyed"}, timestamp=False),
+                   400, "MissingParameter")
+    heat.stacks.delete(stack.id)
 
 
 def test_sigv4_must_sign_the_host(kiln: KilnProcess, keypair: Keypair) -> None:

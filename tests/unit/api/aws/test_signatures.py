@@ -271,6 +271,17 @@ async def test_sigv2_without_timestamp_or_expires_is_refused_unless_presigned() 
     assert await auth(clock_offset=86400 * 30).authenticate(bare, presigned=True) == IDENTITY
     soon = (dt.datetime.now(dt.UTC) + dt.timedelta(seconds=60)).strftime("%Y-%m-%dT%H:%M:%SZ")
     assert await auth().authenticate(_sigv2_without_time(Expires=soon)) == IDENTITY
+    # a read by a keypair issued to a stack (os-collect-config's cfn collector signs none)
+    with pytest.raises(errors.MissingParameter):
+        await auth().authenticate(bare, agent_read=True)
+    issued = Ec2Identity(access_key=ACCESS, project_id="demo", stack_id="s1",
+                         resource_name="server")
+    keys = Keys()
+    keys.known[ACCESS] = Credential(SECRET, issued)
+    agent = SecretAuthenticator(keys)
+    assert await agent.authenticate(bare, agent_read=True) == issued
+    with pytest.raises(errors.MissingParameter):
+        await agent.authenticate(bare)
 
 
 class _HostlessSigV4(SigV4Auth):  # type: ignore[misc]
