@@ -226,6 +226,7 @@ class AlarmService:
             raise InvalidParameter("The parameter Period must be an integer.") from None
         if step < 1:
             raise InvalidParameter("The parameter Period must be at least 1.")
+        start = aligned_start(start, step, self.clock())
         if end <= start:
             raise InvalidParameter("The parameter StartTime must be before EndTime.")
         if (end - start) / step > 1440:
@@ -384,6 +385,23 @@ class AlarmService:
         await self.flush()
         now = self.clock()
         await self.db.write(store.purge_points, now - self.retention)
+
+
+def aligned_start(start: float, period: int, now: float) -> float:
+    """GetMetricStatistics' StartTime rounded down as CloudWatch documents it, so the
+    datapoints start on clock boundaries whatever second the client asked from: to a
+    division of the minute for a period of 1, 5, 10, 20 or 30 seconds; else to the
+    minute (start less than 15 days ago), to 5 minutes (15 to 63 days), to the hour."""
+    age = now - start
+    if period < 60 and 60 % period == 0:
+        unit = period
+    elif age < 15 * 86400:
+        unit = 60
+    elif age < 63 * 86400:
+        unit = 300
+    else:
+        unit = 3600
+    return math.floor(start / unit) * unit
 
 
 def _refused(exc: Exception) -> bool:
