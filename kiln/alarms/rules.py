@@ -18,6 +18,7 @@ import functools
 import json
 import math
 import operator
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -42,6 +43,17 @@ ACTION_KINDS = {ALARM: "alarm_actions", OK: "ok_actions",
 MAX_DIMENSIONS = 10
 _COMPACT = json.JSONEncoder(separators=(",", ":"))
 MAX_ACTIONS = 5
+
+
+#: a signature or token in a URL's query (pre-signed alarm URLs, Swift temp URLs)
+_URL_SECRETS = re.compile(r"((?:^|[?&;])(?:Signature|X-Amz-Signature|X-Amz-Security-Token|"
+                          r"SecurityToken|temp_url_sig)=)[^&;\s\"'<>]*", re.IGNORECASE)
+
+
+def mask_url_secrets(text: str) -> str:
+    """``text`` with every URL signature's value shown as ``***``: an alarm's history
+    names its action URLs, and a pre-signed one's signature is a credential."""
+    return _URL_SECRETS.sub(r"\1***", text)
 
 
 class InvalidParameter(ValueError):

@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import math
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol
+
+import sqlalchemy as sa
 
 from kiln.alarms import rules, store
 from kiln.alarms.rules import InvalidParameter, Rule
@@ -22,6 +25,10 @@ from kiln.alarms.store import AlarmRecord, Point
 
 #: a point may be at most this far in the future (AWS allows two hours)
 MAX_FUTURE = 7200.0
+#: how many times one flush may halve a batch the database refused, to find the rows it
+#: refuses (each split is one more transaction)
+MAX_FLUSH_SPLITS = 256
+LOG = logging.getLogger(__name__)
 
 
 class NotFound(LookupError):
@@ -86,7 +93,7 @@ class AlarmService:
             dims = rules.dimensions_of(item.get("Dimensions") or [], f"{where}.Dimensions")
             unit = rules.check_unit(item.get("Unit"), f"{where}.Unit")
             stamp = item.get("Timestamp")
-            when = now if stamp is None else float(stamp)
+            when = now if stamp is None else _finite(stamp, f"{where}.Timestamp")
             if when > now + MAX_FUTURE:
                 raise InvalidParameter(f"The parameter {where}.Timestamp must not be more "
                                        "than two hours in the future.")
@@ -147,11 +154,40 @@ class AlarmService:
     async def flush(self) -> None:
         """Write the buffered points now. Serialised: a read that flushes while the
         periodic flush is writing waits for those rows too (else it could read before
-        they are committed, and ListMetrics would miss the points just put)."""
+        they are committed, and ListMetrics would miss the points just put).
+
+        Never raises: the buffer holds every project's points, so a row the database
+        refuses must cost only itself (:meth:`_store`)."""
         async with self._flushing:
             rows, self._buffer = self._buffer, []
             if rows:
-                await self.db.write(store.put_points, rows)
+                await self._store(rows)
+
+    async def _store(self, rows: list[tuple[str, Point]]) -> None:
+        """Write ``rows``; a batch the database refuses is split in halves and written
+        again, so each refused row is dropped alone (and logged). At most
+        :data:`MAX_FLUSH_SPLITS` splits a flush: past them (or when the database cannot be
+        reached at all) what is left is dropped, logged, rather than retried forever."""
+        good = [r for r in rows if math.isfinite(r[1].value) and math.isfinite(r[1].timestamp)]
+        if len(good) != len(rows):
+            LOG.error("dropped %d metric data point(s) with a non-finite value or time",
+                      len(rows) - len(good))
+        pending = [good] if good else []
+        splits = 0
+        while pending:
+            chunk = pending.pop()
+            try:
+                await self.db.write(store.put_points, chunk)
+            except Exception as exc:  # noqa: BLE001  (logged; the other rows go on)
+                if len(chunk) > 1 and splits < MAX_FLUSH_SPLITS and _refused(exc):
+                    splits += 1
+                    half = len(chunk) // 2
+                    pending += [chunk[half:], chunk[:half]]
+                    continue
+                LOG.error("dropped %d metric data point(s) of project(s) %s: the database "
+                          "refused them: %s", len(chunk),
+                          ", ".join(sorted({p for p, _ in chunk})[:5]),
+                          str(getattr(exc, "orig", None) or exc)[:300])
 
     async def list_metrics(self, project_id: str, *, namespace: str | None = None,
                            metric_name: str | None = None,
@@ -190,6 +226,7 @@ class AlarmService:
             raise InvalidParameter("The parameter Period must be an integer.") from None
         if step < 1:
             raise InvalidParameter("The parameter Period must be at least 1.")
+        start = aligned_start(start, step, self.clock())
         if end <= start:
             raise InvalidParameter("The parameter StartTime must be before EndTime.")
         if (end - start) / step > 1440:
@@ -348,6 +385,31 @@ class AlarmService:
         await self.flush()
         now = self.clock()
         await self.db.write(store.purge_points, now - self.retention)
+
+
+def aligned_start(start: float, period: int, now: float) -> float:
+    """GetMetricStatistics' StartTime rounded down as CloudWatch documents it, so the
+    datapoints start on clock boundaries whatever second the client asked from: to a
+    division of the minute for a period of 1, 5, 10, 20 or 30 seconds; else to the
+    minute (start less than 15 days ago), to 5 minutes (15 to 63 days), to the hour."""
+    age = now - start
+    if period < 60 and 60 % period == 0:
+        unit = period
+    elif age < 15 * 86400:
+        unit = 60
+    elif age < 63 * 86400:
+        unit = 300
+    else:
+        unit = 3600
+    return math.floor(start / unit) * unit
+
+
+def _refused(exc: Exception) -> bool:
+    """Whether ``exc`` is the database refusing these rows (worth finding which), not
+    the database being unreachable (then every row would fail alike)."""
+    if isinstance(exc, (sa.exc.OperationalError, sa.exc.InterfaceError)):
+        return False
+    return isinstance(exc, (sa.exc.StatementError, ValueError, TypeError, OverflowError))
 
 
 def _finite(value: Any, where: str) -> float:

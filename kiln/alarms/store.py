@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
-from kiln.alarms.rules import Rule
+from kiln.alarms.rules import Rule, mask_url_secrets
 from kiln.db.models import Alarm, AlarmHistory, Lease, MetricDatum, utcnow
 
 
@@ -198,7 +198,8 @@ def set_evaluated(s: Session, alarm_ids: Iterable[int], now: float) -> None:
 def add_history(s: Session, project_id: str, alarm_name: str, item_type: str, summary: str,
                 data: Mapping[str, Any], now: float) -> None:
     s.add(AlarmHistory(project_id=project_id, alarm_name=alarm_name, item_type=item_type,
-                       summary=summary, data=json.dumps(data, sort_keys=True), timestamp=now))
+                       summary=mask_url_secrets(summary),
+                       data=mask_url_secrets(json.dumps(data, sort_keys=True)), timestamp=now))
 
 
 def list_history(s: Session, project_id: str, *, alarm_name: str | None,

@@ -10,11 +10,12 @@ the caller's ``Ec2Identity`` or raises AWS's error. Two backends implement it:
 
 Time rules (``window``, 15 minutes as AWS and Keystone): a client-signed request must be
 dated within the window of now (SigV4's ``X-Amz-Date``, SigV2's ``Timestamp``), and an
-``Expires``/``X-Amz-Expires`` must not have passed. A captured request therefore cannot
-be replayed once its window is over. Kiln's pre-signed signal URLs (``presigned=True``)
-are meant to be used for as long as their resource exists, as Heat's are: their
-``Timestamp`` is not windowed, but they stop working when the resource's keypair is
-deleted with it.
+``Expires``/``X-Amz-Expires`` must not have passed; a client-signed SigV2 request must
+carry ``Timestamp`` or ``Expires`` (AWS's rule; :func:`check_dated` has the exceptions).
+A captured request therefore cannot be replayed once its window is over. Kiln's
+pre-signed signal URLs (``presigned=True``) are meant to be used for as long as their
+resource exists, as Heat's are: their ``Timestamp`` is not windowed, but they stop
+working when the resource's keypair is deleted with it.
 """
 
 from __future__ import annotations
@@ -60,8 +61,8 @@ class CredentialLookup(Protocol):
 
 
 class Authenticator(Protocol):
-    async def authenticate(self, request: SignedRequest, *,
-                           presigned: bool = False) -> Ec2Identity: ...
+    async def authenticate(self, request: SignedRequest, *, presigned: bool = False,
+                           agent_read: bool = False) -> Ec2Identity: ...
 
 
 class SecretAuthenticator:
@@ -73,8 +74,8 @@ class SecretAuthenticator:
         self.window = window
         self.clock = clock
 
-    async def authenticate(self, request: SignedRequest, *,
-                           presigned: bool = False) -> Ec2Identity:
+    async def authenticate(self, request: SignedRequest, *, presigned: bool = False,
+                           agent_read: bool = False) -> Ec2Identity:
         claim = parse_claim(request)
         credential = await self.lookup.lookup(claim.access_key)
         if credential is None:
@@ -82,6 +83,7 @@ class SecretAuthenticator:
         if not signature_matches(request, claim, credential.secret):
             raise errors.SignatureDoesNotMatch()
         check_time(claim, self.clock(), self.window, presigned=presigned)
+        check_dated(claim, credential.identity, presigned=presigned, agent_read=agent_read)
         return credential.identity
 
 
@@ -89,6 +91,22 @@ def signature_matches(request: SignedRequest, claim: Claim, secret: str) -> bool
     if claim.version == 2:
         return sigv2.matches(request, claim, secret)
     return sigv4.matches(request, claim, secret)
+
+
+def check_dated(claim: Claim, identity: Ec2Identity, *, presigned: bool,
+                agent_read: bool) -> None:
+    """AWS's rule: a SigV2 request carries ``Timestamp`` or ``Expires``; without either a
+    captured request could be replayed for as long as its key lives. Two exceptions keep
+    Heat's agents working: a pre-signed signal URL (Heat's carry neither), and a read
+    (``agent_read``: DescribeStackResource) with a keypair Kiln issued to a stack's
+    resource, which os-collect-config's cfn collector signs with keystoneclient's
+    Ec2Signer, adding no time; such a replay only reads that stack's metadata."""
+    if claim.version != 2 or claim.timestamp is not None or claim.expires is not None:
+        return
+    if presigned or (agent_read and identity.stack_id is not None):
+        return
+    raise errors.MissingParameter("The request must contain either the parameter "
+                                  "Timestamp or the parameter Expires")
 
 
 def check_time(claim: Claim, now: float, window: float, *, presigned: bool = False) -> None:

@@ -91,6 +91,19 @@ class RequestExpired(AwsError):
     explanation = "Request expired or more than 15mins in the future"
 
 
+class ValidationError(AwsError):
+    """Not one of Heat's: AWS's answer for a stack that does not exist (Heat answers
+    ``InvalidParameterValue``), which boto3's ``stack_delete_complete`` waiter takes as
+    "deleted". Its message is AWS's alone, without an explanation before it."""
+
+    code = "ValidationError"
+    explanation = "The input fails to satisfy the constraints specified by the service"
+
+    @property
+    def message(self) -> str:
+        return self.detail or self.explanation
+
+
 class AlreadyExists(AwsError):
     code = "AlreadyExists"
     explanation = "Resource with the name requested already exists"

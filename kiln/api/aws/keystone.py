@@ -40,7 +40,13 @@ from keystoneauth1 import exceptions as ks_exc
 from oslo_config import cfg
 
 from kiln.api.aws import errors
-from kiln.api.aws.credentials import DEFAULT_WINDOW, CredentialLookup, Ec2Identity, check_time
+from kiln.api.aws.credentials import (
+    DEFAULT_WINDOW,
+    CredentialLookup,
+    Ec2Identity,
+    check_dated,
+    check_time,
+)
 from kiln.api.aws.request import Claim, SignedRequest, parse_claim
 from kiln.auth.cache import TokenCache
 from kiln.auth.keystone import DEFAULT_TIMEOUT, keystone_session
@@ -126,8 +132,8 @@ class KeystoneEc2Authenticator:
         #: calls made to ec2tokens (a figure tests and the bench read)
         self.remote_checks = 0
 
-    async def authenticate(self, request: SignedRequest, *,
-                           presigned: bool = False) -> Ec2Identity:
+    async def authenticate(self, request: SignedRequest, *, presigned: bool = False,
+                           agent_read: bool = False) -> Ec2Identity:
         claim = parse_claim(request)
         if not (presigned and claim.version == 2):
             check_time(claim, self.clock(), self.window, presigned=presigned)
@@ -142,7 +148,9 @@ class KeystoneEc2Authenticator:
         if answer.identity is None:
             assert answer.refusal is not None
             raise answer.refusal
-        return await self._scoped(answer.identity)
+        identity = await self._scoped(answer.identity)
+        check_dated(claim, identity, presigned=presigned, agent_read=agent_read)
+        return identity
 
     async def _scoped(self, identity: Ec2Identity) -> Ec2Identity:
         """A key Kiln issued for a stack's resource acts on that stack, in its project."""

@@ -18,14 +18,24 @@ FORM_TYPE = "application/x-www-form-urlencoded"
 #: queries (a template in a GET) are parsed every time and never kept.
 CACHED_QUERY_CHARS = 2048
 QUERY_CACHE_SIZE = 1024
+#: Bounds on a request's parameters, query and form together counted apart: no AWS
+#: action Kiln serves has a parameter name near this long, nor needs more parameters.
+MAX_KEY_CHARS = 512
+MAX_PARAMS = 10000
 
 
 def _pairs(text: str, what: str) -> list[tuple[str, str]]:
     try:
-        return parse_qsl(text, keep_blank_values=True, strict_parsing=False,
-                         errors="strict", max_num_fields=10000)
+        pairs = parse_qsl(text, keep_blank_values=True, strict_parsing=False,
+                          errors="strict", max_num_fields=MAX_PARAMS)
     except (UnicodeDecodeError, ValueError) as exc:
         raise errors.InvalidParameterValue(f"the {what} cannot be read: {exc}") from None
+    for key, _ in pairs:
+        if len(key) > MAX_KEY_CHARS:
+            raise errors.InvalidParameterValue(
+                f"the {what} has a parameter name longer than {MAX_KEY_CHARS} characters: "
+                f"{key[:64]!r}...")
+    return pairs
 
 
 @functools.lru_cache(maxsize=QUERY_CACHE_SIZE)
@@ -40,9 +50,13 @@ def _query(text: str) -> Sequence[tuple[str, str]]:
     return _pairs(text, "query string")
 
 
-async def received(request: Request, *, max_body: int) -> SignedRequest:
+async def received(request: Request, *, max_body: int,
+                   body_params: bool = True) -> SignedRequest:
     """The request as it arrived: raw path, raw query, headers, body (up to ``max_body``
-    bytes; larger is AWS's ``RequestLimitExceeded``)."""
+    bytes; larger is AWS's ``RequestLimitExceeded``). A form body's parameters join the
+    query's (the query APIs), unless ``body_params`` is false: a pre-signed URL signs its
+    query only, and its body is data whatever type the client labels it with (curl's
+    ``--data-binary`` says ``application/x-www-form-urlencoded``)."""
     scope = request.scope
     # one pass over the raw headers: a repeated one joined with commas (what the
     # signature checks), the first value of each for the request's own use
@@ -66,7 +80,7 @@ async def received(request: Request, *, max_body: int) -> SignedRequest:
     query = _query(scope.get("query_string", b"").decode("latin-1"))
     form: list[tuple[str, str]] = []
     content_type = first.get("content-type", "")
-    if content_type.split(";")[0].strip().lower() == FORM_TYPE and body:
+    if body_params and content_type.split(";")[0].strip().lower() == FORM_TYPE and body:
         try:
             text = body.decode("utf-8")
         except UnicodeDecodeError:

@@ -103,7 +103,7 @@ def _header_v4(authorization: str, request: SignedRequest) -> Claim:
         amz_date = when.strftime("%Y%m%dT%H%M%SZ")
     _check_scope_date(scope, amz_date)
     return Claim(version=4, location="header", access_key=access, signature=signature,
-                 timestamp=when, scope=scope, signed_headers=tuple(signed.split(";")),
+                 timestamp=when, scope=scope, signed_headers=_signed_headers(signed),
                  amz_date=amz_date)
 
 
@@ -129,11 +129,23 @@ def _query_v4(params: Mapping[str, str]) -> Claim:
         if not 0 <= seconds <= MAX_SIGV4_EXPIRES:
             raise errors.IncompleteSignature(
                 f"X-Amz-Expires must be between 0 and {MAX_SIGV4_EXPIRES}")
-        expires = when + dt.timedelta(seconds=seconds)
+        try:
+            expires = when + dt.timedelta(seconds=seconds)
+        except OverflowError:
+            raise errors.IncompleteSignature(f"invalid X-Amz-Date {amz_date!r}") from None
     signed = params.get("X-Amz-SignedHeaders", "host")
     return Claim(version=4, location="query", access_key=access, signature=signature,
                  timestamp=when, expires=expires, scope=scope,
-                 signed_headers=tuple(signed.split(";")), amz_date=amz_date)
+                 signed_headers=_signed_headers(signed), amz_date=amz_date)
+
+
+def _signed_headers(text: str) -> tuple[str, ...]:
+    """SigV4's signed header names; ``host`` must be one of them, as AWS requires: a
+    signature that leaves it out could be replayed to any host the key is valid on."""
+    names = tuple(text.split(";"))
+    if "host" not in names:
+        raise errors.IncompleteSignature("the signed headers must include host")
+    return names
 
 
 def _query_v2(params: Mapping[str, str]) -> Claim:
@@ -188,8 +200,8 @@ def _parse_http_date(text: str) -> dt.datetime:
         raise errors.IncompleteSignature("the request has no X-Amz-Date or Date header")
     try:
         when = email.utils.parsedate_to_datetime(text)
-    except (TypeError, ValueError):
-        raise errors.IncompleteSignature(f"invalid Date header {text!r}") from None
+    except (TypeError, ValueError, OverflowError, IndexError):
+        raise errors.IncompleteSignature(f"invalid Date header {text[:64]!r}") from None
     return when if when.tzinfo else when.replace(tzinfo=dt.UTC)
 
 
@@ -198,5 +210,5 @@ def _parse_iso(text: str, name: str) -> dt.datetime:
     try:
         when = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
-        raise errors.IncompleteSignature(f"invalid {name} {text!r}") from None
+        raise errors.IncompleteSignature(f"invalid {name} {text[:64]!r}") from None
     return when if when.tzinfo else when.replace(tzinfo=dt.UTC)

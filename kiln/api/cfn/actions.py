@@ -8,6 +8,7 @@ data (``render`` writes it as XML or JSON). Field names and their order are Heat
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -386,11 +387,20 @@ ACTIONS: dict[str, Action] = {
 }
 
 
+#: the engine's message for a stack it cannot find (Heat's wording)
+_MISSING_STACK = re.compile(r"The Stack \((.*)\) could not be found\.")
+
+
 def aws_error(exc: kiln_errors.KilnError | HTTPError) -> errors.AwsError:
     """An engine error as Heat's CFN API maps it (``map_remote_error``), with Heat's
     message as the detail. Where Heat answers 500 for a client's mistake (an error type
-    missing from its table), Kiln answers 400 ``InvalidParameterValue``."""
+    missing from its table), Kiln answers 400 ``InvalidParameterValue``; a stack that
+    does not exist is AWS's ``ValidationError`` ("Stack with id NAME does not exist"),
+    what boto3's waiters and AWS tools expect (issue 27)."""
     detail = str(exc) or None
+    if isinstance(exc, kiln_errors.EntityNotFound) and (
+            missing := _MISSING_STACK.fullmatch(detail or "")) is not None:
+        return errors.ValidationError(f"Stack with id {missing[1]} does not exist")
     if isinstance(exc, kiln_errors.StackExists):
         return errors.AlreadyExists(detail)
     if isinstance(exc, kiln_errors.ActionInProgress):

@@ -47,8 +47,9 @@ async def query_api(request: Request) -> Response:
         signed = await received(request, max_body=limit)
         params = signed.params
         as_json = params.get("ContentType", "").upper() == "JSON"
-        caller = await state.authenticator.authenticate(signed)
         action = params.get("Action", "")
+        caller = await state.authenticator.authenticate(
+            signed, agent_read=action == "DescribeStackResource")
         handler = ACTIONS.get(action)
         if handler is None:
             raise errors.InvalidAction()

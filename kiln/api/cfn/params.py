@@ -2,7 +2,9 @@
 
 Lists arrive flattened: ``Parameters.member.1.ParameterKey=k``,
 ``Parameters.member.1.ParameterValue=v``, ``Tags.member.2.Key=...``,
-``NotificationARNs.member.1=arn``. Members are ordered by their number.
+``NotificationARNs.member.1=arn``. Members are ordered by their number, of at most
+:data:`MAX_INDEX_DIGITS` digits (a longer one is ``InvalidParameterValue``, not the
+ValueError of ``int()`` past 4,300 digits).
 """
 
 from __future__ import annotations
@@ -12,6 +14,17 @@ from collections.abc import Mapping
 
 from kiln.api.aws import errors
 
+MAX_INDEX_DIGITS = 9
+
+
+def _index(key: str, digits: str) -> int:
+    if len(digits) > MAX_INDEX_DIGITS:
+        shown = key if len(key) <= 64 else key[:64] + "..."
+        raise errors.InvalidParameterValue(
+            f"the member index in {shown!r} is not a number of at most "
+            f"{MAX_INDEX_DIGITS} digits")
+    return int(digits)
+
 
 def member_list(params: Mapping[str, str], prefix: str) -> list[dict[str, str]]:
     """``Prefix.member.N.Field=value`` as one dict per N, in N's order."""
@@ -20,14 +33,14 @@ def member_list(params: Mapping[str, str], prefix: str) -> list[dict[str, str]]:
     for key, value in params.items():
         found = pattern.fullmatch(key)
         if found:
-            members.setdefault(int(found.group(1)), {})[found.group(2)] = value
+            members.setdefault(_index(key, found.group(1)), {})[found.group(2)] = value
     return [members[n] for n in sorted(members)]
 
 
 def member_values(params: Mapping[str, str], prefix: str) -> list[str]:
     """``Prefix.member.N=value`` as a list, in N's order."""
     pattern = re.compile(rf"{re.escape(prefix)}\.member\.(\d+)")
-    found = {int(m.group(1)): v for k, v in params.items()
+    found = {_index(k, m.group(1)): v for k, v in params.items()
              if (m := pattern.fullmatch(k)) is not None}
     return [found[n] for n in sorted(found)]
 

@@ -2,8 +2,9 @@
 and ``POST /v1/signal/{arn}`` (heat-config-notify, alarms).
 
 The URL is signed with the keypair Kiln issued for the resource (SigV2 in the query);
-the keypair may reach only its own stack. The body is the signal's JSON (cfn-signal sends
-it with an empty Content-Type, so the type is not checked); an empty body is a signal
+the keypair may reach only its own stack. The body is the signal's JSON whatever its
+Content-Type (cfn-signal sends none, curl a form's): only the query is signed, so the
+body is never read as form parameters; an empty body is a signal
 without details. Answers are Heat's: the wait-condition route answers
 ``<resource>NAME</resource>``, the signal route an empty 200.
 """
@@ -56,7 +57,8 @@ def _details(body: bytes) -> Any:
 async def _signal(request: Request, *, sync: bool) -> Response:
     app = request.app
     try:
-        signed = await received(request, max_body=int(app.state.conf.max_json_body_size))
+        signed = await received(request, max_body=int(app.state.conf.max_json_body_size),
+                                body_params=False)
         caller = await app.state.authenticator.authenticate(signed, presigned=True)
         stack, resource = _target(str(request.path_params["arn"]), caller)
         details = _details(signed.body)

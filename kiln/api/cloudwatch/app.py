@@ -1,6 +1,7 @@
 """The CloudWatch API's ASGI app: every request is authenticated by its EC2 signature
-(SigV2 or SigV4, :mod:`kiln.api.aws`), decoded from its protocol, dispatched to its
-action, and answered (or refused in AWS's error format) in the same protocol.
+(SigV2 or SigV4, :mod:`kiln.api.aws`), then decoded from its protocol (within the
+bounds of :mod:`.protocols`), dispatched to its action, and answered (or refused in
+AWS's error format) in the same protocol.
 
 The caller's project is the one its keypair acts in. A keypair issued to a stack's
 server may only push metrics (``PutMetricData``), as Heat's policy allowed stack users.
@@ -52,12 +53,14 @@ def create_cloudwatch_app(alarms: AlarmService, authenticator: Authenticator, *,
         protocol = _protocol(request)
         try:
             signed = await received(request, max_body=max_body)
+            # the signature first: the body is decoded (the costlier, riskier part) only
+            # for a caller who proved who they are
+            identity = await authenticator.authenticate(signed)
             try:
                 decoded = protocols.decode(request.scope["path"], request.headers, signed.body,
                                            signed.params)
             except protocols.BadRequest as exc:
                 raise aws_errors.InvalidParameterValue(str(exc)) from None
-            identity = await authenticator.authenticate(signed)
             if not decoded.action:
                 raise aws_errors.MissingAction()
             handler = ACTIONS.get(decoded.action)

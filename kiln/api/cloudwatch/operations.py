@@ -225,9 +225,11 @@ async def describe_alarm_history(svc: AlarmService, project: str, p: Params
                              end=None if end in (None, "") else to_epoch(end, "EndDate"),
                              limit=offset + size + 1)
     page = rows[offset:offset + size]
+    # masked again as read: rows written before the history was masked at rest
     return {"AlarmHistoryItems": [{"AlarmName": name, "AlarmType": "MetricAlarm",
                                    "Timestamp": stamp, "HistoryItemType": kind,
-                                   "HistorySummary": summary, "HistoryData": data}
+                                   "HistorySummary": rules.mask_url_secrets(summary),
+                                   "HistoryData": rules.mask_url_secrets(data)}
                                   for name, kind, summary, data, stamp in page],
             "NextToken": str(offset + size) if len(rows) > offset + size else None}
 

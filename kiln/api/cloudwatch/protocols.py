@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -35,8 +36,17 @@ TIME_KEYS = frozenset({"Timestamp", "StateUpdatedTimestamp",
                        "AlarmConfigurationUpdatedTimestamp", "StateTransitionedTimestamp"})
 
 
+#: Bounds on what one request may make the decoder build (issue 22: a key of 10,000 dots
+#: recursed past Python's stack, a 5,000-digit member index overflowed int(), JSON 100,000
+#: deep did both). CloudWatch's deepest input is 6 levels (MetricData.member.N.Dimensions
+#: .member.M.Name); its longest list, 1,000 members.
+MAX_DEPTH = 16
+MAX_KEY_CHARS = 256
+MAX_INDEX_DIGITS = 9
+
+
 class BadRequest(ValueError):
-    """The body cannot be decoded in the protocol it claims."""
+    """The body cannot be decoded in the protocol it claims, or exceeds the bounds."""
 
 
 @dataclass(frozen=True)
@@ -66,10 +76,12 @@ def _cbor_body(body: bytes) -> dict[str, Any]:
 
     try:
         value = cbor2.loads(body)
-    except cbor2.CBORDecodeError as exc:  # cbor2 wraps every decoding failure in it
-        raise BadRequest(f"the CBOR body cannot be read: {exc}") from None
+    except (cbor2.CBORDecodeError, RecursionError, ValueError, OverflowError,
+            TypeError) as exc:
+        raise BadRequest(f"the CBOR body cannot be read: {str(exc)[:200]}") from None
     if not isinstance(value, dict):
         raise BadRequest("the CBOR body is not a map")
+    _check_tree(value, "CBOR")
     return value
 
 
@@ -78,11 +90,33 @@ def _json_body(body: bytes) -> dict[str, Any]:
         return {}
     try:
         value = json.loads(body)
+    except RecursionError:
+        raise BadRequest(f"the JSON body is nested deeper than {MAX_DEPTH} levels") from None
     except ValueError as exc:
-        raise BadRequest(f"the JSON body cannot be read: {exc}") from None
+        raise BadRequest(f"the JSON body cannot be read: {str(exc)[:200]}") from None
     if not isinstance(value, dict):
         raise BadRequest("the JSON body is not an object")
+    _check_tree(value, "JSON")
     return value
+
+
+def _check_tree(value: Any, what: str) -> None:
+    """Refuse a decoded body nested deeper than :data:`MAX_DEPTH`, or with a map key that
+    is not a string (CBOR allows any): the handlers read every part of it by name."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise BadRequest(f"the {what} body is nested deeper than {MAX_DEPTH} levels")
+        if isinstance(node, dict):
+            for key, child in node.items():
+                if not isinstance(key, str) or len(key) > MAX_KEY_CHARS:
+                    raise BadRequest(f"the {what} body has a key that is not a name")
+                if isinstance(child, (dict, list)):
+                    stack.append((child, depth + 1))
+        elif isinstance(node, list):
+            stack.extend((child, depth + 1) for child in node
+                         if isinstance(child, (dict, list)))
 
 
 _SKIP = frozenset({"Action", "Version", "AWSAccessKeyId", "Signature", "SignatureMethod",
@@ -91,12 +125,14 @@ _SKIP = frozenset({"Action", "Version", "AWSAccessKeyId", "Signature", "Signatur
 
 def unflatten(params: Mapping[str, str]) -> dict[str, Any]:
     """``A.member.2.B=x`` → ``{"A": [.., {"B": "x"}]}``: members are kept in index
-    order (a gap in the numbering leaves no hole)."""
+    order (a gap in the numbering leaves no hole). Keys longer than
+    :data:`MAX_KEY_CHARS`, deeper than :data:`MAX_DEPTH` parts or with a member index of
+    more than :data:`MAX_INDEX_DIGITS` digits are refused (:class:`BadRequest`)."""
     tree: dict[Any, Any] = {}
     for key, value in params.items():
         if key in _SKIP or key.startswith("X-Amz-"):
             continue
-        raw = key.split(".")
+        raw = _key_parts(key)
         path: list[Any] = []
         for i, part in enumerate(raw):
             if part == "member" and i + 1 < len(raw) and raw[i + 1].isdigit():
@@ -114,6 +150,22 @@ def unflatten(params: Mapping[str, str]) -> dict[str, Any]:
     return result
 
 
+def _key_parts(key: str) -> list[str]:
+    shown = key if len(key) <= 64 else key[:64] + "..."
+    if len(key) > MAX_KEY_CHARS:
+        raise BadRequest(f"the parameter name {shown!r} is longer than {MAX_KEY_CHARS} "
+                         "characters")
+    raw = key.split(".")
+    if len(raw) > MAX_DEPTH:
+        raise BadRequest(f"the parameter name {shown!r} has more than {MAX_DEPTH} parts")
+    for i, part in enumerate(raw):
+        if i and raw[i - 1] == "member" and part.isdigit() and (
+                len(part) > MAX_INDEX_DIGITS or not part.isascii()):
+            raise BadRequest(f"the member index in {shown!r} is not a number of at most "
+                             f"{MAX_INDEX_DIGITS} digits")
+    return raw
+
+
 def _lists(node: Any) -> Any:
     if isinstance(node, dict):
         if node and all(isinstance(k, int) for k in node):
@@ -122,30 +174,55 @@ def _lists(node: Any) -> Any:
     return node
 
 
-def to_epoch(value: Any, where: str) -> float:
-    """Epoch seconds from an ISO 8601 string, a number, or a datetime."""
-    if isinstance(value, dt.datetime):
-        stamp = value if value.tzinfo else value.replace(tzinfo=dt.UTC)
-        return stamp.timestamp()
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
-    if isinstance(value, str):
-        text = value.strip()
-        try:
-            return float(text)
-        except ValueError:
-            pass
-        try:
-            stamp = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
-        except ValueError:
-            from kiln.alarms.rules import InvalidParameter
+#: The times a request may name: years 1 to 9999 (what an answer can write back). NaN,
+#: infinities and numbers beyond these are refused here, before any check compares them:
+#: NaN compares false with everything, so a range check alone let it through to the
+#: database (issue 22).
+MIN_EPOCH = dt.datetime(1, 1, 1, tzinfo=dt.UTC).timestamp()
+MAX_EPOCH = dt.datetime(9999, 12, 31, 23, 59, 59, tzinfo=dt.UTC).timestamp()
 
-            raise InvalidParameter(f"The parameter {where} must be an ISO 8601 time.",
-                                   "InvalidParameterValue") from None
-        return (stamp if stamp.tzinfo else stamp.replace(tzinfo=dt.UTC)).timestamp()
+
+def to_epoch(value: Any, where: str) -> float:
+    """Epoch seconds from an ISO 8601 string, a number, or a datetime; finite and
+    within years 1 to 9999, else AWS's ``InvalidParameterValue`` naming ``where``."""
     from kiln.alarms.rules import InvalidParameter
 
-    raise InvalidParameter(f"The parameter {where} must be a time.", "InvalidParameterValue")
+    epoch: float | None = None
+    if isinstance(value, dt.datetime):
+        stamp = value if value.tzinfo else value.replace(tzinfo=dt.UTC)
+        try:
+            epoch = stamp.timestamp()
+        except (OverflowError, ValueError):
+            epoch = None
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        epoch = float(value) if abs(value) < 2 ** 64 else math.inf
+    elif isinstance(value, str):
+        epoch = _text_epoch(value.strip())
+        if epoch is None:
+            raise InvalidParameter(f"The parameter {where} must be an ISO 8601 time.",
+                                   "InvalidParameterValue")
+    else:
+        raise InvalidParameter(f"The parameter {where} must be a time.",
+                               "InvalidParameterValue")
+    if epoch is None or not MIN_EPOCH <= epoch <= MAX_EPOCH:  # NaN fails this too
+        raise InvalidParameter(f"The parameter {where} must be a time between the years "
+                               "1 and 9999.", "InvalidParameterValue")
+    return epoch
+
+
+def _text_epoch(text: str) -> float | None:
+    """A number of seconds, or an ISO 8601 time; None if it is neither."""
+    if len(text) > 64:
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    try:
+        stamp = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+        return (stamp if stamp.tzinfo else stamp.replace(tzinfo=dt.UTC)).timestamp()
+    except (ValueError, OverflowError):
+        return None
 
 
 # -- answers --------------------------------------------------------------------------------

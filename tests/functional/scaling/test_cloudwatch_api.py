@@ -222,3 +222,26 @@ def test_signatures_are_checked(kiln: KilnProcess, keys: dict[str, str]) -> None
     wire = Wire(kiln.cloudwatch_url, keys, "query")
     unknown = wire.call("ListMetrics", NextToken="zzz")
     assert unknown["status"] == 400 and unknown["Error"]["Code"] == "InvalidNextToken"
+
+
+def test_statistics_start_on_clock_boundaries(cw: Any) -> None:
+    """AWS rounds StartTime down (to the minute for a start under 15 days ago, to a
+    division of the minute for a period under 60 s): datapoints start on the clock, not
+    on whatever second the request named."""
+    ns = f"clock/{uuid.uuid4().hex[:6]}"
+    minute = (int(dt.datetime.now(dt.UTC).timestamp()) // 60) * 60 - 600
+    at = dt.datetime.fromtimestamp
+    cw.put_metric_data(Namespace=ns, MetricData=[
+        {"MetricName": "m", "Value": 1.0, "Timestamp": at(minute + 5, dt.UTC)},
+        {"MetricName": "m", "Value": 2.0, "Timestamp": at(minute + 65, dt.UTC)},
+        {"MetricName": "m", "Value": 4.0, "Timestamp": at(minute + 95, dt.UTC)}])
+    found = cw.get_metric_statistics(
+        Namespace=ns, MetricName="m", StartTime=at(minute + 34, dt.UTC),
+        EndTime=at(minute + 150, dt.UTC), Period=60, Statistics=["Sum"])["Datapoints"]
+    assert sorted((p["Timestamp"].timestamp(), p["Sum"]) for p in found) == [
+        (minute, 1.0), (minute + 60, 6.0)]
+    fine = cw.get_metric_statistics(
+        Namespace=ns, MetricName="m", StartTime=at(minute + 67, dt.UTC),
+        EndTime=at(minute + 120, dt.UTC), Period=30, Statistics=["Sum"])["Datapoints"]
+    assert sorted((p["Timestamp"].timestamp(), p["Sum"]) for p in fine) == [
+        (minute + 60, 2.0), (minute + 90, 4.0)]

@@ -249,3 +249,61 @@ async def test_a_remembered_sigv2_answer_is_only_for_the_same_request_and_secret
                          (req, other_secret)]:
         with pytest.raises(errors.SignatureDoesNotMatch):
             await who.authenticate(refused, presigned=True)
+
+
+def _sigv2_without_time(**extra: str) -> SignedRequest:
+    """A SigV2 GET signed by botocore's own HMAC, with no Timestamp unless given."""
+    params = {"Action": "ListStacks", "AWSAccessKeyId": ACCESS, "SignatureVersion": "2",
+              "SignatureMethod": "HmacSHA256", **extra}
+    _, params["Signature"] = SigV2Auth(Credentials(ACCESS, SECRET)).calc_signature(
+        AWSRequest(method="GET", url=f"http://{HOST}/v1/"), params)
+    return SignedRequest(method="GET", host=HOST, raw_path="/v1/",
+                         query=list(params.items()), headers={})
+
+
+async def test_sigv2_without_timestamp_or_expires_is_refused_unless_presigned() -> None:
+    """AWS: a SigV2 request carries Timestamp or Expires. Heat's pre-signed signal URLs
+    carry neither (its ec2 signer adds none), and stay valid."""
+    bare = _sigv2_without_time()
+    with pytest.raises(errors.MissingParameter) as caught:
+        await auth().authenticate(bare)
+    assert caught.value.status == 400 and "Timestamp" in caught.value.message
+    assert await auth(clock_offset=86400 * 30).authenticate(bare, presigned=True) == IDENTITY
+    soon = (dt.datetime.now(dt.UTC) + dt.timedelta(seconds=60)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    assert await auth().authenticate(_sigv2_without_time(Expires=soon)) == IDENTITY
+    # a read by a keypair issued to a stack (os-collect-config's cfn collector signs none)
+    with pytest.raises(errors.MissingParameter):
+        await auth().authenticate(bare, agent_read=True)
+    issued = Ec2Identity(access_key=ACCESS, project_id="demo", stack_id="s1",
+                         resource_name="server")
+    keys = Keys()
+    keys.known[ACCESS] = Credential(SECRET, issued)
+    agent = SecretAuthenticator(keys)
+    assert await agent.authenticate(bare, agent_read=True) == issued
+    with pytest.raises(errors.MissingParameter):
+        await agent.authenticate(bare)
+
+
+class _HostlessSigV4(SigV4Auth):  # type: ignore[misc]
+    def headers_to_sign(self, request: AWSRequest) -> object:
+        names = super().headers_to_sign(request)
+        del names["host"]
+        return names
+
+
+async def test_sigv4_must_sign_host() -> None:
+    req = AWSRequest(method="POST", url=f"http://{HOST}/v1/", data="Action=ListStacks",
+                     headers={"Content-Type": FORM})
+    _HostlessSigV4(Credentials(ACCESS, SECRET), "cloudformation", "RegionOne").add_auth(req)
+    signed = received(req)
+    assert "host" not in signed.headers["authorization"].split("SignedHeaders=")[1]
+    with pytest.raises(errors.IncompleteSignature) as caught:
+        await auth().authenticate(signed)
+    assert "host" in caught.value.message
+    query = SignedRequest(method="GET", host=HOST, raw_path="/v1/", headers={}, query=[
+        ("Action", "ListStacks"), ("X-Amz-Algorithm", "AWS4-HMAC-SHA256"),
+        ("X-Amz-Credential", f"{ACCESS}/20260101/RegionOne/cloudformation/aws4_request"),
+        ("X-Amz-Date", "20260101T000000Z"), ("X-Amz-SignedHeaders", "x-amz-date"),
+        ("X-Amz-Signature", "00")])
+    with pytest.raises(errors.IncompleteSignature):
+        await auth().authenticate(query)
