@@ -154,6 +154,21 @@ engine_opts = [
                  help="Seconds between engine liveness heartbeats."),
     cfg.FloatOpt("engine_dead_after", default=20.0,
                  help="An engine silent for this long is dead; its work is taken over."),
+    cfg.IntOpt("max_signals_per_resource", default=1000, min=1,
+               help="Signals (distinct ids) one resource keeps, a wait-condition handle "
+                    "for one: a signal with a new id beyond this is refused (400, "
+                    "RequestLimitExceeded) and what was kept stays; a signal repeating "
+                    "a kept id replaces it and is always within this count."),
+    cfg.IntOpt("max_signal_size", default=65536, min=256,
+               help="Largest signal a resource keeps, in bytes of its stored JSON "
+                    "(data, reason, status); a larger one is refused (400, "
+                    "RequestLimitExceeded). Request bodies are bounded before that by "
+                    "max_json_body_size."),
+    cfg.IntOpt("max_signals_size_per_resource", default=1048576, min=256,
+               help="Bytes of signals one resource keeps in all (what a GET of its "
+                    "metadata, or of its wait condition's data, returns at most besides "
+                    "its template metadata): a signal that would take it past this is "
+                    "refused (400, RequestLimitExceeded) and what was kept stays."),
 ]
 
 api_opts = [
