@@ -30,7 +30,9 @@ default_opts = [
     cfg.IntOpt("max_template_size", default=524288, help="Maximum raw template size in bytes."),
     cfg.IntOpt("max_nested_stack_depth", default=5, help="Maximum depth of nested stacks."),
     cfg.IntOpt("max_events_per_stack", default=1000,
-               help="Events kept per stack; the oldest are purged beyond this."),
+               help="Events kept per stack; beyond this the oldest are purged as events "
+                    "are written (checked every half event_purge_batch_size events of a "
+                    "stack, and when an action ends)."),
     cfg.ListOpt("hidden_stack_tags", default=[],
                 help="Stacks with any of these tags are left out of stack lists unless "
                      "show_hidden is asked for."),
