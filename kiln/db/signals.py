@@ -18,6 +18,7 @@ from typing import Any, cast
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
+from kiln.db import driver_dml
 from kiln.db.models import ResourceSignal
 
 _TABLE = cast(sa.Table, ResourceSignal.__table__)
@@ -48,11 +49,11 @@ def keep_signals(s: Session, resource_id: int, writes: Sequence[SignalWrite]) ->
                for w in writes if w.new]
     updates = [{"rid": resource_id, "k": w.key, "e": w.entry, "n": w.size}
                for w in writes if not w.new]
-    conn = s.connection()
-    if inserts:
-        conn.execute(_INSERT, inserts)
-    if updates:
-        conn.execute(_UPDATE, updates)
+    # on SQLite straight to the driver, as the event INSERT beside it (kiln.db.driver_dml)
+    if inserts and not driver_dml.execute(s, _INSERT, inserts):
+        s.connection().execute(_INSERT, inserts)
+    if updates and not driver_dml.execute(s, _UPDATE, updates):
+        s.connection().execute(_UPDATE, updates)
 
 
 def fill_signals(s: Session, signals: Mapping[int, dict[str, Any]],

@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.orm import Session
 
 from kiln.db import events as db_events
 from kiln.db import resources as db_resources
+from kiln.db import signals as db_signals
 from kiln.db.records import NewEvent
 from kiln.engine.model.live_stack import LiveStack, Slot
 
@@ -69,7 +71,10 @@ class Breakpoints:
 
 
 def _persist(s: Session, resource_id: int, data_set: dict[str, str], data_del: list[str],
-             metadata: Any, event: NewEvent | None) -> None:
+             metadata: Any, event: NewEvent | None,
+             signals: Sequence[db_signals.SignalWrite] = ()) -> None:
+    if signals:
+        db_signals.keep_signals(s, resource_id, signals)
     for key, value in data_set.items():
         db_resources.set_resource_data(s, resource_id, key, value)
     for key in data_del:
@@ -94,8 +99,10 @@ def resource_event(stack: LiveStack, slot: Slot, reason: str,
 
 
 async def save_side_state(engine: Engine, stack: LiveStack, slot: Slot, *,
-                          event: NewEvent | None = None, metadata: bool = False) -> None:
-    """Persist the slot's data (and metadata) changed outside an action, plus an event.
+                          event: NewEvent | None = None, metadata: bool = False,
+                          signals: Sequence[db_signals.SignalWrite] = ()) -> None:
+    """Persist the slot's data (and metadata, and the ``signals`` it keeps anew)
+    changed outside an action, plus an event, in one write.
 
     Yields once first so transitions the recorder queued earlier in this loop turn reach
     the writer before this job: the database then sees the changes in program order.
@@ -106,7 +113,7 @@ async def save_side_state(engine: Engine, stack: LiveStack, slot: Slot, *,
     data_del = [k for k in saved if k not in data]
     slot.saved_data = dict(data)
     await engine.db.write(_persist, slot.db_id, data_set, data_del,
-                          dict(slot.state.metadata) if metadata else None, event)
+                          dict(slot.state.metadata) if metadata else None, event, signals)
 
 
 async def _still_set(engine: Engine, slot: Slot, hook: str) -> bool:

@@ -121,6 +121,7 @@ class SignalOps(ServiceBase):
     async def _handle_signal(self, stack: LiveStack, slot: Slot, details: Any,
                              sync_call: bool) -> Any:
         state = slot.state
+        metadata = dict(state.metadata)
         try:
             result = await slot.plugin.handle_signal(details)
         except RequestLimitExceeded:
@@ -133,16 +134,15 @@ class SignalOps(ServiceBase):
             LOG.info("signal to %s refused", describe(stack, slot), exc_info=True)
             return None
         reason = f"Signal: {result}" if result else _details_text(details)
-        kept = _unsaved_signals(state)
-        # queued ahead of the side state, so committed no later than its event
-        stored = self.engine.db.write(db_signals.keep_signals, slot.db_id, kept) \
-            if kept else None
-        await hooks.save_side_state(self.engine, stack, slot, metadata=True,
+        # a handle's signals are rows of their own, written with the event: the
+        # resource row is rewritten only when the plugin changed the metadata document
+        # (a scaling group's cooldown)
+        await hooks.save_side_state(self.engine, stack, slot,
+                                    metadata=state.metadata != metadata,
+                                    signals=_unsaved_signals(state),
                                     event=hooks.resource_event(
                                         stack, slot, reason[:MAX_EVENT_REASON],
                                         action="SIGNAL"))
-        if stored is not None:
-            await stored
         return state.shown_metadata() if sync_call else None
 
     async def resource_note(self, ctx: RequestContext, stack_identity: Identity,
