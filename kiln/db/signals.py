@@ -44,11 +44,20 @@ class SignalWrite:
 
 
 def keep_signals(s: Session, resource_id: int, writes: Sequence[SignalWrite]) -> None:
-    """Store what the signals add: an INSERT per new id, an UPDATE per repeated one."""
-    inserts = [{"resource_id": resource_id, "key": w.key, "entry": w.entry, "size": w.size}
-               for w in writes if w.new]
+    """Store what the signals add: an INSERT per new id, an UPDATE per repeated one.
+
+    An id new to the caller may have been stored meanwhile by another process (which
+    loaded the stack to take a signal while this one runs it), so a new id's row is
+    inserted only where an UPDATE finds none."""
+    inserts: list[dict[str, Any]] = []
     updates = [{"rid": resource_id, "k": w.key, "e": w.entry, "n": w.size}
                for w in writes if not w.new]
+    conn = s.connection()
+    for w in writes:
+        if w.new and not conn.execute(_UPDATE, {"rid": resource_id, "k": w.key,
+                                                "e": w.entry, "n": w.size}).rowcount:
+            inserts.append({"resource_id": resource_id, "key": w.key, "entry": w.entry,
+                            "size": w.size})
     # on SQLite straight to the driver, as the event INSERT beside it (kiln.db.driver_dml)
     if inserts and not driver_dml.execute(s, _INSERT, inserts):
         s.connection().execute(_INSERT, inserts)

@@ -28,6 +28,8 @@ def test_signals_are_appended_and_shown_in_the_metadata(tx: Tx) -> None:
     with tx() as s:
         signals.keep_signals(s, rid, [signals.SignalWrite("2", {"data": "b"}, 11, True),
                                       signals.SignalWrite("1", {"data": "c"}, 12, False)])
+    with tx() as s:   # "new" to a process that had not seen another's signal: rewritten
+        signals.keep_signals(s, rid, [signals.SignalWrite("1", {"data": "c"}, 12, True)])
     with tx() as s:
         rec = resources.get_resource(s, rid)
         assert rec is not None
