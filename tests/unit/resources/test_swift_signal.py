@@ -92,9 +92,10 @@ def test_polls_back_off_with_the_time_waited_and_stop_at_the_deadline(
 
 
 @pytest.mark.parametrize(("bodies", "problem"), [
-    (['{"id": "%d"}' % i for i in range(4)], "4 signals (max_signals_per_resource is 3)"),
-    (['{"data": "%s"}' % ("x" * 400)], "a signal of 412 bytes (max_signal_size is 300 bytes)"),
-    (['{"data": "%s", "id": %d}' % ("x" * 250, i) for i in range(3)],
+    ([json.dumps({"id": str(i)}) for i in range(4)],
+     "4 signals (max_signals_per_resource is 3)"),
+    ([json.dumps({"data": "x" * 400})], "a signal of 412 bytes (max_signal_size is 300 bytes)"),
+    ([json.dumps({"data": "x" * 250, "id": i}) for i in range(3)],
      "813 bytes of signals (max_signals_size_per_resource is 600 bytes)"),
 ])
 async def test_what_the_signal_keeps_is_bounded(bodies: list[str], problem: str) -> None:
