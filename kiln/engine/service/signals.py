@@ -2,13 +2,14 @@
 resource while its stack runs (or rests).
 
 A signal goes to the plugin instance the running action works on when this engine runs
-one on the stack (a wait condition polls its handle's in-memory metadata), otherwise to a
-plugin loaded from the database; either way what the plugin changed (metadata, data, the signals it
-keeps: appended, :mod:`kiln.db.signals`) is persisted with Heat's ``SIGNAL`` event.
-A signal over what the resource may keep (``RequestLimitExceeded``) is refused on every
-route, also where Heat only logs a refused signal. A plugin whose signals take long (a scaling
-policy resizing its group, ``signals_in_background``) is answered once the checks pass,
-and its ``handle_signal`` runs in an engine task (:meth:`Engine.background`).
+one on the stack (a wait condition polls its handle's in-memory signals), otherwise to a
+plugin loaded from the database; either way what the plugin changed (metadata, data, the
+signals it keeps, appended as rows of their own: :mod:`kiln.db.signals`) is persisted
+with Heat's ``SIGNAL`` event. A signal over what the resource may keep
+(``RequestLimitExceeded``) is refused on every route, also where Heat only logs a
+refused signal. A plugin whose signals take long (a scaling policy resizing its group,
+``signals_in_background``) is answered once the checks pass, and its ``handle_signal``
+runs in an engine task (:meth:`Engine.background`).
 ``{"unset_hook": "<hook>"}`` is not for the plugin: it clears a lifecycle breakpoint
 (:mod:`kiln.engine.runtime.hooks`).
 
