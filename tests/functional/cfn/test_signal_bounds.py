@@ -158,5 +158,12 @@ def test_events_are_purged_while_the_action_still_runs(heat: Any) -> None:
     assert len(kept) <= MAX_EVENTS + PURGE_BATCH // 2, len(kept)
     assert any(e.resource_status_reason == "Signal: status:SUCCESS reason:rsame"
                for e in kept)
+    # a long reason is kept whole in the handle's metadata, cut to 255 in its event
+    long = {"Status": "SUCCESS", "Reason": "z" * 5000, "UniqueId": "same", "Data": "d"}
+    assert httpx.put(url, json=long, timeout=HTTP_TIMEOUT).status_code == 200
+    assert heat.resources.metadata("chatty", "Handle")["same"]["Reason"] == "z" * 5000
+    newest = heat.events.list(stack_id, limit=1, sort_dir="desc")[0]
+    assert newest.resource_status_reason.startswith("Signal: status:SUCCESS reason:zzz")
+    assert len(newest.resource_status_reason) == 255
     assert signal(url, "other").status_code == 200
     assert wait_for_stack_status(heat, stack_id).stack_status == "CREATE_COMPLETE"
