@@ -5,12 +5,15 @@ as events are written."""
 from __future__ import annotations
 
 import sqlalchemy as sa
+from alembic import command
+from sqlalchemy.orm import Session
 
-from kiln.db import agent_view, events, resources, signals
+from kiln.db import agent_view, events, migrate, resources, signals, stacks
+from kiln.db.engine import make_engine
 from kiln.db.facade import Database
 from kiln.db.models import Resource, ResourceSignal
-from kiln.db.records import EventQuery, NewEvent, NewResource
-from tests.unit.db.support import Tx, new_stack
+from kiln.db.records import EventQuery, NewEvent, NewResource, NewStack
+from tests.unit.db.support import TEMPLATE, Tx, new_stack
 
 
 def _handle(tx: Tx) -> tuple[str, int]:
@@ -67,3 +70,38 @@ async def test_the_writer_keeps_events_at_the_cap_while_they_are_written(
     assert kept[0].resource_status_reason == "signal 199"     # the newest stay
     events.cap_events(db, 0, 10)
     assert not db.write_session_info
+
+
+def test_the_upgrade_moves_a_handles_signals_out_of_its_metadata(url: str) -> None:
+    """A wait condition waiting across the upgrade still counts its signals; other
+    metadata, and other types' metadata, stay where they were (and the downgrade puts
+    the signals back)."""
+    migrate.upgrade(url, "0006_user_creds")
+    eng = make_engine(url)
+    try:
+        signal = {"data": "d", "reason": "r", "status": "SUCCESS"}
+        with Session(eng, expire_on_commit=False) as s, s.begin():
+            st = stacks.create_stack(s, NewStack(name="old", project_id="p1",
+                                                 template=TEMPLATE))
+            handle, other = resources.create_resources(s, [
+                NewResource(st.id, st.id, "h", "OS::Heat::WaitConditionHandle",
+                            metadata={"1": signal, "own": "x"}),
+                NewResource(st.id, st.id, "n", "OS::Heat::None",
+                            metadata={"1": signal})])
+        migrate.upgrade(url)
+        with Session(eng) as s:
+            moved = resources.get_resource(s, handle.id)
+            kept = resources.get_resource(s, other.id)
+            assert moved is not None and kept is not None
+            assert moved.metadata == {"own": "x"} and moved.signals == {"1": signal}
+            assert moved.shown_metadata() == {"own": "x", "1": signal}
+            assert kept.metadata == {"1": signal} and kept.signals == {}
+        with eng.begin() as conn:
+            command.downgrade(migrate._alembic_config(conn),  # type: ignore[arg-type]
+                              "0006_user_creds")
+        with eng.connect() as conn:
+            metadata = conn.execute(sa.select(Resource.rsrc_metadata)
+                                    .where(Resource.id == handle.id)).scalar()
+            assert metadata == {"own": "x", "1": signal}
+    finally:
+        eng.dispose()
