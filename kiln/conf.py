@@ -32,7 +32,9 @@ default_opts = [
     cfg.IntOpt("max_template_size", default=524288, help="Maximum raw template size in bytes."),
     cfg.IntOpt("max_nested_stack_depth", default=5, help="Maximum depth of nested stacks."),
     cfg.IntOpt("max_events_per_stack", default=1000,
-               help="Events kept per stack; the oldest are purged beyond this."),
+               help="Events kept per stack; beyond this the oldest are purged as events "
+                    "are written (checked every half event_purge_batch_size events of a "
+                    "stack, and when an action ends)."),
     cfg.ListOpt("hidden_stack_tags", default=[],
                 help="Stacks with any of these tags are left out of stack lists unless "
                      "show_hidden is asked for."),
@@ -156,6 +158,21 @@ engine_opts = [
                  help="Seconds between engine liveness heartbeats."),
     cfg.FloatOpt("engine_dead_after", default=20.0,
                  help="An engine silent for this long is dead; its work is taken over."),
+    cfg.IntOpt("max_signals_per_resource", default=1000, min=1,
+               help="Signals (distinct ids) one resource keeps, a wait-condition handle "
+                    "for one: a signal with a new id beyond this is refused (400, "
+                    "RequestLimitExceeded) and what was kept stays; a signal repeating "
+                    "a kept id replaces it and is always within this count."),
+    cfg.IntOpt("max_signal_size", default=65536, min=256,
+               help="Largest signal a resource keeps, in bytes of its stored JSON "
+                    "(data, reason, status); a larger one is refused (400, "
+                    "RequestLimitExceeded). Request bodies are bounded before that by "
+                    "max_json_body_size."),
+    cfg.IntOpt("max_signals_size_per_resource", default=1048576, min=256,
+               help="Bytes of signals one resource keeps in all (what a GET of its "
+                    "metadata, or of its wait condition's data, returns at most besides "
+                    "its template metadata): a signal that would take it past this is "
+                    "refused (400, RequestLimitExceeded) and what was kept stays."),
 ]
 
 api_opts = [

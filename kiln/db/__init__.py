@@ -116,6 +116,14 @@ resources (``kiln.db.resources``)::
     get_resource_data(s, resource_id: int) -> dict[str, str]          # decrypted
     delete_resource_data(s, resource_id: int, key: str) -> bool
 
+signals a resource keeps (``kiln.db.signals``)::
+
+    keep_signals(s, resource_id: int, writes: Sequence[SignalWrite]) -> None
+        # a row per signal id: what a signal adds is appended (a repeated id rewritten);
+        # records carry them as ``signals`` and ``shown_metadata()`` merges them in
+    get_signals(s, resource_id: int) -> dict[str, Any]
+    count_signals(s, resource_id: int) -> tuple[int, int]   # (signals, bytes)
+
 events (``kiln.db.events``)::
 
     add_events(s, rows: Sequence[NewEvent], *, max_events_per_stack: int = 0,
@@ -125,6 +133,9 @@ events (``kiln.db.events``)::
         # writer batch inserts all its events at once; the cap is checked like Heat does,
         # on average every purge_batch_size/2 calls (probability 1.0 = every call)
     flush_events(s) -> None                      # insert this session's queued events now
+    cap_events(db: Database, keep: int, batch_size: int) -> None
+        # the writer keeps every stack at ``keep`` events as it writes them (checked
+        # every batch_size/2 events of a stack), not only when an action ends
     list_events(s, q: EventQuery) -> list[EventRecord]
     count_events(s, stack_id: str) -> int
     get_event(s, stack_id: str, event_uuid: str) -> EventRecord | None

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, cast
 
@@ -24,7 +25,8 @@ from sqlalchemy.orm import Session
 
 from kiln.db.inline import Rows, SessionRows
 from kiln.db.models import Resource, Stack
-from kiln.db.records import StackRecord
+from kiln.db.records import StackRecord, merged_metadata
+from kiln.db.signals import OF_RESOURCE
 from kiln.db.stacks import stack_record
 
 _RES = cast(sa.Table, Resource.__table__)
@@ -44,6 +46,11 @@ class AgentRow:
     metadata: Any
     created_at: dt.datetime
     updated_at: dt.datetime | None
+    #: the signals the resource keeps (:mod:`kiln.db.signals`), shown in its metadata
+    signals: Mapping[str, Any] = field(default_factory=dict)
+
+    def shown_metadata(self) -> Any:
+        return merged_metadata(self.metadata, self.signals)
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +81,7 @@ _STACK_BY_NAME = (
            _STACK.c.name == sa.bindparam("key"), _STACK.c.deleted_at.is_(None))
     .order_by(_STACK.c.created_at, _STACK.c.id).limit(1))
 
-_AGENT_COLUMNS = ("name", "type", "physical_resource_id", "action", "status",
+_AGENT_COLUMNS = ("id", "name", "type", "physical_resource_id", "action", "status",
                   "status_reason", "rsrc_metadata", "created_at", "updated_at")
 
 #: the current row of that name: one not replaced if any, newest first (as
@@ -134,7 +141,9 @@ def agent_view_rows(rows: Rows, *, key: str, scope: str | None, project_id: str,
         physical_resource_id=found["physical_resource_id"], action=found["action"],
         status=found["status"], status_reason=found["status_reason"],
         metadata=found["rsrc_metadata"], created_at=found["created_at"],
-        updated_at=found["updated_at"])
+        updated_at=found["updated_at"],
+        signals={r["key"]: r["entry"]
+                 for r in rows.all(OF_RESOURCE, {"resource_id": found["id"]})})
     owner_type = None
     if owner is not None and owner != resource_name:
         owned = rows.first(_OWNER_TYPE, {"stack_id": stack.id, "name": owner})

@@ -2,7 +2,9 @@
 
 Writes come in batches from the engine; the per-stack cap (``max_events_per_stack``) is
 enforced in the same transaction by deleting the oldest rows, at least a purge batch at a
-time so the count query runs rarely relative to inserts.
+time so the count query runs rarely relative to inserts. The engine's writer carries an
+:class:`EventCap` (:func:`cap_events`), so the cap holds while events are written (a
+stack that signals keep reaching for hours), not only when an action ends.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import random
 import uuid as uuidlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
@@ -20,6 +22,9 @@ from kiln import notify
 from kiln.db import _query, crypt, driver_dml
 from kiln.db.models import Event, utcnow
 from kiln.db.records import EventQuery, EventRecord, NewEvent
+
+if TYPE_CHECKING:
+    from kiln.db.facade import Database
 
 #: GET .../events ?sort_keys= names Heat honours → columns; it ignores any other key.
 SORT_KEYS = {
@@ -89,6 +94,53 @@ def add_events(s: Session, rows: Sequence[NewEvent], *, max_events_per_stack: in
     return uuids
 
 
+class EventCap:
+    """``max_events_per_stack`` kept as events are written, as Heat keeps it.
+
+    Heat counts a stack's events on average once per ``event_purge_batch_size / 2``
+    events written (at random) and, when over the cap, deletes the oldest batch. This
+    counts the events each stack is written by this writer instead, and checks a stack
+    each time another half batch of its events has been written: the same cost (one
+    count per half batch, none on the other writes), and a stack never exceeds the cap
+    by more than half a batch (plus one write batch) of what this process wrote.
+    """
+
+    #: stacks whose running tally is kept (more are forgotten: at worst a late check)
+    MAX_TRACKED = 10_000
+
+    def __init__(self, keep: int, batch_size: int) -> None:
+        self.keep = keep
+        self.batch_size = max(batch_size, 1)
+        self.every = max(self.batch_size // 2, 1)
+        self._written: dict[str, int] = {}
+
+    def due(self, stack_ids: Sequence[str]) -> list[str]:
+        """Tally ``stack_ids`` (one per event written); the stacks to check now."""
+        written = self._written
+        out: list[str] = []
+        for stack_id in stack_ids:
+            n = written.get(stack_id, 0) + 1
+            if n >= self.every:
+                out.append(stack_id)
+                n = 0
+            written[stack_id] = n
+        if len(written) > self.MAX_TRACKED:
+            written.clear()
+        return out
+
+
+_CAP = "kiln_event_cap"
+
+
+def cap_events(db: Database, keep: int, batch_size: int) -> None:
+    """Keep every stack's events at ``keep`` as ``db``'s (a :class:`Database`'s) writer
+    writes them; ``keep`` <= 0: no cap."""
+    if keep > 0:
+        db.write_session_info[_CAP] = EventCap(keep, batch_size)
+    else:
+        db.write_session_info.pop(_CAP, None)
+
+
 def flush_events(s: Session) -> None:
     """Insert the queued events of this session now (and purge where due)."""
     pending: _Pending | None = s.info.pop(_PENDING, None)
@@ -98,6 +150,10 @@ def flush_events(s: Session) -> None:
         if not driver_dml.execute(s, _INSERT, pending.rows):
             s.connection().execute(_INSERT, pending.rows)
         s.info.setdefault(_INSERTED, set()).update(r["stack_id"] for r in pending.rows)
+        cap: EventCap | None = s.info.get(_CAP)
+        if cap is not None:
+            for stack_id in cap.due([r["stack_id"] for r in pending.rows]):
+                pending.purge.setdefault(stack_id, (cap.keep, cap.batch_size))
     for stack_id, (keep, batch) in pending.purge.items():
         purge_events(s, stack_id, keep, batch)
 

@@ -80,6 +80,9 @@ class Database:
         #: the writer's own connection, kept between batches (SQLite files only)
         self._keep_connection = inline.usable(engine)
         self._connection: sa.Connection | None = None
+        #: put into every write batch's ``Session.info`` (what repositories need to know
+        #: about this writer across batches, e.g. :class:`kiln.db.events.EventCap`)
+        self.write_session_info: dict[str, Any] = {}
         #: Commits and functions written, for benchmarks and diagnostics.
         self.commits = 0
         self.writes = 0
@@ -237,6 +240,8 @@ class Database:
 
     def _commit_on(self, conn: sa.Connection, jobs: list[_Job]) -> list[Any]:
         with Session(bind=conn, expire_on_commit=False) as s:
+            if self.write_session_info:
+                s.info.update(self.write_session_info)
             with s.begin():
                 results = [job.fn(s, *job.args, **job.kwargs) for job in jobs]
             if self._checkpointer is not None:

@@ -47,6 +47,9 @@ class Rows(Protocol):
     def first(self, stmt: sa.Select[Any],
               params: Mapping[str, Any]) -> Mapping[str, Any] | None: ...
 
+    def all(self, stmt: sa.Select[Any],
+            params: Mapping[str, Any]) -> list[Mapping[str, Any]]: ...
+
 
 class SessionRows:
     """:class:`Rows` over a Session (any database, the reader pool)."""
@@ -58,6 +61,10 @@ class SessionRows:
               params: Mapping[str, Any]) -> Mapping[str, Any] | None:
         found = self._conn.execute(stmt, dict(params)).mappings().first()
         return None if found is None else dict(found)
+
+    def all(self, stmt: sa.Select[Any],
+            params: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+        return [dict(r) for r in self._conn.execute(stmt, dict(params)).mappings()]
 
 
 def usable(engine: sa.Engine) -> bool:
@@ -103,8 +110,8 @@ class _DriverRows:
         self._conn = conn
         self._compiled: dict[int, tuple[sa.Select[Any], _Compiled]] = {}
 
-    def first(self, stmt: sa.Select[Any],
-              params: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    def _run(self, stmt: sa.Select[Any],
+             params: Mapping[str, Any]) -> tuple[_Compiled, sqlite3.Cursor]:
         known = self._compiled.get(id(stmt))
         if known is None or known[0] is not stmt:
             known = self._compiled[id(stmt)] = (stmt, _compile(stmt))
@@ -113,11 +120,23 @@ class _DriverRows:
         for name, default, process in c.binds:
             value = params.get(name, default)
             values.append(value if process is None else process(value))
-        row = self._conn.execute(c.sql, values).fetchone()
+        return c, self._conn.execute(c.sql, values)
+
+    def first(self, stmt: sa.Select[Any],
+              params: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        c, cursor = self._run(stmt, params)
+        row = cursor.fetchone()
         if row is None:
             return None
         return {key: value if process is None else process(value)
                 for key, value, process in zip(c.keys, row, c.processors, strict=True)}
+
+    def all(self, stmt: sa.Select[Any],
+            params: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+        c, cursor = self._run(stmt, params)
+        return [{key: value if process is None else process(value)
+                 for key, value, process in zip(c.keys, row, c.processors, strict=True)}
+                for row in cursor.fetchall()]
 
 
 class InlineReader:

@@ -165,6 +165,25 @@ class ResourceData(Base):
     redact: Mapped[bool] = mapped_column(sa.Boolean, nullable=False, default=False)
 
 
+class ResourceSignal(Base):
+    """What a resource keeps of the signals it was sent, one row per signal id.
+
+    A signal appends its row (or rewrites the row of a signal with the same id) instead
+    of rewriting the resource's whole metadata document, which grew with every signal.
+    Readers show the rows merged into the resource's metadata, where Heat keeps them;
+    ``size`` (bytes of the entry as JSON) lets a loader total them without re-encoding.
+    """
+
+    __tablename__ = "resource_signal"
+    __table_args__ = (sa.UniqueConstraint("resource_id", "key"), _TABLE_ARGS)
+    id: Mapped[int] = mapped_column(sa.Integer, primary_key=True, autoincrement=True)
+    resource_id: Mapped[int] = mapped_column(
+        sa.ForeignKey("resource.id", ondelete="CASCADE"), nullable=False)
+    key: Mapped[str] = mapped_column(sa.String(255), nullable=False)
+    entry: Mapped[Any] = mapped_column(Json, nullable=False)
+    size: Mapped[int] = mapped_column(sa.Integer, nullable=False)
+
+
 class Event(Base):
     __tablename__ = "event"
     __table_args__ = (sa.Index("ix_event_stack_id_id", "stack_id", "id"), _TABLE_ARGS)

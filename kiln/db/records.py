@@ -161,6 +161,21 @@ class ResourceRecord:
     updated_at: dt.datetime | None
     #: Resource data, decrypted.
     data: Mapping[str, str] = field(default_factory=dict)
+    #: The signals the resource keeps (``resource_signal`` rows), by signal id in the
+    #: order they came, and each one's size in bytes; shown merged into the metadata.
+    signals: Mapping[str, Any] = field(default_factory=dict)
+    signal_sizes: Mapping[str, int] = field(default_factory=dict)
+
+    def shown_metadata(self) -> Any:
+        """The metadata as Heat's API shows it: the stored document plus the signals."""
+        return merged_metadata(self.metadata, self.signals)
+
+
+def merged_metadata(metadata: Any, signals: Mapping[str, Any]) -> Any:
+    """``metadata`` with ``signals`` added, as Heat keeps them (one key per signal id)."""
+    if not signals:
+        return metadata
+    return {**(metadata or {}), **signals}
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session
 from sqlalchemy.orm.util import identity_key
 
 from kiln.db import crypt, driver_dml
+from kiln.db import signals as db_signals
 from kiln.db.models import Resource, ResourceData, utcnow
 from kiln.db.records import (
     NewResource,
@@ -77,7 +78,9 @@ class _Reader:
             found = self._documents[text] = json.loads(text)
         return found
 
-    def record(self, row: Mapping[Any, Any], data: Mapping[str, str]) -> ResourceRecord:
+    def record(self, row: Mapping[Any, Any], data: Mapping[str, str],
+               signals: Mapping[str, Any] | None = None,
+               signal_sizes: Mapping[str, int] | None = None) -> ResourceRecord:
         fields = {k: row[k] for k in _FIELDS}
         strings = self._strings
         for key in _SHARED:
@@ -85,7 +88,9 @@ class _Reader:
             if isinstance(value, str):
                 fields[key] = strings.setdefault(value, value)
         fields["properties_data"] = self.properties(fields["properties_data"])
-        return ResourceRecord(**fields, metadata=row["rsrc_metadata"], data=data)
+        return ResourceRecord(**fields, metadata=row["rsrc_metadata"], data=data,
+                              signals={} if signals is None else signals,
+                              signal_sizes={} if signal_sizes is None else signal_sizes)
 
 
 #: columns whose values repeat across a stack's rows
@@ -115,11 +120,16 @@ def _select(s: Session, *where: sa.ColumnElement[bool], order_by: Any = None,
     reader = _Reader()
     records: list[ResourceRecord] = []
     data: dict[int, dict[str, str]] = {}
+    signals: dict[int, dict[str, Any]] = {}
+    sizes: dict[int, dict[str, int]] = {}
     for row in s.connection().execute(stmt).mappings():
+        rid = row["id"]
         found: dict[str, str] = {}
-        data[row["id"]] = found
-        records.append(reader.record(row, found))
+        data[rid] = found
+        signals[rid], sizes[rid] = {}, {}
+        records.append(reader.record(row, found, signals[rid], sizes[rid]))
     _fill_data(s, data)
+    db_signals.fill_signals(s, signals, sizes)
     return records
 
 

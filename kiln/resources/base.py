@@ -116,6 +116,20 @@ class ResourceState:
     #: the resolved property values the last completed action was run with; delete,
     #: suspend etc. use them so a resource can be acted on without its template.
     properties_data: dict[str, Any] | None = None
+    #: the signals the resource keeps, by signal id in the order they came: shown in
+    #: its metadata as Heat shows them, but each stored as a row of its own
+    #: (:mod:`kiln.db.signals`), so a signal writes only what it adds
+    signals: dict[str, Any] = field(default_factory=dict)
+    #: each kept signal's size in bytes (its JSON), to check the bounds cheaply
+    signal_sizes: dict[str, int] = field(default_factory=dict)
+    #: signal ids kept since the last save, each True when it was not stored before
+    unsaved_signals: dict[str, bool] = field(default_factory=dict)
+
+    def shown_metadata(self) -> dict[str, Any]:
+        """The metadata as the API shows it: the stored document plus the signals."""
+        if not self.signals:
+            return dict(self.metadata)
+        return {**self.metadata, **self.signals}
 
 
 class Resource:

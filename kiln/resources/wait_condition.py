@@ -1,11 +1,14 @@
 """What the Heat and AWS wait conditions share: signals kept on the handle, counted by
 the condition.
 
-A handle stores each signal in its *metadata* (``{unique_id: {data, reason, status}}``),
-which is where Heat keeps them too, so agents and the API see the same thing. The
-condition's ``check_*_complete`` reads the handle's metadata on every poll: any failure
-signal fails it, enough successes complete it, and its deadline (in the token) times it
-out.
+A handle keeps each signal under its id (``{unique_id: {data, reason, status}}``) and
+shows them in its *metadata*, where Heat keeps them, so agents and the API see the same
+thing; each is stored as a row of its own (:mod:`kiln.db.signals`), so a signal writes
+what it adds, not every signal before it. What a handle keeps is bounded (count, bytes
+per signal, bytes in all: ``[kiln_engine]`` options); a signal over a bound is refused
+with ``RequestLimitExceeded`` and changes nothing. The condition's ``check_*_complete``
+reads the handle's signals on every poll: any failure signal fails it, enough successes
+complete it, and its deadline (in the token) times it out.
 """
 
 from __future__ import annotations
@@ -14,12 +17,15 @@ import json
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from kiln.errors import RequestLimitExceeded
 from kiln.resources.base import Properties, Resource, ResourceFailure, Token
 from kiln.resources.stack_user import StackUserResource
 from kiln.template.definitions import ResourceDefinition
 
 SUCCESS = "SUCCESS"
 FAILURE = "FAILURE"
+#: longest signal id kept (the column holding it)
+MAX_SIGNAL_ID = 255
 
 
 class WaitHandleBase(StackUserResource):
@@ -45,20 +51,52 @@ class WaitHandleBase(StackUserResource):
         if not self._format_ok(entry):
             raise ResourceFailure("Metadata format invalid", exc_type="ValueError")
         stored = {k: v for k, v in entry.items() if k != id_key}
-        self.metadata = {**self.metadata, str(entry[id_key]): stored}
+        self.keep_signal(str(entry[id_key]), stored)
         return f"status:{stored[status_key]} reason:{stored[reason_key]}"
+
+    def keep_signal(self, key: str, stored: Any) -> None:
+        """Keep one signal under its id, within the bounds (``[kiln_engine]
+        max_signals_per_resource``, ``max_signal_size``, ``max_signals_size_per_resource``):
+        over one, :class:`RequestLimitExceeded` and nothing kept changes."""
+        state = self.state
+        limits = self.runtime.conf.kiln_engine
+        size = len(key) + len(json.dumps(stored))
+        if len(key) > MAX_SIGNAL_ID:
+            raise RequestLimitExceeded(
+                f"Request limit exceeded: a signal id of {len(key)} characters to "
+                f"{self.name} (at most {MAX_SIGNAL_ID}).")
+        if size > limits.max_signal_size:
+            raise RequestLimitExceeded(
+                f"Request limit exceeded: a signal of {size} bytes to {self.name} "
+                f"(max_signal_size is {limits.max_signal_size} bytes).")
+        previous = state.signal_sizes.get(key)
+        if previous is None and len(state.signals) >= limits.max_signals_per_resource:
+            raise RequestLimitExceeded(
+                f"Request limit exceeded: {self.name} keeps {len(state.signals)} signals, "
+                "the most it may (max_signals_per_resource); a signal with a new id is "
+                "refused.")
+        total = sum(state.signal_sizes.values()) - (previous or 0) + size
+        if total > limits.max_signals_size_per_resource:
+            raise RequestLimitExceeded(
+                f"Request limit exceeded: a signal of {size} bytes would take what "
+                f"{self.name} keeps to {total} bytes (max_signals_size_per_resource is "
+                f"{limits.max_signals_size_per_resource} bytes).")
+        state.signals[key] = stored
+        state.signal_sizes[key] = size
+        state.unsaved_signals[key] = state.unsaved_signals.get(key, previous is None)
 
     def statuses(self) -> list[str]:
         status_key = self.signal_keys[2]
-        return [str(v[status_key]) for v in self.metadata.values()]
+        return [str(v[status_key]) for v in self.state.signals.values()]
 
     def reasons(self, status: str) -> list[str]:
         _, reason_key, status_key, _ = self.signal_keys
-        return [str(v[reason_key]) for v in self.metadata.values() if v[status_key] == status]
+        return [str(v[reason_key]) for v in self.state.signals.values()
+                if v[status_key] == status]
 
     def signal_data(self) -> dict[str, Any]:
         data_key = self.signal_keys[0]
-        return {k: v[data_key] for k, v in self.metadata.items()}
+        return {k: v[data_key] for k, v in self.state.signals.items()}
 
 
 class WaitConditionBase(Resource):

@@ -41,7 +41,7 @@ def resource_data(slot: Slot) -> JSON:
     state = slot.state
     return {"name": slot.name, "resource_id": state.resource_id,
             "type": slot.definition.type, "action": state.action, "status": state.status,
-            "metadata": dict(state.metadata), "resource_data": dict(state.data)}
+            "metadata": state.shown_metadata(), "resource_data": dict(state.data)}
 
 
 def stack_data(stack: LiveStack, *, no_resources: bool = False) -> JSON:

@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from kiln.db.records import NewEvent
 from kiln.engine.model.live_stack import LiveStack, Slot
+from kiln.engine.store import SignalWrite
 
 if TYPE_CHECKING:
     from kiln.engine.runtime.engine import Engine
@@ -76,8 +78,10 @@ def resource_event(stack: LiveStack, slot: Slot, reason: str,
 
 
 async def save_side_state(engine: Engine, stack: LiveStack, slot: Slot, *,
-                          event: NewEvent | None = None, metadata: bool = False) -> None:
-    """Persist the slot's data (and metadata) changed outside an action, plus an event.
+                          event: NewEvent | None = None, metadata: bool = False,
+                          signals: Sequence[SignalWrite] = ()) -> None:
+    """Persist the slot's data (and metadata, and the ``signals`` it keeps anew)
+    changed outside an action, plus an event, in one write.
 
     Yields once first so transitions the recorder queued earlier in this loop turn reach
     the writer before this job: the database then sees the changes in program order.
@@ -89,7 +93,7 @@ async def save_side_state(engine: Engine, stack: LiveStack, slot: Slot, *,
     slot.saved_data = dict(data)
     await engine.store.resources.save_side_state(
         slot.db_id, data_set, data_del, dict(slot.state.metadata) if metadata else None,
-        event)
+        event, signals)
 
 
 async def _still_set(engine: Engine, slot: Slot, hook: str) -> bool:

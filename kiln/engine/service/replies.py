@@ -313,6 +313,7 @@ class ShownColumns(Protocol):
     def status_reason(self) -> str: ...
     @property
     def metadata(self) -> Any: ...
+    def shown_metadata(self) -> Any: ...
     @property
     def created_at(self) -> dt.datetime: ...
     @property
@@ -344,7 +345,7 @@ def resource(rec: ShownColumns, stack: StackRecord, *, required_by: Sequence[str
         out["parent_resource"] = stack.parent_resource_name
     if detail:
         out["description"] = description
-        out["metadata"] = rec.metadata or {}
+        out["metadata"] = rec.shown_metadata() or {}
         out["attributes"] = dict(attributes or {})
     return out
 
@@ -391,7 +392,7 @@ def slot_resource(slot: Slot, info: StackInfo, *, required_by: Sequence[str],
         "updated_time": None if as_new else isotime(slot.updated_at or slot.created_at),
         "required_by": list(required_by),
         "description": "",
-        "metadata": {} if as_new else dict(state.metadata or {}),
+        "metadata": {} if as_new else state.shown_metadata(),
         "attributes": dict(attributes or {}),
     }
     if properties is not None:

@@ -7,6 +7,7 @@ import asyncio
 from sqlalchemy.orm import Session
 
 from kiln.conf import CONF
+from kiln.db import events as db_events
 from kiln.db import stacks as db_stacks
 from kiln.db.facade import Database, open_database
 from kiln.db.records import StackRecord
@@ -60,6 +61,9 @@ class ServiceBase(EngineServiceAPI):
     async def start(self) -> None:
         if self._db is None:
             self._db = await open_database(self._db_url)
+        # max_events_per_stack holds while events are written, not only after actions
+        db_events.cap_events(self._db, int(self.conf.max_events_per_stack),
+                             int(self.conf.event_purge_batch_size))
         # NestedOps reaches the engine through this service when a plugin first calls it
         self._engine = Engine(Store(self._db), self.conf, services=NestedOps(self),
                               plugins=self.plugins, engine_id=self._engine_id,

@@ -2,11 +2,14 @@
 resource while its stack runs (or rests).
 
 A signal goes to the plugin instance the running action works on when this engine runs
-one on the stack (a wait condition polls its handle's in-memory metadata), otherwise to a
-plugin loaded from the database; either way what the plugin changed (metadata, data) is
-persisted with Heat's ``SIGNAL`` event. A plugin whose signals take long (a scaling
-policy resizing its group, ``signals_in_background``) is answered once the checks pass,
-and its ``handle_signal`` runs in an engine task (:meth:`Engine.background`).
+one on the stack (a wait condition polls its handle's in-memory signals), otherwise to a
+plugin loaded from the database; either way what the plugin changed (metadata, data, the
+signals it keeps, appended as rows of their own: :mod:`kiln.db.signals`) is persisted
+with Heat's ``SIGNAL`` event. A signal over what the resource may keep
+(``RequestLimitExceeded``) is refused on every route, also where Heat only logs a
+refused signal. A plugin whose signals take long (a scaling policy resizing its group,
+``signals_in_background``) is answered once the checks pass, and its ``handle_signal``
+runs in an engine task (:meth:`Engine.background`).
 ``{"unset_hook": "<hook>"}`` is not for the plugin: it clears a lifecycle breakpoint
 (:mod:`kiln.engine.runtime.hooks`).
 
@@ -23,16 +26,20 @@ from collections.abc import Mapping
 from typing import Any
 
 from kiln.db import events as db_events
+from kiln.db import signals as db_signals
 from kiln.engine.model.context import RequestContext
 from kiln.engine.model.live_stack import LiveStack, Slot, describe
 from kiln.engine.runtime import acting, hooks
 from kiln.engine.service.interface import Identity
 from kiln.engine.service.shared import ResourceNotFound, ServiceBase
-from kiln.errors import InvalidBreakPointHook, NotSupported
-from kiln.resources.base import Resource
+from kiln.errors import InvalidBreakPointHook, NotSupported, RequestLimitExceeded
+from kiln.resources.base import Resource, ResourceState
 from kiln.template.environment import HOOK_TYPES
 
 LOG = logging.getLogger(__name__)
+#: characters of a signal's reason an event keeps (Heat's event column holds 255): each
+#: signal is an event, and a sender's reason must not make every event as big as it
+MAX_EVENT_REASON = 255
 
 
 def _details_text(details: Any) -> str:
@@ -46,6 +53,16 @@ def _details_text(details: Any) -> str:
         return ("alarm state changed from "
                 f"{details['previous']} to {details['current']} ({details['reason']})")
     return "Unknown"
+
+
+def _unsaved_signals(state: ResourceState) -> list[db_signals.SignalWrite]:
+    """The signals the plugin kept since the last save, to append (or rewrite, for a
+    repeated id) as rows of their own."""
+    if not state.unsaved_signals:
+        return []
+    unsaved, state.unsaved_signals = state.unsaved_signals, {}
+    return [db_signals.SignalWrite(key, state.signals[key], state.signal_sizes[key], new)
+            for key, new in unsaved.items() if key in state.signals]
 
 
 def _reaches(ctx: RequestContext, stack: LiveStack, named: Any) -> bool:
@@ -105,8 +122,11 @@ class SignalOps(ServiceBase):
     async def _handle_signal(self, stack: LiveStack, slot: Slot, details: Any,
                              sync_call: bool) -> Any:
         state = slot.state
+        metadata = dict(state.metadata)
         try:
             result = await slot.plugin.handle_signal(details)
+        except RequestLimitExceeded:
+            raise  # over what the resource may keep: the sender is told, whichever route
         except Exception:
             if sync_call:
                 raise
@@ -115,10 +135,16 @@ class SignalOps(ServiceBase):
             LOG.info("signal to %s refused", describe(stack, slot), exc_info=True)
             return None
         reason = f"Signal: {result}" if result else _details_text(details)
-        await hooks.save_side_state(self.engine, stack, slot, metadata=True,
-                                    event=hooks.resource_event(stack, slot, reason,
-                                                               action="SIGNAL"))
-        return dict(state.metadata) if sync_call else None
+        # a handle's signals are rows of their own, written with the event: the
+        # resource row is rewritten only when the plugin changed the metadata document
+        # (a scaling group's cooldown)
+        await hooks.save_side_state(self.engine, stack, slot,
+                                    metadata=state.metadata != metadata,
+                                    signals=_unsaved_signals(state),
+                                    event=hooks.resource_event(
+                                        stack, slot, reason[:MAX_EVENT_REASON],
+                                        action="SIGNAL"))
+        return state.shown_metadata() if sync_call else None
 
     async def resource_note(self, ctx: RequestContext, stack_identity: Identity,
                             resource_name: str, reason: str) -> None:

@@ -40,7 +40,7 @@ class TempUrlOps(ServiceBase):
             # Swift rounds an object's Last-Modified up to the next whole second
             return Published(project_id=stack.project_id, stack_name=stack.name,
                              key=row.data.get("temp_url_key"),
-                             metadata=row.metadata or {},
+                             metadata=row.shown_metadata() or {},
                              last_modified=float(math.ceil(_epoch(changed))))
 
         found: Published | None = await self.db.run(read)

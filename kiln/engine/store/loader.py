@@ -69,7 +69,8 @@ def state_from_record(rec: ResourceRecord) -> ResourceState:
     return ResourceState(resource_id=rec.physical_resource_id, data=dict(rec.data),
                          metadata=dict(rec.metadata or {}), action=rec.action,
                          status=rec.status, status_reason=rec.status_reason,
-                         properties_data=rec.properties_data)
+                         properties_data=rec.properties_data, signals=dict(rec.signals),
+                         signal_sizes=dict(rec.signal_sizes))
 
 
 def stored_live_stack(rec: StackRecord, raw: RawTemplateRecord,

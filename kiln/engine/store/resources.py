@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session
 
 from kiln.db import events as db_events
 from kiln.db import resources as db_resources
+from kiln.db import signals as db_signals
 from kiln.db.facade import Database
 from kiln.db.records import NewEvent, NewResource, ResourceRecord
 from kiln.engine.model.states import FAILED
@@ -36,7 +37,10 @@ def _add_replacement(s: Session, new: NewResource, old_id: int) -> tuple[int, st
 
 
 def _save_side_state(s: Session, resource_id: int, data_set: dict[str, str],
-                     data_del: list[str], metadata: Any, event: NewEvent | None) -> None:
+                     data_del: list[str], metadata: Any, event: NewEvent | None,
+                     signals: Sequence[db_signals.SignalWrite]) -> None:
+    if signals:
+        db_signals.keep_signals(s, resource_id, signals)
     for key, value in data_set.items():
         db_resources.set_resource_data(s, resource_id, key, value)
     for key in data_del:
@@ -90,11 +94,12 @@ class ResourceStore:
     # -- data changed outside an action ------------------------------------------------
     def save_side_state(self, resource_id: int, data_set: dict[str, str],
                         data_del: list[str], metadata: Any,
-                        event: NewEvent | None) -> asyncio.Future[None]:
-        """Data keys set and deleted, the metadata (None: unchanged) and an event, in
-        one transaction."""
+                        event: NewEvent | None,
+                        signals: Sequence[db_signals.SignalWrite] = ()) -> asyncio.Future[None]:
+        """Data keys set and deleted, the metadata (None: unchanged), the signals the
+        resource keeps anew and an event, in one transaction."""
         return self._db.write(_save_side_state, resource_id, data_set, data_del, metadata,
-                              event)
+                              event, signals)
 
     async def data(self, resource_id: int) -> dict[str, str]:
         """The resource's stored data (what another process may have changed)."""

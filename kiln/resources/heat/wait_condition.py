@@ -67,7 +67,7 @@ class HeatWaitConditionHandle(WaitHandleBase):
     def normalise(self, details: Any) -> Any:
         if details and not isinstance(details, Mapping):
             return details
-        number = len(self.metadata) + 1
+        number = len(self.metadata) + len(self.state.signals) + 1
         entry = dict(details or {})
         entry.setdefault("reason", f"Signal {number} received")
         entry.setdefault("data", None)

@@ -191,6 +191,7 @@ class SwiftSignal(SwiftResource):
         """The signals so far, in the order they were PUT, with Heat's defaults."""
         signals: list[dict[str, Any]] = []
         bodies = [b for b in await self._bodies_of(container, obj) if b != IN_PROGRESS]
+        self._check_bounds([len(b.encode()) for b in bodies])
         for number, body in enumerate(bodies, start=1):
             signal = _parse(body) if body else {}
             if "id" in signal:
@@ -202,6 +203,25 @@ class SwiftSignal(SwiftResource):
             signals.append(signal)
         return signals
 
+    def _check_bounds(self, sizes: list[int]) -> None:
+        """What the signal keeps of the server's PUTs is bounded as a wait-condition
+        handle's (``[kiln_engine]`` options); the PUTs went to Swift, so over a bound
+        the signal fails, naming the setting."""
+        limits = self.runtime.conf.kiln_engine
+        if len(sizes) > limits.max_signals_per_resource:
+            problem = f"{len(sizes)} signals (max_signals_per_resource is " \
+                      f"{limits.max_signals_per_resource})"
+        elif sizes and max(sizes) > limits.max_signal_size:
+            problem = f"a signal of {max(sizes)} bytes (max_signal_size is " \
+                      f"{limits.max_signal_size} bytes)"
+        elif sum(sizes) > limits.max_signals_size_per_resource:
+            problem = f"{sum(sizes)} bytes of signals (max_signals_size_per_resource " \
+                      f"is {limits.max_signals_size_per_resource} bytes)"
+        else:
+            return
+        raise ResourceFailure(f"Request limit exceeded: {problem}",
+                              exc_type="SwiftSignalFailure")
+
     async def _bodies_of(self, container: str, obj: str) -> list[str]:
         """The object's versions, oldest first, then the object: their bodies."""
         found = await self.swift("GET", f"{object_path(container)}?format=json",
@@ -211,6 +231,9 @@ class SwiftSignal(SwiftResource):
         names = {str(o["name"]): str(o.get("hash", "")) for o in listing}
         ordered = sorted(n for n in names if n.startswith(prefix))
         ordered += [obj] if obj in names else []
+        # an object too big to keep is refused before it is read
+        self._check_bounds([int(o.get("bytes") or 0) for o in listing
+                            if str(o["name"]) in ordered])
         bodies = []
         for name in ordered:
             seen = (name, names[name])

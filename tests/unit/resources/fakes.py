@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kiln.conf import CONF
 from kiln.errors import EntityNotFound
 from kiln.resources.base import Resource, ResourceState, SignalKind
 from kiln.resources.registry import Registry, build_registry, global_registry
@@ -87,7 +88,7 @@ class FakeRuntime:
     stack_id: str = "5a7f7a3e-0000-4000-8000-000000000001"
     stack_name: str = "teststack"
     project_id: str = "proj"
-    conf: Any = None
+    conf: Any = field(default_factory=lambda: CONF)
     nested: Any = None
     clock: float = 1_000_000.0
     software_configs: MemoryConfigStore = field(default_factory=MemoryConfigStore)

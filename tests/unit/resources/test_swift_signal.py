@@ -7,6 +7,7 @@ tests/cloud/test_swift_signal.py."""
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 
 import pytest
 
@@ -88,3 +89,21 @@ def test_polls_back_off_with_the_time_waited_and_stop_at_the_deadline(
     res = _signal(rt, [])
     rt.clock = 1_000_000.0 + waited
     assert res.poll_delay(TOKEN) == pytest.approx(delay)
+
+
+@pytest.mark.parametrize(("bodies", "problem"), [
+    ([json.dumps({"id": str(i)}) for i in range(4)],
+     "4 signals (max_signals_per_resource is 3)"),
+    ([json.dumps({"data": "x" * 400})], "a signal of 412 bytes (max_signal_size is 300 bytes)"),
+    ([json.dumps({"data": "x" * 250, "id": i}) for i in range(3)],
+     "813 bytes of signals (max_signals_size_per_resource is 600 bytes)"),
+])
+async def test_what_the_signal_keeps_is_bounded(bodies: list[str], problem: str) -> None:
+    rt = FakeRuntime()
+    rt.conf = SimpleNamespace(kiln_engine=SimpleNamespace(
+        max_signals_per_resource=3, max_signal_size=300, max_signals_size_per_resource=600))
+    res = _signal(rt, [IN_PROGRESS, *bodies])
+    with pytest.raises(ResourceFailure) as info:
+        await res.check_create_complete(roundtrip(TOKEN))
+    assert info.value.status_reason("signal") == (
+        f"SwiftSignalFailure: resources.signal: Request limit exceeded: {problem}")

@@ -9,9 +9,11 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Mapping
+from types import SimpleNamespace
 
 import pytest
 
+from kiln.errors import RequestLimitExceeded
 from kiln.resources.aws.wait_condition import parse_handle_url
 from kiln.resources.base import Resource, ResourceFailure
 from kiln.resources.heat.wait_condition import HeatWaitConditionHandle
@@ -41,10 +43,37 @@ async def test_signals_are_normalised_into_metadata(rt: FakeRuntime) -> None:
     assert await handle.handle_signal(None) == "status:SUCCESS reason:Signal 2 received"
     assert await handle.handle_signal({"status": "SUCCESS", "reason": "r2", "id": "x"}) == \
         "status:SUCCESS reason:r2"
-    assert handle.metadata == {
+    assert handle.state.shown_metadata() == {
         "1": {"data": "d1", "reason": "Signal 1 received", "status": "SUCCESS"},
         "2": {"data": None, "reason": "Signal 2 received", "status": "SUCCESS"},
         "x": {"data": None, "reason": "r2", "status": "SUCCESS"}}
+
+
+async def test_what_a_handle_keeps_is_bounded(rt: FakeRuntime) -> None:
+    """Over a bound: RequestLimitExceeded, and what was kept (and is to be saved) stays
+    as it was; a repeated id replaces its signal and needs no room for another."""
+    limits = SimpleNamespace(max_signals_per_resource=3, max_signal_size=300,
+                             max_signals_size_per_resource=600)
+    rt.conf = SimpleNamespace(kiln_engine=limits)
+    handle, _ = await heat_pair(rt)
+    await handle.handle_signal({"id": "a", "data": "x" * 200})
+    await handle.handle_signal({"id": "b", "data": "x" * 200})
+    kept = dict(handle.state.signals)
+    with pytest.raises(RequestLimitExceeded, match="max_signal_size is 300 bytes"):
+        await handle.handle_signal({"id": "c", "data": "x" * 300})
+    with pytest.raises(RequestLimitExceeded, match="max_signals_size_per_resource"):
+        await handle.handle_signal({"id": "c", "data": "x" * 200})
+    with pytest.raises(RequestLimitExceeded, match="signal id of 256 characters"):
+        await handle.handle_signal({"id": "i" * 256})
+    await handle.handle_signal({"id": "c"})
+    with pytest.raises(RequestLimitExceeded, match="keeps 3 signals"):
+        await handle.handle_signal({"id": "d"})
+    await handle.handle_signal({"id": "a", "data": "shorter"})   # a repeated id: replaced
+    assert list(handle.state.signals) == ["a", "b", "c"]
+    assert handle.state.signals["a"]["data"] == "shorter"
+    assert handle.state.signals["b"] == kept["b"]
+    assert handle.state.unsaved_signals == {"a": True, "b": True, "c": True}
+    assert sum(handle.state.signal_sizes.values()) <= 600
 
 
 @pytest.mark.parametrize("details", [{"bogus": 1}, {"status": "MAYBE"}, "text"])
