@@ -341,6 +341,8 @@ async def run(conf: cfg.ConfigOpts, role: Role, *, started_at: float | None = No
         stop = asyncio.Event()
         _install_signal_handlers(stop)
     prepare_database_dir(conf, database_url(conf))
+    from kiln.encryption_key import resolve
+    resolve(conf)  # kiln.cli did already; an embedding caller may not have
     if role in ("all", "api") and conf.heat_api.workers != 1:
         raise ConfigError("[heat_api] workers: only 1 is supported")
     socks: list[tuple[str, socket.socket]] = []
