@@ -36,9 +36,11 @@ from kiln.db.models import (
 )
 
 #: (table, column) holding one token (or NULL) in a text column
-_TOKEN_COLUMNS: tuple[tuple[type[Base], str], ...] = ((Ec2Keypair, "secret"), (UserCreds, "trust_id"), (UserCreds, "password"))
+_TOKEN_COLUMNS: tuple[tuple[type[Base], str], ...] = (
+    (Ec2Keypair, "secret"), (UserCreds, "trust_id"), (UserCreds, "password"))
 #: (table, column) holding a JSON document sealed when encrypt_parameters_and_properties
-_OPTIONAL_SEALED: tuple[tuple[type[Base], str], ...] = ((Resource, "properties_data"), (Event, "resource_properties"))
+_OPTIONAL_SEALED: tuple[tuple[type[Base], str], ...] = (
+    (Resource, "properties_data"), (Event, "resource_properties"))
 
 
 class RekeyFailed(Exception):
