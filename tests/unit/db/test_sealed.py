@@ -151,3 +151,17 @@ def test_a_new_stack_row_with_no_outputs_stays_null(tx: Tx, engine: sa.Engine) -
         stored = conn.execute(sa.text("SELECT outputs FROM stack WHERE id = :i"),
                               {"i": st.id}).scalar()
     assert stored is None
+
+
+def test_reencrypt_all_moves_what_heats_sample_key_encrypted(
+        tx: Tx, engine: sa.Engine, key_a: str) -> None:
+    # an older Kiln with no key configured encrypted with Heat's sample key
+    CONF.set_override("auth_encryption_key", crypt.LEGACY_DEFAULT_KEY)
+    _store_secrets(tx)
+    CONF.set_override("auth_encryption_key", key_a)
+    with tx() as s:
+        done = rekey.reencrypt_all(s)       # no --previous-encryption-key needed
+    assert done["ec2_keypair.secret"] == 1
+    a = crypt._fernet(key_a)
+    for token in _tokens(engine):
+        a.decrypt(token[len(crypt.PREFIX):].encode())
