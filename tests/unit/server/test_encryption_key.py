@@ -83,7 +83,7 @@ def test_an_empty_or_unreadable_key_file_is_a_clear_error(tmp_path: Path) -> Non
     path = tmp_path / "state" / "auth_encryption_key"
     path.write_text("")
     conf_with(tmp_path)
-    with pytest.raises(ConfigError, match="auth_encryption_key file .* is empty"):
+    with pytest.raises(ConfigError, match=r"auth_encryption_key file .* is empty"):
         encryption_key.resolve(CONF)
     if os.geteuid() != 0:   # root reads any file
         path.write_text("k")
