@@ -168,9 +168,10 @@ def _seal(value: Any, sealed: dict[str, Any]) -> Any:
 
 def seal_always(value: Any) -> Any:
     """``value`` as one encrypted document whatever ``encrypt_parameters_and_properties``
-    says (None stays None, a document sealed already is kept): for the columns that hold
-    copies of secrets (:class:`SealedJson`)."""
-    if value is None or is_sealed(value):
+    says (None stays None): for the columns that hold copies of secrets
+    (:class:`SealedJson`). Even a document that looks sealed is sealed again, so a user's
+    metadata shaped like one reads back as the user wrote it."""
+    if value is None:
         return value
     return _seal(value, {})
 
@@ -230,7 +231,7 @@ class SealedText(sa.types.TypeDecorator[str]):
         return dialect.type_descriptor(sa.Text())
 
     def process_bind_param(self, value: Any, dialect: sa.Dialect) -> Any:
-        return None if value is None or is_encrypted(value) else encrypt(str(value))
+        return None if value is None else encrypt(str(value))
 
     def process_result_value(self, value: Any, dialect: sa.Dialect) -> Any:
         return None if value is None else decrypt(value)

@@ -165,3 +165,13 @@ def test_reencrypt_all_moves_what_heats_sample_key_encrypted(
     a = crypt._fernet(key_a)
     for token in _tokens(engine):
         a.decrypt(token[len(crypt.PREFIX):].encode())
+
+
+def test_a_document_shaped_like_a_sealed_one_reads_back_as_written(tx: Tx) -> None:
+    st = new_stack(tx)
+    shaped = {crypt.SEALED_KEY: "fernet1:not-a-token"}   # a user's metadata, say
+    with tx() as s:
+        snap = snapshots.create_snapshot(s, st.id, "p1", "x", data=shaped)
+    with tx() as s:
+        got = snapshots.get_snapshot(s, snap.id)
+        assert got is not None and got.data == shaped
