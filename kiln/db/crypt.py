@@ -168,10 +168,11 @@ def _seal(value: Any, sealed: dict[str, Any]) -> Any:
 
 def seal_always(value: Any) -> Any:
     """``value`` as one encrypted document whatever ``encrypt_parameters_and_properties``
-    says (None stays None): for the columns that hold copies of secrets
-    (:class:`SealedJson`). Even a document that looks sealed is sealed again, so a user's
-    metadata shaped like one reads back as the user wrote it."""
-    if value is None:
+    says (None and an empty list or map stay as they are: nothing to hide, and no token to
+    decrypt on every read of a stack without outputs): for the columns that hold copies
+    of secrets (:class:`SealedJson`). Even a document that looks sealed is sealed again,
+    so a user's metadata shaped like one reads back as the user wrote it."""
+    if value is None or (isinstance(value, list | dict) and not value):
         return value
     return _seal(value, {})
 
