@@ -227,9 +227,8 @@ class SealedText(sa.types.TypeDecorator[str]):
     cache_ok = True
 
     def load_dialect_impl(self, dialect: sa.Dialect) -> sa.types.TypeEngine[Any]:
-        if dialect.name in ("mysql", "mariadb"):
-            return dialect.type_descriptor(mysql.LONGTEXT())
-        return dialect.type_descriptor(sa.Text())
+        # the types themselves: PostgreSQL's type_descriptor(Text()) renders VARCHAR
+        return mysql.LONGTEXT() if dialect.name in ("mysql", "mariadb") else sa.Text()
 
     def process_bind_param(self, value: Any, dialect: sa.Dialect) -> Any:
         return None if value is None else encrypt(str(value))
