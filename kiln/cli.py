@@ -55,11 +55,6 @@ def _load(config_files: Sequence[str]) -> Any:
         setup_logging(debug=conf.debug, log_file=path, json_lines=conf.log_json)
     except OSError as exc:
         _fail(f"cannot open log file {path}: {exc.strerror}", EXIT_CONFIG)
-    from kiln.encryption_key import resolve
-    try:
-        resolve(conf)
-    except ConfigError as exc:
-        _fail(str(exc), EXIT_CONFIG)
     return conf
 
 
@@ -191,12 +186,16 @@ def update_params(config_files: tuple[str, ...], previous: tuple[str, ...]) -> N
     from sqlalchemy.exc import ArgumentError, OperationalError
     from sqlalchemy.orm import Session
 
-    from kiln.conf_loader import database_url
+    from kiln.conf_loader import ConfigError, database_url
     from kiln.db.engine import make_engine
     from kiln.db.migrate import ensure_schema
     from kiln.db.rekey import RekeyFailed, reencrypt_all
+    from kiln.encryption_key import resolve
+    from kiln.server import prepare_database_dir
     url = database_url(conf)
     try:
+        prepare_database_dir(conf, url)
+        resolve(conf)
         engine = make_engine(url)
         ensure_schema(engine)
         with Session(engine) as s, s.begin():
@@ -206,6 +205,8 @@ def update_params(config_files: tuple[str, ...], previous: tuple[str, ...]) -> N
         _fail(f"invalid [database] connection: {exc}", EXIT_CONFIG)
     except OperationalError as exc:
         _fail(f"cannot open the database: {exc.orig}", EXIT_RUNTIME)
+    except ConfigError as exc:
+        _fail(str(exc), EXIT_CONFIG)
     except RekeyFailed as exc:
         _fail(f"{exc} (nothing was changed)", EXIT_RUNTIME)
     for column, count in sorted(done.items()):

@@ -33,6 +33,9 @@ LOG = logging.getLogger(__name__)
 KEY_FILE = "auth_encryption_key"
 #: the sample-key warning is given once a process, however often the key is resolved
 _warned: set[str] = set()
+#: (level, message, args) logged by :func:`log_notes` once the server has started, so
+#: that a start failing later still shows its one error line first
+_notes: list[tuple[int, str, tuple[object, ...]]] = []
 
 
 def key_file(conf: cfg.ConfigOpts) -> str:
@@ -57,17 +60,26 @@ def resolve(conf: cfg.ConfigOpts) -> str:
                     "`openssl rand -hex 32`), or remove it to use a generated key")
             if "sample" not in _warned:
                 _warned.add("sample")
-                LOG.warning("auth_encryption_key is Heat's public sample value: secrets "
-                            "at rest are as good as plain text; set it to a random secret "
-                            "or remove it to use a generated key")
+                _notes.append((logging.WARNING, "auth_encryption_key is Heat's public "
+                               "sample value: secrets at rest are as good as plain text; "
+                               "set it to a random secret or remove it to use a generated "
+                               "key", ()))
         return key
     key = _read_or_create(key_file(conf))
     if not database_url(conf).startswith("sqlite"):
-        LOG.warning("auth_encryption_key is not set: using the key generated in %s; every "
-                    "kiln process sharing this database must use the same key (set "
-                    "[DEFAULT] auth_encryption_key to it on each)", key_file(conf))
+        _notes.append((logging.WARNING, "auth_encryption_key is not set: using the key "
+                       "generated in %s; every kiln process sharing this database must use "
+                       "the same key (set [DEFAULT] auth_encryption_key to it on each)",
+                       (key_file(conf),)))
     conf.set_override("auth_encryption_key", key)
     return key
+
+
+def log_notes() -> None:
+    """Log what :func:`resolve` found worth saying (a generated key, a sample key)."""
+    while _notes:
+        level, message, args = _notes.pop(0)
+        LOG.log(level, message, *args)
 
 
 def _read_or_create(path: str) -> str:
@@ -94,8 +106,8 @@ def _read_or_create(path: str) -> str:
     except OSError as exc:
         raise ConfigError(f"cannot create the auth_encryption_key file {path}: "
                           f"{exc.strerror}; set [DEFAULT] auth_encryption_key") from None
-    LOG.info("generated auth_encryption_key in %s (file mode 0600): keep it with the "
-             "database, which cannot be read without it", path)
+    _notes.append((logging.INFO, "generated auth_encryption_key in %s (file mode 0600): "
+                   "keep it with the database, which cannot be read without it", (path,)))
     return key
 
 

@@ -341,10 +341,10 @@ async def run(conf: cfg.ConfigOpts, role: Role, *, started_at: float | None = No
         stop = asyncio.Event()
         _install_signal_handlers(stop)
     prepare_database_dir(conf, database_url(conf))
-    from kiln.encryption_key import resolve
-    resolve(conf)  # kiln.cli did already; an embedding caller may not have
     if role in ("all", "api") and conf.heat_api.workers != 1:
         raise ConfigError("[heat_api] workers: only 1 is supported")
+    from kiln import encryption_key
+    encryption_key.resolve(conf)
     socks: list[tuple[str, socket.socket]] = []
     try:
         for group in LISTENERS[role]:
@@ -356,6 +356,7 @@ async def run(conf: cfg.ConfigOpts, role: Role, *, started_at: float | None = No
         for _, sock in socks:
             sock.close()
         raise
+    encryption_key.log_notes()  # once started: a failed start's one line stays the first
     alarms = build_alarms(conf, service, role)
     alarms.start()
     freeze_startup_objects()

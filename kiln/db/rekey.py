@@ -79,10 +79,8 @@ def _table(model: type[Base]) -> sa.Table:
 
 
 def _properties(stored: Any) -> Any:
-    if crypt.is_sealed(stored):
-        plain = crypt.unseal(stored)
-        return crypt.seal_always(plain) if CONF.encrypt_parameters_and_properties else plain
-    return crypt.seal(stored)
+    """Sealed as the write path seals properties (or plain, the option unset)."""
+    return crypt.seal(crypt.unseal(stored))
 
 
 def _environment(stored: Mapping[str, Any]) -> Any:

@@ -20,6 +20,7 @@ from kiln.db.crypt import LEGACY_DEFAULT_KEY
 @pytest.fixture(autouse=True)
 def _restore_conf() -> Iterator[None]:
     encryption_key._warned.clear()
+    encryption_key._notes.clear()
     yield
     CONF.clear_override("auth_encryption_key")
     CONF.clear()
@@ -64,6 +65,7 @@ def test_heats_sample_key_is_warned_about_once_in_noauth_mode(
     with caplog.at_level(logging.WARNING, logger="kiln.encryption_key"):
         encryption_key.resolve(CONF)
         encryption_key.resolve(CONF)
+        encryption_key.log_notes()
     assert [r.message for r in caplog.records if "sample" in r.message] == [
         "auth_encryption_key is Heat's public sample value: secrets at rest are as good "
         "as plain text; set it to a random secret or remove it to use a generated key"]
@@ -74,6 +76,7 @@ def test_a_generated_key_on_a_server_database_is_warned_about(
     conf_with(tmp_path, "[database]\nconnection = postgresql://kiln@db/kiln\n")
     with caplog.at_level(logging.WARNING, logger="kiln.encryption_key"):
         encryption_key.resolve(CONF)
+        encryption_key.log_notes()
     assert any("every kiln process sharing this database must use the same key"
                in r.message for r in caplog.records)
 
