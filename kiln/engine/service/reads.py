@@ -203,7 +203,7 @@ class Reads(ServiceBase):
         hidden = set(self._hidden_params(raw))
         params = dict(env.get("parameters") or {})
         for name in hidden & set(params):
-            params[name] = "******"
+            params[name] = masking.MASK
         return {"parameters": params,
                 "resource_registry": env.get("resource_registry") or {},
                 "parameter_defaults": env.get("parameter_defaults") or {},
