@@ -347,3 +347,34 @@ def test_update_params_moves_every_secret_to_a_new_key(tmp_path: Path) -> None:
             "SNAPSHOT_COMPLETE"
     finally:
         second.stop()
+
+
+def test_plaintext_an_older_kiln_left_still_reads_and_update_params_seals_it(
+        tmp_path: Path) -> None:
+    database = tmp_path / "state" / "kiln.sqlite"
+    first = start_kiln(tmp_path)
+    try:
+        heat = heat_client(first.endpoint("demo"))
+        made = heat.stacks.create(stack_name="old", template=RANDOM_TEMPLATE)
+        stack_id = made["stack"]["id"]
+        wait_for_stack_status(heat, stack_id)
+    finally:
+        first.stop()
+    # as an older Kiln stored it: the outputs in plain JSON
+    outputs = [{"output_key": "rs", "output_value": "plain-from-before-0123",
+                "description": "No description given"}]
+    db = sqlite3.connect(database)
+    with db:
+        db.execute("UPDATE stack SET outputs = ? WHERE id = ?", (json.dumps(outputs), stack_id))
+    db.close()
+    again = start_kiln(tmp_path)
+    try:
+        heat = heat_client(again.endpoint("demo"))
+        assert _outputs(heat, stack_id) == {"rs": "plain-from-before-0123"}
+    finally:
+        again.stop()
+    assert _leaks(database, {"old": "plain-from-before-0123"}) == ["old in stack.outputs"]
+    done = _kiln_cli("db", "update-params", "--config-file", str(again.config_file),
+                     cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert _leaks(database, {"old": "plain-from-before-0123"}) == []
