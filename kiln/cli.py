@@ -227,6 +227,47 @@ def upgrade(config_files: tuple[str, ...], revision: str) -> None:
     click.echo(f"database at {_redact(url)} upgraded to {revision}")
 
 
+@db.command("update-params")
+@_config_option
+@click.option("--previous-encryption-key", "previous", multiple=True, metavar="KEY",
+              help="A key secrets may have been encrypted with before (may be repeated); "
+                   "Heat's public sample key is always tried.")
+def update_params(config_files: tuple[str, ...], previous: tuple[str, ...]) -> None:
+    """Re-encrypt every secret at rest with the configured auth_encryption_key (Heat's
+    heat-manage update_params). Stop every kiln process on the database first."""
+    conf = _load(config_files)
+    from sqlalchemy.exc import ArgumentError, OperationalError
+    from sqlalchemy.orm import Session
+
+    from kiln.conf_loader import ConfigError, database_url
+    from kiln.db.engine import make_engine
+    from kiln.db.migrate import ensure_schema
+    from kiln.db.rekey import RekeyFailed, reencrypt_all
+    from kiln.encryption_key import resolve
+    from kiln.server import prepare_database_dir
+    url = database_url(conf)
+    try:
+        prepare_database_dir(conf, url)
+        resolve(conf)
+        engine = make_engine(url)
+        ensure_schema(engine)
+        with Session(engine) as s, s.begin():
+            done = reencrypt_all(s, previous)
+        engine.dispose()
+    except ArgumentError as exc:
+        _fail(f"invalid [database] connection: {exc}", EXIT_CONFIG)
+    except OperationalError as exc:
+        _fail(f"cannot open the database: {exc.orig}", EXIT_RUNTIME)
+    except ConfigError as exc:
+        _fail(str(exc), EXIT_CONFIG)
+    except RekeyFailed as exc:
+        _fail(f"{exc} (nothing was changed)", EXIT_RUNTIME)
+    for column, count in sorted(done.items()):
+        click.echo(f"{column}: {count} re-encrypted")
+    click.echo(f"database at {_redact(url)}: {sum(done.values())} values re-encrypted "
+               "with the configured auth_encryption_key")
+
+
 def _redact(url: str) -> str:
     from sqlalchemy.engine import make_url
     return make_url(url).render_as_string(hide_password=True)

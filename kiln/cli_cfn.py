@@ -18,13 +18,18 @@ import click
 def _session(conf: Any) -> Any:
     from sqlalchemy.orm import Session
 
-    from kiln.conf_loader import database_url
+    from kiln.conf_loader import ConfigError, database_url
     from kiln.db.engine import make_engine
     from kiln.db.migrate import ensure_schema
+    from kiln.encryption_key import resolve
     from kiln.server import prepare_database_dir
 
     url = database_url(conf)
-    prepare_database_dir(conf, url)
+    try:
+        prepare_database_dir(conf, url)
+        resolve(conf)   # the keypair's secret is encrypted with the servers' key
+    except ConfigError as exc:
+        raise click.ClickException(str(exc)) from None
     engine = make_engine(url)
     ensure_schema(engine)
     return Session(engine, expire_on_commit=False)

@@ -52,10 +52,18 @@ default_opts = [
                help="Times to retry a resource action that failed with a retryable error."),
     cfg.IntOpt("max_server_name_length", default=53),
     cfg.StrOpt("auth_encryption_key", secret=True,
-               default="notgood but just long enough i t",
-               help="Key used to encrypt secrets (hidden parameters, credentials) at rest."),
+               help="Key that encrypts secrets at rest (hidden parameters, credentials, "
+                    "outputs, snapshots, servers' metadata; docs/security.md). Unset: a "
+                    "random key generated once in <state_path>/auth_encryption_key (mode "
+                    "0600); set it, the same on every process sharing a server database. "
+                    "Heat's public sample value is refused unless [paste_deploy] flavor "
+                    "is noauth. Changing it: `kiln db update-params "
+                    "--previous-encryption-key OLD`."),
     cfg.BoolOpt("encrypt_parameters_and_properties", default=True,
-                help="Encrypt hidden parameters at rest."),
+                help="Encrypt hidden parameter values and resource properties (and events' "
+                     "copies of them) at rest. Outputs, snapshots, metadata, deployment "
+                     "data and resource data plugins mark secret are encrypted either "
+                     "way."),
     cfg.ListOpt("plugin_dirs", default=[],
                 help="Directories scanned for resource plugin modules."),
     cfg.StrOpt("region_name_for_services", default="RegionOne",

@@ -437,6 +437,8 @@ async def run(conf: cfg.ConfigOpts, role: Role, *, started_at: float | None = No
     prepare_database_dir(conf, database_url(conf))
     if role in ("all", "api") and conf.heat_api.workers != 1:
         raise ConfigError("[heat_api] workers: only 1 is supported")
+    from kiln import encryption_key
+    encryption_key.resolve(conf)
     socks: list[tuple[str, socket.socket]] = []
     try:
         for group in listeners(conf, role):
@@ -448,6 +450,7 @@ async def run(conf: cfg.ConfigOpts, role: Role, *, started_at: float | None = No
             sock.close()
         raise
     _warn_of_unserved_urls(conf, role)
+    encryption_key.log_notes()  # once started: a failed start's one line stays the first
     alarms = build_alarms(conf, service, role)
     alarms.start()
     freeze_startup_objects()

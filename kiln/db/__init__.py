@@ -173,10 +173,13 @@ software (``kiln.db.software``)::
                                values: SoftwareDeploymentValues) -> SoftwareDeploymentRecord | None
     delete_software_deployment(s, deployment_id: str) -> bool
 
-Secrets (``kiln.db.crypt``): ``redact`` resource data always, and - when
-``encrypt_parameters_and_properties`` is set (Kiln's default) - hidden parameter values,
-resource properties data and event resource properties are Fernet-encrypted with a key
-derived from ``CONF.auth_encryption_key``; records always carry plaintext.
+Secrets (``kiln.db.crypt``): ``redact`` resource data, EC2 secrets and user creds always;
+the columns holding copies of secrets (stack outputs, snapshot data, resource metadata,
+software configs and deployment values, alarm rules and history: ``crypt.SealedJson`` /
+``SealedText``) always; and - when ``encrypt_parameters_and_properties`` is set (Kiln's
+default) - hidden parameter values, resource properties data and event resource
+properties. Fernet, with a key derived from ``CONF.auth_encryption_key``; records always
+carry plaintext. ``rekey.reencrypt_all`` moves them all to a new key.
 """
 
 from __future__ import annotations

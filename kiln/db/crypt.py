@@ -6,7 +6,15 @@ derived with HKDF-SHA256 from ``CONF.auth_encryption_key``, so an operator's exi
 key of any length works and the raw option value never touches the data.
 
 A stored secret is the string ``"fernet1:" + token``; the prefix names the method so a
-future key-rotation scheme can tell old values from new ones.
+future scheme can tell old values from new ones.
+
+Some documents hold copies of secrets wherever they came from (a stack's outputs, a
+snapshot, a server's metadata with its signal URLs and password, a deployment's derived
+config): those columns are :class:`SealedJson`, encrypted whatever
+``encrypt_parameters_and_properties`` says. Every read also accepts what an older Kiln
+wrote: plaintext, and tokens made with Heat's public sample key (Kiln's default before it
+generated one, :data:`LEGACY_DEFAULT_KEY`) or with a key named by
+:func:`use_previous_keys` (``kiln db update-params``, which re-encrypts them all).
 """
 
 from __future__ import annotations
@@ -16,13 +24,21 @@ import functools
 import json
 from typing import Any
 
+import sqlalchemy as sa
 from cryptography.fernet import Fernet, InvalidToken
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+from sqlalchemy.dialects import mysql
 
 from kiln.conf import CONF
 
 PREFIX = "fernet1:"
+#: Heat's sample ``auth_encryption_key``, which was Kiln's default: public, so data
+#: encrypted with it is as good as plaintext. Still read (rows an older Kiln wrote),
+#: refused as a configured key in keystone mode (kiln.encryption_key).
+LEGACY_DEFAULT_KEY = "notgood but just long enough i t"
+#: keys besides the current one a token may have been made with (``update-params``)
+_previous: tuple[str, ...] = ()
 
 
 class DecryptionFailed(Exception):
@@ -36,8 +52,23 @@ def _fernet(key: str) -> Fernet:
     return Fernet(base64.urlsafe_b64encode(derived))
 
 
+def current_key() -> str:
+    """The key new secrets are encrypted with: ``auth_encryption_key`` as configured or,
+    unset, the one kiln.encryption_key generated (it sets the option); the legacy default
+    only in a process that never resolved one (a test embedding the engine)."""
+    key = CONF.auth_encryption_key
+    return LEGACY_DEFAULT_KEY if key is None else str(key)
+
+
 def _current() -> Fernet:
-    return _fernet(str(CONF.auth_encryption_key))
+    return _fernet(current_key())
+
+
+def use_previous_keys(keys: tuple[str, ...]) -> None:
+    """Also accept tokens made with ``keys`` (an operator's former keys) when reading."""
+    global _previous
+    _previous = tuple(keys)
+    _decrypt.cache_clear()
 
 
 def is_encrypted(stored: Any) -> bool:
@@ -51,7 +82,7 @@ def encrypt(plaintext: str) -> str:
 def decrypt(stored: str) -> str:
     if not is_encrypted(stored):
         return stored
-    key = str(CONF.auth_encryption_key)
+    key = current_key()
     if len(stored) > CACHED_TOKEN_CHARS:
         return _decrypt_token(key, stored)
     return _decrypt(key, stored)
@@ -73,11 +104,25 @@ def _decrypt(key: str, stored: str) -> str:
 
 
 def _decrypt_token(key: str, stored: str) -> str:
+    token = stored[len(PREFIX):].encode("ascii")
     try:
-        return _fernet(key).decrypt(stored[len(PREFIX):].encode("ascii")).decode()
-    except InvalidToken as exc:
-        raise DecryptionFailed("cannot decrypt a stored secret with the configured "
-                               "auth_encryption_key") from exc
+        return _fernet(key).decrypt(token).decode()
+    except InvalidToken:
+        pass
+    for other in (*_previous, LEGACY_DEFAULT_KEY):
+        if other != key:
+            try:
+                return _fernet(other).decrypt(token).decode()
+            except InvalidToken:
+                continue
+    raise DecryptionFailed("cannot decrypt a stored secret with the configured "
+                           "auth_encryption_key (was it changed? kiln db update-params "
+                           "--previous-encryption-key re-encrypts with a new one)")
+
+
+def reencrypt(stored: str) -> str:
+    """``stored`` (a token made with any accepted key) made with the current key."""
+    return encrypt(_decrypt_token(current_key(), stored)) if is_encrypted(stored) else stored
 
 
 def encrypt_value(value: Any) -> str:
@@ -108,14 +153,32 @@ def seal_shared(value: Any, sealed: dict[str, Any]) -> Any:
     an AES pass, an HMAC and its own few hundred bytes until the batch commits."""
     if value is None or not CONF.encrypt_parameters_and_properties:
         return value
+    return _seal(value, sealed)
+
+
+def _seal(value: Any, sealed: dict[str, Any]) -> Any:
     text = json.dumps(value)
     found = sealed.get(text)
     if found is None:
-        key = str(CONF.auth_encryption_key)
-        token = (_sealed_token(key, text) if len(text) <= CACHED_TOKEN_CHARS
+        token = (_sealed_token(current_key(), text) if len(text) <= CACHED_TOKEN_CHARS
                  else encrypt(text))
         found = sealed[text] = {SEALED_KEY: token}
     return found
+
+
+def seal_always(value: Any) -> Any:
+    """``value`` as one encrypted document whatever ``encrypt_parameters_and_properties``
+    says (None and an empty list or map stay as they are: nothing to hide, and no token to
+    decrypt on every read of a stack without outputs): for the columns that hold copies
+    of secrets (:class:`SealedJson`). Even a document that looks sealed is sealed again,
+    so a user's metadata shaped like one reads back as the user wrote it."""
+    if value is None or (isinstance(value, list | dict) and not value):
+        return value
+    return _seal(value, {})
+
+
+def is_sealed(stored: Any) -> bool:
+    return isinstance(stored, dict) and len(stored) == 1 and SEALED_KEY in stored
 
 
 @functools.lru_cache(maxsize=512)
@@ -129,6 +192,46 @@ def _sealed_token(key: str, text: str) -> str:
 
 
 def unseal(stored: Any) -> Any:
-    if isinstance(stored, dict) and len(stored) == 1 and SEALED_KEY in stored:
+    if is_sealed(stored):
         return decrypt_value(stored[SEALED_KEY])
     return stored
+
+
+class SealedJson(sa.types.TypeDecorator[Any]):
+    """A JSON column whose documents are stored sealed (:func:`seal_always`) and read
+    back plain, on every path that binds or reads through the column's type (the ORM,
+    Core, kiln.db.inline and kiln.db.driver_dml alike). The database sees an ordinary
+    JSON column, so no schema change is needed and rows written before hold plaintext,
+    which reads as it is."""
+
+    impl = sa.JSON
+    cache_ok = True
+
+    def load_dialect_impl(self, dialect: sa.Dialect) -> sa.types.TypeEngine[Any]:
+        if dialect.name in ("mysql", "mariadb"):
+            return dialect.type_descriptor(mysql.JSON(none_as_null=True))
+        return dialect.type_descriptor(sa.JSON(none_as_null=True))
+
+    def process_bind_param(self, value: Any, dialect: sa.Dialect) -> Any:
+        return seal_always(value)
+
+    def process_result_value(self, value: Any, dialect: sa.Dialect) -> Any:
+        return unseal(value)
+
+
+class SealedText(sa.types.TypeDecorator[str]):
+    """:class:`SealedJson` for a text column: stored as an encrypted token, read back
+    plain (plaintext rows from before read as they are)."""
+
+    impl = sa.Text
+    cache_ok = True
+
+    def load_dialect_impl(self, dialect: sa.Dialect) -> sa.types.TypeEngine[Any]:
+        # the types themselves: PostgreSQL's type_descriptor(Text()) renders VARCHAR
+        return mysql.LONGTEXT() if dialect.name in ("mysql", "mariadb") else sa.Text()
+
+    def process_bind_param(self, value: Any, dialect: sa.Dialect) -> Any:
+        return None if value is None else encrypt(str(value))
+
+    def process_result_value(self, value: Any, dialect: sa.Dialect) -> Any:
+        return None if value is None else decrypt(value)

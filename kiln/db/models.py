@@ -21,13 +21,21 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import mysql
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
+from kiln.db.crypt import SealedJson, SealedText
+
 #: Naive UTC timestamp with microseconds on MySQL/MariaDB too.
 Timestamp = sa.DateTime().with_variant(mysql.DATETIME(fsp=6), "mysql", "mariadb")
 #: JSON document (LONGTEXT-backed on MariaDB); Python None is SQL NULL, which reads back
 #: without a JSON decode.
 Json = sa.JSON(none_as_null=True).with_variant(mysql.JSON(none_as_null=True), "mysql", "mariadb")
+#: JSON document stored encrypted (``crypt.SealedJson``): the columns holding copies of
+#: secrets (outputs, snapshots, metadata, deployment configs and values). On disk the
+#: same JSON column as ``Json``.
+Sealed = SealedJson(none_as_null=True)
 #: Long free text (status reasons, secret values).
 LongText = sa.Text().with_variant(mysql.LONGTEXT(), "mysql", "mariadb")
+#: ``LongText`` stored encrypted (``crypt.SealedText``).
+SealedLongText = SealedText()
 
 NAMING = {
     "ix": "ix_%(table_name)s_%(column_0_N_name)s",
@@ -97,7 +105,8 @@ class Stack(Base):
     disable_rollback: Mapped[bool] = mapped_column(sa.Boolean, nullable=False, default=True)
     stack_user_project_id: Mapped[str | None] = mapped_column(sa.String(64))
     current_traversal: Mapped[str | None] = mapped_column(sa.String(36))
-    outputs: Mapped[Any | None] = mapped_column(Json)
+    #: resolved outputs (RandomString values, keys, signed URLs): sealed
+    outputs: Mapped[Any | None] = mapped_column(Sealed)
     #: Engine holding the stack lock (None = unlocked) and since when.
     engine_id: Mapped[str | None] = mapped_column(sa.String(36))
     lock_time: Mapped[dt.datetime | None] = mapped_column(Timestamp)
@@ -138,7 +147,8 @@ class Resource(Base):
     status_reason: Mapped[str] = mapped_column(LongText, nullable=False, default="")
     properties_data: Mapped[Any | None] = mapped_column(Json)
     attributes: Mapped[Any | None] = mapped_column(Json)
-    rsrc_metadata: Mapped[Any | None] = mapped_column(Json)
+    #: a server's metadata carries its deployments' signal URLs and its password: sealed
+    rsrc_metadata: Mapped[Any | None] = mapped_column(Sealed)
     #: Token returned by handle_<action>, persisted before check_<action>_complete runs.
     progress: Mapped[Any | None] = mapped_column(Json)
     progress_action: Mapped[str | None] = mapped_column(sa.String(255))
@@ -209,7 +219,8 @@ class Snapshot(Base):
         sa.ForeignKey("stack.id", ondelete="CASCADE"), nullable=False)
     project_id: Mapped[str] = mapped_column(sa.String(256), nullable=False)
     name: Mapped[str | None] = mapped_column(sa.String(255))
-    data: Mapped[Any | None] = mapped_column(Json)
+    #: the stack's outputs, parameters and resource data at the time: sealed
+    data: Mapped[Any | None] = mapped_column(Sealed)
     action: Mapped[str] = mapped_column(sa.String(255), nullable=False)
     status: Mapped[str] = mapped_column(sa.String(255), nullable=False)
     status_reason: Mapped[str] = mapped_column(LongText, nullable=False, default="")
@@ -224,8 +235,9 @@ class SoftwareConfig(Base):
     project_id: Mapped[str] = mapped_column(sa.String(256), nullable=False)
     name: Mapped[str | None] = mapped_column(sa.String(255))
     group: Mapped[str | None] = mapped_column(sa.String(255))
-    #: {"config", "inputs", "outputs", "options"} as Heat keeps it.
-    config: Mapped[Any | None] = mapped_column(Json)
+    #: {"config", "inputs", "outputs", "options"} as Heat keeps it; sealed (a
+    #: deployment's derived config holds its signal URL and password as input values)
+    config: Mapped[Any | None] = mapped_column(Sealed)
     created_at: Mapped[dt.datetime] = mapped_column(Timestamp, nullable=False, default=utcnow)
     updated_at: Mapped[dt.datetime | None] = mapped_column(Timestamp)
 
@@ -242,8 +254,8 @@ class SoftwareDeployment(Base):
     config_id: Mapped[str] = mapped_column(
         sa.ForeignKey("software_config.id"), nullable=False)
     server_id: Mapped[str] = mapped_column(sa.String(36), nullable=False)
-    input_values: Mapped[Any | None] = mapped_column(Json)
-    output_values: Mapped[Any | None] = mapped_column(Json)
+    input_values: Mapped[Any | None] = mapped_column(Sealed)
+    output_values: Mapped[Any | None] = mapped_column(Sealed)
     stack_user_project_id: Mapped[str | None] = mapped_column(sa.String(64))
     action: Mapped[str] = mapped_column(sa.String(255), nullable=False)
     status: Mapped[str] = mapped_column(sa.String(255), nullable=False)
@@ -356,7 +368,8 @@ class Alarm(Base):
     name: Mapped[str] = mapped_column(sa.String(255), nullable=False)
     stack_id: Mapped[str | None] = mapped_column(sa.String(36))
     resource_name: Mapped[str | None] = mapped_column(sa.String(255))
-    rule: Mapped[Any] = mapped_column(Json, nullable=False)
+    #: sealed: its actions are pre-signed URLs (credentials to scale or signal)
+    rule: Mapped[Any] = mapped_column(Sealed, nullable=False)
     actions_enabled: Mapped[bool] = mapped_column(sa.Boolean, nullable=False, default=True)
     state: Mapped[str] = mapped_column(sa.String(32), nullable=False,
                                        default="INSUFFICIENT_DATA")
@@ -378,8 +391,9 @@ class AlarmHistory(Base):
     project_id: Mapped[str] = mapped_column(sa.String(256), nullable=False)
     alarm_name: Mapped[str] = mapped_column(sa.String(255), nullable=False)
     item_type: Mapped[str] = mapped_column(sa.String(32), nullable=False)
-    summary: Mapped[str] = mapped_column(LongText, nullable=False)
-    data: Mapped[str] = mapped_column(LongText, nullable=False, default="{}")
+    #: sealed, as the alarm's rule: both name the actions' pre-signed URLs
+    summary: Mapped[str] = mapped_column(SealedLongText, nullable=False)
+    data: Mapped[str] = mapped_column(SealedLongText, nullable=False, default="{}")
     timestamp: Mapped[float] = mapped_column(sa.Float, nullable=False)
 
 

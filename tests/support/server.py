@@ -232,6 +232,9 @@ def start_kiln(workdir: Path, *, command: str = "serve",
 
 #: starts tried when a port chosen for the server is taken before it binds it
 PORT_ATTEMPTS = 3
+#: the auth_encryption_key of servers given a ``[database] connection`` (several of them
+#: may share it) unless the test sets its own
+SHARED_DATABASE_KEY = "kiln-tests-shared-database-key-0123456789"
 
 
 def _start_once(workdir: Path, *, command: str,
@@ -251,6 +254,10 @@ def _start_once(workdir: Path, *, command: str,
     base["heat_api_cfn"] = {"bind_host": "127.0.0.1", "bind_port": cfn_port}
     watch_port = port if command == "api-cloudwatch" else free_port()
     base["heat_api_cloudwatch"] = {"bind_host": "127.0.0.1", "bind_port": watch_port}
+    if (options or {}).get("database", {}).get("connection"):
+        # processes sharing a database must share the key (docs/security.md); each test
+        # process has a state_path of its own, where each would generate a different one
+        base["DEFAULT"]["auth_encryption_key"] = SHARED_DATABASE_KEY
     config = write_config(workdir / "kiln.conf", merge_sections(base, options or {}))
     stderr_path = workdir / f"kiln-{command}.log"
     stderr = stderr_path.open("ab")

@@ -23,6 +23,7 @@ from kiln.engine.model.context import RequestContext
 from kiln.engine.model.live_stack import LiveStack
 from kiln.engine.model.outputs import resolve_all
 from kiln.engine.model.states import IN_PROGRESS
+from kiln.engine.service import masking
 from kiln.engine.service import replies as fmt
 from kiln.engine.service.interface import JSON, Identity
 from kiln.engine.service.replies import (
@@ -202,7 +203,7 @@ class Reads(ServiceBase):
         hidden = set(self._hidden_params(raw))
         params = dict(env.get("parameters") or {})
         for name in hidden & set(params):
-            params[name] = "******"
+            params[name] = masking.MASK
         return {"parameters": params,
                 "resource_registry": env.get("resource_registry") or {},
                 "parameter_defaults": env.get("parameter_defaults") or {},
@@ -359,9 +360,14 @@ class Reads(ServiceBase):
                        marker=marker, sort_keys=tuple(sort_keys or ()),
                        sort_dir=sort_direction(sort_dir))
         rows = await self.db.run(db_events.list_events, q)
+        hidden = await self._hidden_values(
+            [stacks[ev.stack_id] for ev in rows if ev.resource_properties])
         out = []
         for ev in rows:
             item = fmt.event(ev, stacks[ev.stack_id])
+            if ev.stack_id in hidden:
+                item["resource_properties"] = masking.mask(item["resource_properties"],
+                                                           hidden[ev.stack_id])
             if nested_depth:
                 item["root_stack_id"] = fmt.identity(rec)
             out.append(item)
@@ -374,7 +380,23 @@ class Reads(ServiceBase):
         if ev is None or (resource_name and ev.resource_name != resource_name):
             # Heat's API finds the event by filtering the list: webob's 404, its words
             raise HTTPNotFound(f"No event {event_id} found")
-        return fmt.event(ev, rec)
+        item = fmt.event(ev, rec)
+        hidden = await self._hidden_values([rec] if ev.resource_properties else [])
+        if rec.id in hidden:
+            item["resource_properties"] = masking.mask(item["resource_properties"],
+                                                       hidden[rec.id])
+        return item
+
+    async def _hidden_values(self, stacks: Sequence[StackRecord]) -> dict[str, list[Any]]:
+        """Per stack id, the values of its hidden parameters (only stacks having any)."""
+        out: dict[str, list[Any]] = {}
+        for rec in {s.id: s for s in stacks}.values():
+            raw = await self.db.run(db_stacks.get_raw_template, rec.raw_template_id)
+            schemas = self.engine.template_cache.get(raw).parameter_schemas
+            values = masking.hidden_values(raw.environment, schemas)
+            if values:
+                out[rec.id] = values
+        return out
 
     # -- read helpers -------------------------------------------------------------------
     def _parameters_display(self, rec: StackRecord, tmpl: Template,

@@ -55,6 +55,8 @@ class WaitConditionHandle(WaitHandleBase):
         "then the cfn-signal will use this url to post to and\n"
         "WaitCondition will poll it to see if has been written to.")
     signal_keys = ("Data", "Reason", "Status", "UniqueId")
+    #: the pre-signed URL is a credential: whoever holds it signals the handle
+    secret_data = frozenset({"ec2_signed_url"})
 
     async def handle_create(self) -> Token:
         # the reference is the URL cfn-signal or curl PUTs to, signed with the handle's

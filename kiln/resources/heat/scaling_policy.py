@@ -40,6 +40,9 @@ ALARM_URL = "ec2_signed_url"
 class ScalingPolicyBase(StackUserResource):
     """The behaviour both policies share; subclasses name the properties."""
 
+    #: the pre-signed alarm URL is a credential: whoever holds it scales the group
+    secret_data = frozenset({ALARM_URL})
+
     GROUP, ADJUSTMENT, TYPE, COOLDOWN, MIN_STEP = (
         "auto_scaling_group_id", "scaling_adjustment", "adjustment_type", "cooldown",
         "min_adjustment_step")

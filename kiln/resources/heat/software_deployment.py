@@ -51,7 +51,9 @@ def _io_input(entry: Mapping[str, Any], value: Any) -> dict[str, Any]:
 
 class SoftwareDeployment(Resource):
     type_name = "OS::Heat::SoftwareDeployment"
-    secret_data = frozenset({"temp_url_key", "signal_temp_url", "password"})
+    #: the signal URLs are credentials, and the outputs a server sent may be secrets
+    secret_data = frozenset({"temp_url_key", "signal_temp_url", "password", "signal_url",
+                             "output_values"})
     no_signal_actions = ()
     requires_deferred_auth = True  # Heat's SignalResponder
     support_status = SupportStatus(version="2014.1")

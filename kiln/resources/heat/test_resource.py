@@ -34,6 +34,8 @@ class TestResource(Resource):
     __test__ = False  # not a pytest test class, whatever its name says
 
     type_name = "OS::Heat::TestResource"
+    #: the stored value is often a hidden parameter's (Heat keeps it in plain text)
+    secret_data = frozenset({"value"})
     side_effect_free = True
     support_status = SupportStatus(version="5.0.0")
     description = (

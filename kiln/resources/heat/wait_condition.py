@@ -20,7 +20,7 @@ SIGNAL_TRANSPORTS = ("CFN_SIGNAL", "TEMP_URL_SIGNAL", "HEAT_SIGNAL", "NO_SIGNAL"
 
 class HeatWaitConditionHandle(WaitHandleBase):
     type_name = "OS::Heat::WaitConditionHandle"
-    secret_data = frozenset({"token", "password"})
+    secret_data = frozenset({"token", "password", "ec2_signed_url"})
     support_status = SupportStatus(version="2014.2")
     description = (
         "Resource for managing instance signals.\n\n"

@@ -33,8 +33,10 @@ def test_create_then_delete(tmp_path: Path) -> None:
         stored = conn.execute(sa.text("SELECT secret FROM ec2_keypair")).scalar_one()
     engine.dispose()
     assert issued["secret"] not in stored
-    # encrypted with the default auth_encryption_key, the one this process has too
-    assert crypt.decrypt(stored) == issued["secret"]
+    # encrypted with the key the command generated in state_path (none was configured)
+    key = (tmp_path / "st" / "auth_encryption_key").read_text().strip()
+    token = stored[len(crypt.PREFIX):].encode()
+    assert crypt._fernet(key).decrypt(token).decode() == issued["secret"]
 
     gone = kiln("ec2-credentials", "delete", "--config-file", str(conf), issued["access"],
                 cwd=tmp_path)

@@ -4,6 +4,8 @@ as events are written."""
 
 from __future__ import annotations
 
+import json
+
 import sqlalchemy as sa
 from alembic import command
 from sqlalchemy.orm import Session
@@ -88,6 +90,11 @@ def test_the_upgrade_moves_a_handles_signals_out_of_its_metadata(url: str) -> No
                             metadata={"1": signal, "own": "x"}),
                 NewResource(st.id, st.id, "n", "OS::Heat::None",
                             metadata={"1": signal})])
+        # as the code of 0006's time stored it: JSON text (today's rows are sealed)
+        with eng.begin() as conn:
+            for row, meta in ((handle, {"1": signal, "own": "x"}), (other, {"1": signal})):
+                conn.execute(sa.text("UPDATE resource SET rsrc_metadata = :m WHERE id = :i"),
+                             {"m": json.dumps(meta), "i": row.id})
         migrate.upgrade(url)
         with Session(eng) as s:
             moved = resources.get_resource(s, handle.id)
