@@ -45,7 +45,7 @@ def session_endpoint(conf: cfg.ConfigOpts) -> Any:
         raw = await read_bounded(request, MAX_BODY, _too_large)
         try:
             body = json.loads(raw or b"{}")
-        except ValueError:
+        except (ValueError, RecursionError):
             raise bad_request("The login body is not JSON.") from None
         if not isinstance(body, dict):
             raise bad_request("The login body must be a JSON object.")
