@@ -145,6 +145,10 @@ def test_the_servers_own_origin_passes(api: httpx.Client, kiln_server: KilnProce
                     headers={"Origin": kiln_server.url, "Sec-Fetch-Site": "same-origin"})
     assert resp.status_code == 201, resp.text
     assert "access-control-allow-origin" not in resp.headers
+    # behind a TLS proxy the browser's Origin says https, the Host is the same
+    behind = api.post("/stacks", json={"stack_name": "via-proxy", "template": TEMPLATE},
+                      headers={"Origin": kiln_server.url.replace("http:", "https:")})
+    assert behind.status_code == 201, behind.text
 
 
 def test_an_allowed_origin_passes_with_cors_answers(start_kiln_factory: Any) -> None:
@@ -304,3 +308,16 @@ def test_an_oversize_temp_url_signal_is_refused_before_it_is_sent(
                      headers={"Content-Type": "text/plain"}, timeout=HTTP_TIMEOUT)
     assert done.status_code == 201, done.text
     assert wait_for_stack_status(hc, sid).stack_status == "CREATE_COMPLETE"
+
+
+def test_the_aws_listeners_refuse_an_oversize_body_before_it_is_sent(
+        kiln_server: KilnProcess) -> None:
+    """The CFN and CloudWatch listeners go through the same bound (their own errors)."""
+    for url, path in ((kiln_server.cfn_url, "/v1/"), (kiln_server.cfn_url, "/v1/signal/x"),
+                      (kiln_server.cloudwatch_url, "/")):
+        resp, sock = _raw(url, "POST", path,
+                          {"Content-Type": "application/x-www-form-urlencoded",
+                           "Content-Length": str(HUGE)}, b"Action=ListStacks&" + b"x" * 1000)
+        body = resp.read()
+        assert resp.status == 400 and b"RequestLimitExceeded" in body, (url, path, body)
+        sock.close()
