@@ -303,7 +303,10 @@ def test_an_oversize_temp_url_signal_is_refused_before_it_is_sent(
     _refused_early(base, path, {}, 400, "RequestLimitExceeded", chunked=True,
                    method="PUT")
     assert hc.resources.get(sid, "deployment").resource_status == "CREATE_IN_PROGRESS"
-    # and a signal of the ordinary size, untyped, still completes it
+    _fault(httpx.put(url, json={"deploy_status_code": 0}, timeout=HTTP_TIMEOUT,
+                     headers={"Origin": "http://attacker.example"}), 403, "HTTPForbidden")
+    assert hc.resources.get(sid, "deployment").resource_status == "CREATE_IN_PROGRESS"
+    # and a signal of the ordinary size, typed text/plain, still completes it
     done = httpx.put(url, content=json.dumps({"deploy_status_code": 0}),
                      headers={"Content-Type": "text/plain"}, timeout=HTTP_TIMEOUT)
     assert done.status_code == 201, done.text
