@@ -40,7 +40,9 @@ default_opts = [
                      "show_hidden is asked for."),
     cfg.IntOpt("event_purge_batch_size", default=200,
                help="How many events to purge at once when the limit is exceeded."),
-    cfg.IntOpt("max_json_body_size", default=1048576, help="Maximum JSON request body in bytes."),
+    cfg.IntOpt("max_json_body_size", default=1048576,
+               help="Maximum JSON request body in bytes (native API, temp-URL signals); "
+                    "a larger declared Content-Length is refused before the body is read."),
     cfg.IntOpt("stack_action_timeout", default=3600,
                help="Default timeout in seconds for a stack action."),
     cfg.IntOpt("max_snapshots_per_stack", default=32, help="Maximum snapshots per stack."),
@@ -207,6 +209,16 @@ api_opts = [
                       "own events are streamed as they are committed, without re-reads."),
 ]
 
+#: Heat's CORS section (oslo.middleware's filter there); Kiln reads the allowed origins
+cors_opts = [
+    cfg.ListOpt("allowed_origin", default=[],
+                help="Web origins (scheme://host[:port], no trailing slash; * for any) "
+                     "whose pages may call the native API from a browser: their "
+                     "POST/PUT/PATCH/DELETE requests are accepted and answered with CORS "
+                     "headers. Requests from any other site's pages that would change "
+                     "something are refused (403)."),
+]
+
 #: Heat's per-client sections ``[clients_<name>]`` (each falls back to ``[clients]``)
 CLIENT_NAMES = ("aodh", "barbican", "cinder", "designate", "glance", "heat", "keystone",
                 "magnum", "manila", "mistral", "neutron", "nova", "octavia", "swift",
@@ -275,6 +287,7 @@ CONF.register_opts(alarm_opts, group="kiln_alarms")
 CONF.register_opts(yaql_opts, group="yaql")
 CONF.register_opts(engine_opts, group="kiln_engine")
 CONF.register_opts(api_opts, group="kiln_api")
+CONF.register_opts(cors_opts, group="cors")
 CONF.register_opts(default_clients_opts, group="clients")
 for _client in CLIENT_NAMES:
     CONF.register_opts(per_client_opts, group=f"clients_{_client}")

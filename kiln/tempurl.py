@@ -100,9 +100,11 @@ def check(key: str, *, method: str, raw_path: str, sig: str | None, expires: int
     if expires <= now:
         raise TempUrlError("The temp URL has expired")
     allowed = ("GET", "PUT") if method == "HEAD" else (method,)
+    # bytes: compare_digest refuses a str with non-ASCII characters (a TypeError, a 500)
+    given = sig.lower().encode("utf-8", "surrogateescape")
     for signed in allowed:
         if signed in METHODS and hmac.compare_digest(
-                signature(key, signed, expires, raw_path), sig.lower()):
+                signature(key, signed, expires, raw_path).encode(), given):
             return
     raise TempUrlError("The temp URL signature does not match")
 

@@ -23,6 +23,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from kiln import dashboard, endpoints, errors
+from kiln.api.cross_site import CrossSiteGuard, allowed_origins
 from kiln.api.dashboard_session import session_endpoint
 from kiln.api.faults import HTTPError, fault_response
 from kiln.api.openstack_v1.common import json_response
@@ -168,5 +169,7 @@ def create_app(service: EngineServiceAPI, conf: cfg.ConfigOpts) -> Starlette:
         # built before serving, so a policy file that does not parse stops startup
         app.state.policy = Policy(conf)
         app.add_middleware(AuthMiddleware, authenticator=auth, unavailable=unavailable)
+    # outside authentication: a cross-site request is refused before any token check
+    app.add_middleware(CrossSiteGuard, allowed=allowed_origins(conf))
     app.add_middleware(RequestIdMiddleware)
     return app

@@ -14,6 +14,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from kiln import dashboard
+from kiln.api.body import CLOSE, read_bounded, require_json_type
 from kiln.api.faults import HTTPError, bad_request
 from kiln.auth.errors import IdentityUnavailable, InvalidToken
 from kiln.auth.login import LoginRefused, login, login_kind
@@ -22,6 +23,11 @@ from kiln.errors import HTTPNotFound
 
 #: a login body is a handful of short fields
 MAX_BODY = 16 * 1024
+
+
+def _too_large(size: int) -> HTTPError:
+    return HTTPError(413, f"The login body ({size} bytes) is larger than {MAX_BODY} bytes.",
+                     headers=CLOSE)
 
 
 def session_endpoint(conf: cfg.ConfigOpts) -> Any:
@@ -35,12 +41,11 @@ def session_endpoint(conf: cfg.ConfigOpts) -> Any:
             return JSONResponse({"auth": kind}, headers={"Cache-Control": "no-store"})
         if kind != "keystone":
             raise bad_request("This Kiln has no authentication configured: no login needed.")
-        raw = await request.body()
-        if len(raw) > MAX_BODY:
-            raise HTTPError(413, "The login body is too large.")
+        require_json_type(request)
+        raw = await read_bounded(request, MAX_BODY, _too_large)
         try:
             body = json.loads(raw or b"{}")
-        except ValueError:
+        except (ValueError, RecursionError):
             raise bad_request("The login body is not JSON.") from None
         if not isinstance(body, dict):
             raise bad_request("The login body must be a JSON object.")

@@ -21,7 +21,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from kiln import errors, tempurl
+from kiln import tempurl
+from kiln.api.body import json_body_too_large, read_bounded
 from kiln.api.faults import HTTPError, bad_request
 from kiln.api.identity import make_identity
 from kiln.api.openstack_v1.common import dumps
@@ -39,17 +40,10 @@ def _raw_path(request: Request) -> str:
 
 async def _signal_body(request: Request, limit: int) -> Any:
     """The PUT's JSON object (heat-config-notify's outputs, a wait condition's status);
-    an empty body is a signal without details."""
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise errors.RequestLimitExceeded(
-                f"Request limit exceeded: JSON body size ({size} bytes) exceeds maximum "
-                f"allowed size ({limit} bytes).")
-        chunks.append(chunk)
-    raw = b"".join(chunks)
+    an empty body is a signal without details. Any Content-Type is taken, as agents
+    send what they send (the signature, not the type, is what keeps other sites out);
+    the size bound comes before reading (kiln.api.body)."""
+    raw = await read_bounded(request, limit, lambda size: json_body_too_large(size, limit))
     if not raw.strip():
         return None
     try:

@@ -74,6 +74,9 @@ def _plugin(url: str, body: Mapping[str, Any]) -> generic.Password | generic.Tok
                      project_domain_name=_text(body, "project_domain_name") or "Default")
     token = _text(body, "token")
     if token:
+        if not (token.isascii() and token.isprintable()):
+            # it goes in a header: other text cannot be sent (and is no Keystone token)
+            raise LoginRefused("The token is not a Keystone token.")
         if not project_id:
             raise LoginRefused("A token is re-scoped to a project_id.")
         return generic.Token(auth_url=url, token=token, **scope)

@@ -90,3 +90,12 @@ def test_keys_are_fresh_and_long() -> None:
 def test_only_get_and_put_are_signed() -> None:
     with pytest.raises(ValueError):
         _url("DELETE")
+
+
+@pytest.mark.parametrize("sig", ["é" * 64, "\udcff", "0" * 63 + "ß"])
+def test_a_signature_of_any_characters_is_only_a_mismatch(sig: str) -> None:
+    """(Was a TypeError, a 500: compare_digest refuses non-ASCII text; found by
+    tests/functional/api/test_fuzz_listeners.py.)"""
+    with pytest.raises(tempurl.TempUrlError, match="does not match"):
+        tempurl.check("k" * 32, method="PUT", raw_path="/v1/AUTH_p/s/r", sig=sig,
+                      expires=2_000_000_000, now=1_000_000_000)
