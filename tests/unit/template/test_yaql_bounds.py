@@ -183,3 +183,45 @@ def test_the_sandbox_process_cannot_take_the_memory() -> None:
         yaql_sandbox.evaluate("('a' * 2000000000).len()", None, UNLIMITED, timeout=30)
     assert caught.value.kind == "memory"
     assert yaql_sandbox.evaluate("1", None, UNLIMITED, timeout=30) == 1
+
+
+def test_the_sandbox_process_dies_with_the_server(tmp_path: Any) -> None:
+    # a "server" that starts a worker busy on a backtracking match, then is SIGKILLed
+    # (no chance to clean up): the kernel kills the worker too
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    import psutil
+
+    script = tmp_path / "server.py"
+    script.write_text(
+        "import sys, threading\n"
+        "from kiln.template import yaql_sandbox\n"
+        "threading.Thread(target=lambda: yaql_sandbox.evaluate(\n"
+        "    \"regex('(a+)+\\\\\\\\1$').matches($.data)\", 'a' * 40 + 'b', (200, -1), 600),\n"
+        "    daemon=True).start()\n"
+        "print('started', flush=True)\n"
+        "threading.Event().wait()\n")
+    server = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE,
+                              env={**os.environ, "PYTHONPATH": os.getcwd()})
+    try:
+        assert server.stdout is not None
+        assert server.stdout.readline() == b"started\n"
+        deadline = time.monotonic() + 60
+        while not (workers := psutil.Process(server.pid).children()):
+            assert time.monotonic() < deadline, "no worker was started"
+            time.sleep(0.05)  # polling for the worker process to appear
+        worker = workers[0]
+        busy_until = time.monotonic() + 60
+        while worker.cpu_times().user < 0.5:  # started on the match (past yaql's import)
+            assert time.monotonic() < busy_until
+            time.sleep(0.05)  # polling the worker's CPU time
+    finally:
+        server.send_signal(signal.SIGKILL)
+        server.wait()
+        if server.stdout is not None:
+            server.stdout.close()
+    gone, alive = psutil.wait_procs([worker], timeout=10)
+    assert worker in gone and not alive
