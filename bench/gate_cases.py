@@ -31,10 +31,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from kiln.graph import Graph  # noqa: E402
-from kiln.graph.walk import Frontier  # noqa: E402
-from kiln.template import load_template  # noqa: E402
-from tests.unit.template.tplhelpers import IDENTITY, FakeResolver  # noqa: E402
+from kiln.graph import Graph
+from kiln.graph.walk import Frontier
+from kiln.template import load_template
+from tests.unit.template.tplhelpers import IDENTITY, FakeResolver
 
 N = 1000
 YAQL_CHAIN = 100
