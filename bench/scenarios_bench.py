@@ -17,8 +17,8 @@ mostly shows the wait for a CPU.
 
 Why these scenarios: they are the shapes the engine issue sets targets for -- wide flat
 stacks (scheduling and database cost per resource), a deep chain (latency of waking a
-dependant), fan-in, real waits in parallel (TestResource), and nested stacks (the
-in-engine nested path).
+dependant; ``yaqlchain`` adds a yaql evaluation per link), fan-in, real waits in
+parallel (TestResource), and nested stacks (the in-engine nested path).
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ from heatclient import client as heat_client
 from heatclient import exc as heat_exc
 
 HOT = "2018-08-31"
-SCENARIOS = ("flat", "rg", "chain", "fanin", "testres", "nested")
+SCENARIOS = ("flat", "rg", "chain", "fanin", "testres", "nested", "yaqlchain")
 #: scenarios run at 10,000 only when asked for explicitly (the others would take minutes)
 LARGE_OK = ("flat", "rg", "chain")
 
@@ -86,6 +86,17 @@ def chain(n: int, value: str) -> dict[str, Any]:
     return {"template": _hot(res)}
 
 
+def yaql_chain(n: int, value: str) -> dict[str, Any]:
+    """N Values, each ``yaql: int($.data) + 1`` of the previous one's value (one yaql
+    evaluation per resource, on the critical path); the update changes the first value."""
+    start = {"a": "0", "b": "1000"}.get(value, "0")
+    res: dict[str, Any] = {"v0": {"type": "OS::Heat::Value", "properties": {"value": start}}}
+    for i in range(1, n):
+        res[f"v{i}"] = {"type": "OS::Heat::Value", "properties": {"value": {"yaql": {
+            "expression": "int($.data) + 1", "data": {"get_attr": [f"v{i - 1}", "value"]}}}}}
+    return {"template": _hot(res)}
+
+
 def fanin(n: int, value: str) -> dict[str, Any]:
     """N Values feeding one Value (a list of get_attr): the update changes all N + 1."""
     res: dict[str, Any] = {f"v{i}": {"type": "OS::Heat::Value",
@@ -122,7 +133,7 @@ def nested(n: int, salt: str) -> dict[str, Any]:
 
 BUILDERS: dict[str, Callable[[int, str], dict[str, Any]]] = {
     "flat": flat, "rg": group, "chain": chain, "fanin": fanin, "testres": testres,
-    "nested": nested}
+    "nested": nested, "yaqlchain": yaql_chain}
 
 
 def case(scenario: str, n: int) -> Case:

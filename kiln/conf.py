@@ -147,9 +147,11 @@ yaql_opts = [
     cfg.IntOpt("memory_quota", default=10000,
                help="Maximum memory (bytes) a yaql expression may use."),
     cfg.FloatOpt("timeout", default=5.0, min=0.1,
-                 help="Seconds one yaql evaluation may run (Kiln only): it runs in a child "
-                      "process that is killed at this deadline, since yaql's own limits do "
-                      "not bound time (a backtracking regex)."),
+                 help="Seconds one yaql evaluation may run in the sandbox process (Kiln "
+                      "only): expressions are evaluated in the server's process within fixed "
+                      "bounds (0.1 s, 32 MiB, RE2 for regexes); one beyond them runs in a "
+                      "long-lived worker process that is killed at this deadline, since "
+                      "yaql's own limits do not bound time."),
 ]
 
 engine_opts = [

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The one test command (README, CI): installs what the tests need into .venv-test, then
-# runs ruff, mypy --strict (and its Any-expressions gate), the import-layer contracts and
-# every suite (unit, functional, integration) with pytest-xdist.
+# runs ruff, mypy --strict (and its Any-expressions gate), the import-layer contracts, the
+# performance gate and every suite (unit, functional, integration) with pytest-xdist.
 # The tests have their own environment so that a `kiln serve` running from the README's
 # first command (.venv) keeps its installation while this reinstalls Kiln.
 #
@@ -119,6 +119,9 @@ step "Any expressions (kiln.engine under 5%)" \
     "$VENV/bin/python" scripts/any_exprs.py "$any_report" --max kiln.engine=5
 rm -rf "$any_report"
 step "import layers (lint-imports)" "$VENV/bin/lint-imports" --no-cache
+# instruction counts of the hot paths (callgrind) against bench/perf_baseline.json: fails
+# on a case 25% slower or starting processes it did not (bench/README.md, "The gate")
+step "performance gate (scripts/perf_gate.py)" "$VENV/bin/python" scripts/perf_gate.py
 wait "$keystone_install" || true   # a failure is reported by the tests that need it
 cat "$keystone_log"; rm -f "$keystone_log"
 wait "$chromium_install" || tail -3 "$chromium_log"

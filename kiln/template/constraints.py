@@ -363,10 +363,9 @@ class AllowedPattern(Constraint):
             match = compiled.match(value)
             return match is not None and match.end() == len(value)
         # a match that may backtrack for hours holds the interpreter lock in one C call,
-        # freezing every thread: run it in a child process killed at a deadline
+        # freezing every thread: run it in the sandbox process, killed at a deadline
         try:
-            return bool(yaql_sandbox.run(lambda: _full_match(compiled, value),
-                                         yaql_error=re.error, timeout=PATTERN_SECONDS))
+            return yaql_sandbox.full_match(self.pattern, value, timeout=PATTERN_SECONDS)
         except yaql_sandbox.Timeout:
             raise ConstraintViolation(
                 f'"{_shortened(value)}" could not be matched against pattern '
@@ -388,13 +387,8 @@ class AllowedPattern(Constraint):
 
 _PATTERNS: dict[str, re.Pattern[str]] = {}
 
-#: Seconds one match of a backtracking-prone allowed_pattern may take (in a child process).
+#: Seconds one match of a backtracking-prone allowed_pattern may take (in the sandbox process).
 PATTERN_SECONDS = 5.0
-
-
-def _full_match(compiled: re.Pattern[str], value: str) -> bool:
-    match = compiled.match(value)
-    return match is not None and match.end() == len(value)
 
 
 def _shortened(value: str, limit: int = 80) -> str:
@@ -407,7 +401,7 @@ _BACKTRACKS: dict[str, bool] = {}
 def backtracks(pattern: str) -> bool:
     """Whether matching ``pattern`` can take exponential time: a repeated group that
     itself holds a repeat or an alternation (``(a+)+``, ``(a|aa)*``, ``(\\w+\\.)*``),
-    or a back-reference. Such patterns are matched in a child process; others (almost
+    or a back-reference. Such patterns are matched in the sandbox process; others (almost
     every real one: ``[a-z][-a-z0-9]*``) in place, at no cost."""
     known = _BACKTRACKS.get(pattern)
     if known is None:

@@ -12,15 +12,11 @@ one is much slower than evaluating a small expression.
 from __future__ import annotations
 
 import collections.abc  # noqa: F401  (yaql 3 uses collections.abc without importing it)
-import threading
 from functools import lru_cache
 from typing import Any
 
-from kiln.template import yaql_sandbox
+from kiln.template import yaql_bounded, yaql_sandbox
 from kiln.template.function import Function, ResolveContext, ValidateContext
-
-_lock = threading.Lock()
-_root_context: Any = None
 
 
 def _yaql_error() -> type[Exception]:
@@ -35,16 +31,6 @@ def _parser(limit_iterators: int, memory_quota: int) -> Any:
 
     return yaql.YaqlFactory().create({"yaql.limitIterators": limit_iterators,
                                       "yaql.memoryQuota": memory_quota})
-
-
-def _context() -> Any:
-    global _root_context
-    with _lock:
-        if _root_context is None:
-            import yaql
-
-            _root_context = yaql.create_context()
-        return _root_context.create_child_context()
 
 
 DEFAULT_LIMITS = (200, 10000)
@@ -99,15 +85,26 @@ class Yaql(Function):
             raise err(f"Bad expression {exc}.") from None
 
     def result(self, ctx: ResolveContext) -> Any:
-        statement = self._parse(ctx.resolve(self.args["expression"]), ctx.yaql_limits,
-                                self.error)
+        expression = ctx.resolve(self.args["expression"])
+        limits = ctx.yaql_limits
+        statement = self._parse(expression, limits, self.error)
         data = ctx.resolve(self.args.get("data", {}))
-        context = _context()
+        if yaql_bounded.in_process(limits):
+            try:
+                return _plain(yaql_bounded.evaluate(statement, data))
+            except yaql_bounded.Unbounded:
+                pass  # beyond what the server's process may do: the sandbox evaluates it
+            except _yaql_error() as exc:
+                raise self.error(str(exc)) from None
+            except MemoryError:
+                raise self.error(f"Error evaluating {self.fn_name} expression: the "
+                                 "expression needs too much memory") from None
+            except Exception as exc:  # reported at the function, as Heat does  # noqa: BLE001
+                raise self.error(f"Error evaluating {self.fn_name} expression: {exc}") \
+                    from None
         timeout = ctx.yaql_timeout
         try:
-            return yaql_sandbox.run(
-                lambda: _plain(statement.evaluate({"data": data}, context)),
-                yaql_error=_yaql_error(), timeout=timeout)
+            return _plain(yaql_sandbox.evaluate(expression, data, limits, timeout))
         except yaql_sandbox.Timeout:
             raise self.error(f"The {self.fn_name} expression did not finish within "
                              f"{timeout:g} seconds (yaql_timeout)") from None

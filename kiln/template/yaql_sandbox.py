@@ -1,17 +1,16 @@
-"""Running one yaql evaluation in a child process that is killed at a deadline.
+"""Long-lived sandbox processes for the evaluations the server cannot bound itself.
 
-yaql's own limits (``limit_iterators``, ``memory_quota``) bound the collections an
-expression builds, not the time it takes: ``regex('(a+)+$').matches(...)`` backtracks
-for hours inside one C call that holds the interpreter lock, and big-number arithmetic
-or string repetition do the same. Nothing can interrupt such a call in-process, so the
-evaluation runs in a forked child (the parsed expression and the data are inherited,
-nothing is serialised on the way in), the result comes back pickled through a pipe, and
-a child still running at the deadline is killed. The child's address space is also
-capped, so an expression cannot take the machine's memory either.
+Most yaql expressions are evaluated in-process under bounds (:mod:`kiln.template.
+yaql_bounded`). What falls outside them -- a regex RE2 cannot run (back-references,
+look-arounds), a number too big to multiply cheaply, an evaluation past its in-process
+time or memory budget, a backtracking ``allowed_pattern`` -- is sent to a worker process
+(:mod:`kiln.template.yaql_worker`), which nothing in it can freeze or exhaust: a worker
+still busy at the deadline is killed, and its address space is capped.
 
-Forking a process with threads is safe here because the child only evaluates the
-expression (pure Python, modules already imported, the yaql context made before the
-fork) and leaves with ``os._exit``.
+A worker is started on the first such request and then kept: each request costs a
+pickled round trip of the expression and its data (tens of microseconds), not a fork of
+the server (~20 ms, more as the server grows). Requests from several threads at once use
+several workers; idle ones beyond ``IDLE_WORKERS`` are closed.
 """
 
 from __future__ import annotations
@@ -20,16 +19,25 @@ import contextlib
 import os
 import pickle
 import select
-import signal
+import struct
+import subprocess
+import sys
+import threading
 import time
+from pathlib import Path
 from typing import Any
 
-#: How much the child's address space may grow beyond the parent's at the fork.
-MEMORY_HEADROOM = 512 * 1024 * 1024
+#: Idle workers kept for the next requests.
+IDLE_WORKERS = 2
+
+_SCRIPT = str(Path(__file__).with_name("yaql_worker.py"))
+_READY = b"KILN-YAQL-READY\n"
+#: Seconds a new worker may take to import yaql and say it is ready.
+START_SECONDS = 60.0
 
 
 class Timeout(Exception):
-    """The evaluation did not finish before the deadline (the child was killed)."""
+    """The evaluation did not finish before the deadline (the worker was killed)."""
 
 
 class Failed(Exception):
@@ -40,70 +48,130 @@ class Failed(Exception):
         self.kind = kind
 
 
-def _cap_memory() -> None:
-    try:
-        import resource
+class _Worker:
+    def __init__(self) -> None:
+        # -I: the worker imports the standard library and yaql only, never the server's
+        # working directory or environment's modules
+        self.proc = subprocess.Popen(
+            [sys.executable, "-I", _SCRIPT], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL, close_fds=True, start_new_session=True)
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.stdin = self.proc.stdin
+        self.out = self.proc.stdout.fileno()
+        self.buffer = b""
+        line = self._read_until(lambda: _READY in self.buffer,
+                                time.monotonic() + START_SECONDS)
+        if not line:
+            self.kill()
+            raise Failed("python", "the yaql sandbox process did not start")
+        self.buffer = self.buffer[self.buffer.index(_READY) + len(_READY):]
 
-        with open("/proc/self/statm") as f:
-            size = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
-        resource.setrlimit(resource.RLIMIT_AS, (size + MEMORY_HEADROOM, size + MEMORY_HEADROOM))
-    except (OSError, ValueError, ImportError):
-        pass  # not Linux: the deadline still bounds the child
-
-
-def _child(write_fd: int, evaluate: Any, yaql_error: type[Exception]) -> None:
-    try:
-        _cap_memory()
-        try:
-            outcome: tuple[str, Any] = ("ok", evaluate())
-        except yaql_error as exc:
-            outcome = ("yaql", str(exc))
-        except MemoryError:
-            outcome = ("memory", "the expression needs too much memory")
-        except Exception as exc:  # reported by the parent at the function  # noqa: BLE001
-            outcome = ("python", str(exc))
-        try:
-            payload = pickle.dumps(outcome)
-        except Exception as exc:  # any unpicklable result is reported  # noqa: BLE001
-            payload = pickle.dumps(("python", f"result cannot be returned: {exc}"))
-        view = memoryview(payload)
-        while view:
-            view = view[os.write(write_fd, view):]
-    finally:
-        os._exit(0)
-
-
-def run(evaluate: Any, *, yaql_error: type[Exception], timeout: float) -> Any:
-    """``evaluate()`` in a child; its result, or Timeout / Failed."""
-    read_fd, write_fd = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover (the child leaves through os._exit)
-        os.close(read_fd)
-        _child(write_fd, evaluate, yaql_error)
-    os.close(write_fd)
-    chunks: list[bytes] = []
-    deadline = time.monotonic() + timeout
-    try:
-        while True:
+    def _read_until(self, done: Any, deadline: float) -> bool:
+        while not done():
             left = deadline - time.monotonic()
             if left <= 0:
-                raise Timeout()
-            ready, _, _ = select.select([read_fd], [], [], left)
+                return False
+            ready, _, _ = select.select([self.out], [], [], left)
             if not ready:
-                raise Timeout()
-            chunk = os.read(read_fd, 1 << 20)
+                return False
+            chunk = os.read(self.out, 1 << 20)
             if not chunk:
-                break
-            chunks.append(chunk)
-    finally:
-        os.close(read_fd)
+                return False
+            self.buffer += chunk
+        return True
+
+    def ask(self, request: tuple[Any, ...], timeout: float) -> tuple[str, Any]:
+        """Send one request; its answer, or Timeout (the caller kills this worker)."""
+        payload = pickle.dumps(request)
+        try:
+            self.stdin.write(struct.pack(">I", len(payload)) + payload)
+            self.stdin.flush()
+        except OSError:
+            raise Failed("python", "the yaql sandbox process stopped") from None
+        deadline = time.monotonic() + timeout
+
+        def framed() -> bool:
+            return len(self.buffer) >= 4 and \
+                len(self.buffer) >= 4 + struct.unpack(">I", self.buffer[:4])[0]
+
+        if not self._read_until(framed, deadline):
+            if self.proc.poll() is not None:  # the worker died (killed for memory)
+                raise Failed("memory", "the expression needs too much memory")
+            raise Timeout()
+        (size,) = struct.unpack(">I", self.buffer[:4])
+        frame, self.buffer = self.buffer[4:4 + size], self.buffer[4 + size:]
+        kind, value = pickle.loads(frame)
+        return kind, value
+
+    def kill(self) -> None:
         with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
+            self.proc.kill()
+        self.proc.wait()
+        for stream in (self.proc.stdin, self.proc.stdout):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
+
+
+_lock = threading.Lock()
+_idle: list[_Worker] = []
+
+
+def _take() -> _Worker:
+    with _lock:
+        while _idle:
+            worker = _idle.pop()
+            if worker.proc.poll() is None:
+                return worker
+    return _Worker()
+
+
+def _give_back(worker: _Worker) -> None:
+    with _lock:
+        if len(_idle) < IDLE_WORKERS:
+            _idle.append(worker)
+            return
+    worker.kill()
+
+
+def _run(request: tuple[Any, ...], timeout: float) -> Any:
     try:
-        kind, value = pickle.loads(b"".join(chunks))
-    except Exception:  # a child killed mid-write leaves any garbage  # noqa: BLE001
-        raise Failed("memory", "the expression needs too much memory") from None
+        pickle.dumps(request)
+    except Exception as exc:  # data a template cannot normally hold  # noqa: BLE001
+        raise Failed("python", f"the data cannot be evaluated: {exc}") from None
+    worker = _take()
+    try:
+        kind, value = worker.ask(request, timeout)
+    except BaseException:
+        worker.kill()
+        raise
+    _give_back(worker)
     if kind != "ok":
         raise Failed(kind, value)
     return value
+
+
+def evaluate(expression: str, data: Any, limits: tuple[int, int], timeout: float) -> Any:
+    """yaql's own evaluation of ``expression`` on ``data`` (as Heat does it), in a
+    worker; its result, or Timeout / Failed."""
+    return _run(("yaql", expression, data, limits), timeout)
+
+
+def full_match(pattern: str, value: str, timeout: float) -> bool:
+    """Whether ``pattern`` (Python's ``re``) matches all of ``value``, in a worker."""
+    return bool(_run(("match", pattern, value), timeout))
+
+
+def workers() -> list[int]:
+    """Process ids of the idle workers (for tests and diagnostics)."""
+    with _lock:
+        return [w.proc.pid for w in _idle]
+
+
+def close() -> None:
+    """Stop every idle worker (the server's shutdown; tests)."""
+    with _lock:
+        idle = list(_idle)
+        _idle.clear()
+    for worker in idle:
+        worker.kill()

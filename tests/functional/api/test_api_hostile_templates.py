@@ -64,10 +64,28 @@ def test_unbounded_work_is_refused_before_it_is_done(api: httpx.Client,
     assert api.get("/stacks", params={"name": "boom"}).json()["stacks"] == []
 
 
-BACKTRACKING = _value({"yaql": {"expression": "regex('(a+)+$').matches($.data)",
+# a back-reference, which RE2 cannot run: matched by Python's engine in the sandbox process
+BACKTRACKING = _value({"yaql": {"expression": "regex('(a+)+\\\\1$').matches($.data)",
                                 "data": "a" * 64 + "b"}})
 YAQL_TIMEOUT = ("Property error: resources.v.properties.value: The yaql expression did "
                 "not finish within 10 seconds (yaql_timeout)")
+
+
+def test_a_pattern_that_backtracks_in_pythons_re_is_answered_at_once(
+        api: httpx.Client, heat: Any) -> None:
+    # RE2 runs yaql's regex functions in the server's process: (a+)+$ on 5,000 a's and a
+    # b (hours in Python's engine) is false at once, as Heat would say given the time
+    template = {**_value({"yaql": {"expression": "regex('(a+)+$').matches($.data)",
+                                   "data": "a" * 5000 + "b"}}),
+                "outputs": {"o": {"value": {"get_attr": ["v", "value"]}}}}
+    started = time.monotonic()
+    resp = api.post("/stacks", json={"stack_name": "re2", "template": template})
+    assert resp.status_code == 201, resp.text
+    stack = wait_for_stack_status(heat, "re2")
+    assert stack.stack_status == "CREATE_COMPLETE", stack.stack_status_reason
+    assert time.monotonic() - started < 5
+    outputs = api.get(resp.json()["stack"]["links"][0]["href"]).json()["stack"]["outputs"]
+    assert [o["output_value"] for o in outputs] == [False]
 
 
 def answered_while_yaql_runs(kiln: KilnProcess, what: str, method: str, url: str,
