@@ -208,3 +208,54 @@ def test_a_broker_that_cannot_be_reached_fails_no_action(
     # each one dropped is logged (by oslo.messaging, as in Heat)
     logs = proc.logs()
     assert "Could not send notification" in logs and "orchestration.stack.delete.end" in logs
+
+
+def test_check_snapshot_and_restore_send_start_and_end(
+        heat: Any, listener: NotificationListener) -> None:
+    stack_id = create(heat, "kept", TEMPLATE)
+    wait_for_stack_status(heat, stack_id)
+    heat.actions.check(stack_id)
+    wait_for_stack_status(heat, stack_id)
+    snapshot = heat.stacks.snapshot(stack_id)["id"]
+    wait_for_stack_status(heat, stack_id)
+    heat.stacks.restore(stack_id, snapshot)
+    wait_for_stack_status(heat, stack_id)
+
+    def ours(m: dict[str, Any]) -> bool:
+        return bool(m["payload"]["stack_identity"] == stack_id)
+
+    for action in ("check", "snapshot", "restore"):
+        listener.wait_for(f"orchestration.stack.{action}.start", ours)
+        end = listener.wait_for(f"orchestration.stack.{action}.end", ours)
+        assert end["payload"]["state"] == f"{action.upper()}_COMPLETE"
+
+
+def test_a_failed_create_with_rollback_sends_the_rollbacks_start_and_end(
+        heat: Any, listener: NotificationListener) -> None:
+    stack_id = create(heat, "rolled-back", FAILING, disable_rollback=False)
+
+    def ours(m: dict[str, Any]) -> bool:
+        return bool(m["payload"]["stack_identity"] == stack_id)
+
+    listener.wait_for("orchestration.stack.create.error", ours)
+    listener.wait_for("orchestration.stack.rollback.start", ours)
+    end = listener.wait_for("orchestration.stack.rollback.end", ours)
+    assert end["payload"]["state"] == "ROLLBACK_COMPLETE"
+
+
+def test_a_nested_stack_names_its_parent_and_root(
+        heat: Any, listener: NotificationListener) -> None:
+    template = """heat_template_version: 2021-04-16
+resources:
+  inner: {type: child.yaml}
+"""
+    child_template = """heat_template_version: 2021-04-16
+resources: {v: {type: OS::Heat::None}}
+"""
+    stack_id = create(heat, "outer", template, files={"child.yaml": child_template})
+    wait_for_stack_status(heat, stack_id)
+    child = heat.resources.get(stack_id, "inner").physical_resource_id
+    end = listener.wait_for("orchestration.stack.create.end",
+                            lambda m: bool(m["payload"]["stack_identity"] == child))
+    assert end["payload"]["parent"] == stack_id
+    assert end["payload"]["root_stack_id"] == stack_id
