@@ -259,3 +259,23 @@ resources: {v: {type: OS::Heat::None}}
                             lambda m: bool(m["payload"]["stack_identity"] == child))
     assert end["payload"]["parent"] == stack_id
     assert end["payload"]["root_stack_id"] == stack_id
+
+
+def test_a_failed_resize_sends_autoscaling_error_at_error_priority(
+        heat: Any, listener: NotificationListener) -> None:
+    template = GROUP.replace("min_size: 1", "min_size: 0").replace(
+        "resource: {type: OS::Heat::None}",
+        "resource: {type: OS::Heat::TestResource, properties: {fail: true}}")
+    stack_id = create(heat, "scaled-badly", template)
+    assert wait_for_stack_status(heat, stack_id).stack_status == "CREATE_COMPLETE"
+    heat.resources.signal(stack_id, "scale_up")
+
+    def ours(m: dict[str, Any]) -> bool:
+        return bool(m["payload"]["stack_identity"] == stack_id)
+
+    listener.wait_for("orchestration.autoscaling.start", ours)
+    error = listener.wait_for("orchestration.autoscaling.error", ours)
+    assert error["priority"] == "ERROR"
+    assert error["routing_key"] == f"{listener.topic}.error"
+    assert error["payload"]["message"]  # what went wrong, as Heat sends it
+    assert "orchestration.autoscaling.end" not in listener.event_types(stack_id)
