@@ -8,11 +8,26 @@ definitions and tree-aware consumers look for and Heat leaves out: ``name``,
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import logging
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from kiln.engine.model.live_stack import LiveStack
+
+LOG = logging.getLogger(__name__)
+
+
+@contextlib.contextmanager
+def never_failing(event_type: str) -> Iterator[None]:
+    """A notification is best-effort: a failure to build or queue one is logged, never
+    the action's failure."""
+    try:
+        yield
+    except Exception:
+        LOG.exception("notification %s not sent", event_type)
 
 
 def _isotime(value: dt.datetime | None) -> str | None:

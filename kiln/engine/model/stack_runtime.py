@@ -133,8 +133,10 @@ class StackRuntime(ServerAccess):
             from kiln.engine.model import notice
 
             event_type, priority = autoscaling_event(suffix)
-            notifier.send(event_type, priority, notice.stack_payload(self._stack) | dict(body),
-                          notice.context(self._stack))
+            with notice.never_failing(event_type):
+                notifier.send(event_type, priority,
+                              notice.stack_payload(self._stack) | dict(body),
+                              notice.context(self._stack))
 
     async def save_resource(self, resource_name: str, *,
                             event: tuple[str, str] | None = None) -> None:

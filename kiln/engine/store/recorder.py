@@ -189,15 +189,21 @@ class Recorder:
         admission: ``create.start``, ``adopt.start``)."""
         if self.notifier.enabled:
             event_type, priority = stack_event(stack.info.action, stack.info.status)
-            self.notifier.send(event_type, priority, notice.stack_payload(stack),
-                               notice.context(stack))
+            with notice.never_failing(event_type):
+                self.notifier.send(event_type, priority, notice.stack_payload(stack),
+                                   notice.context(stack))
 
     def notify_committed(self, stack: LiveStack, written: asyncio.Future[Any]) -> None:
         """Send the stack's notification for its state now, once ``written`` (the write
         of that state) has committed: a consumer never hears of a state that is not
         stored. The body is taken now, before a later transition changes the stack."""
         event_type, priority = stack_event(stack.info.action, stack.info.status)
-        payload, ctx = notice.stack_payload(stack), notice.context(stack)
+        payload: dict[str, Any] = {}
+        ctx: dict[str, Any] = {}
+        with notice.never_failing(event_type):
+            payload, ctx = notice.stack_payload(stack), notice.context(stack)
+        if not payload:
+            return
         notifier = self.notifier
 
         def committed(f: asyncio.Future[Any]) -> None:
