@@ -71,9 +71,9 @@ def listener() -> Iterator[NotificationListener]:
 def server(tmp_path_factory: pytest.TempPathFactory,
            listener: NotificationListener) -> Iterator[KilnProcess]:
     proc = start_kiln(tmp_path_factory.mktemp("kiln"), options={
-        "DEFAULT": {"host": HOST},
+        # the notifications' own transport_url unset: [DEFAULT]'s is used, as in Heat
+        "DEFAULT": {"host": HOST, "transport_url": TRANSPORT_URL},
         "oslo_messaging_notifications": {"driver": "messagingv2",
-                                         "transport_url": TRANSPORT_URL,
                                          "topics": listener.topic}})
     yield proc
     assert proc.stop() == 0, proc.logs()
