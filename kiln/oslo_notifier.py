@@ -92,8 +92,9 @@ class OsloNotifier:
         om = _oslo_messaging()
         self._transport = om.get_notification_transport(conf)
         # the publisher Heat uses: its service name and this host
-        self._notifier = om.Notifier(self._transport,
-                                     publisher_id=f"orchestration.{conf.host}")
+        publisher = conf.default_publisher_id or f"orchestration.{conf.host}"
+        self._notifier = om.Notifier(self._transport, publisher_id=publisher)
+        self._level = str(conf.default_notification_level).lower()
         self._queue: queue.Queue[tuple[str, str, Mapping[str, Any], Mapping[str, Any]]
                                  | None] = queue.Queue(queue_size)
         self._dropped = 0
@@ -117,7 +118,8 @@ class OsloNotifier:
             if item is None:
                 break
             event_type, priority, payload, context = item
-            method = self._notifier.error if priority == ERROR else self._notifier.info
+            level = "error" if priority == ERROR else self._level
+            method = getattr(self._notifier, level, self._notifier.info)
             try:
                 method(dict(context), event_type, dict(payload))
             except Exception as exc:  # noqa: BLE001 - best-effort: an outage drops it

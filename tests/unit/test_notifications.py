@@ -10,6 +10,7 @@ import pytest
 from oslo_config import cfg
 
 from kiln import notifications, oslo_notifier
+from kiln.conf import default_opts
 from kiln.conf_loader import _register_messaging
 
 
@@ -33,8 +34,46 @@ def test_autoscaling_error_is_sent_at_error_priority() -> None:
 
 def fresh() -> cfg.ConfigOpts:
     conf = cfg.ConfigOpts()
-    conf.register_opt(cfg.StrOpt("host", default="node-1"))
+    conf.register_opts(default_opts)
+    conf.set_default("host", "node-1")
     return conf
+
+
+def sent_through_oslo(**defaults: str) -> list[tuple[str, str, str, dict[str, object]]]:
+    """(event type, priority, publisher, payload) of what a notifier with oslo.messaging's
+    in-memory ``test`` driver sent for one INFO and one ERROR notification."""
+    oslo_notifier._oslo_messaging()  # imported with its import-time warnings silenced
+    from oslo_messaging.notify import _impl_test
+
+    conf = fresh()
+    oslo_notifier.register_options(conf)
+    conf([])
+    for name, value in defaults.items():
+        conf.set_override(name, value)
+    conf.set_override("driver", ["test"], group="oslo_messaging_notifications")
+    conf.set_override("transport_url", "fake://", group="oslo_messaging_notifications")
+    _impl_test.reset()
+    notifier = oslo_notifier.build_notifier(conf)
+    notifier.send("orchestration.stack.create.end", "INFO", {"stack_name": "s"}, {})
+    notifier.send("orchestration.stack.create.error", "ERROR", {"stack_name": "s"}, {})
+    notifier.close()
+    return [(m["event_type"], priority, m["publisher_id"], m["payload"])
+            for _ctx, m, priority, _retry in _impl_test.NOTIFICATIONS]
+
+
+def test_heats_publisher_and_priorities() -> None:
+    assert sent_through_oslo() == [
+        ("orchestration.stack.create.end", "INFO", "orchestration.node-1", {"stack_name": "s"}),
+        ("orchestration.stack.create.error", "ERROR", "orchestration.node-1",
+         {"stack_name": "s"}),
+    ]
+
+
+def test_heats_default_publisher_id_and_notification_level() -> None:
+    sent = sent_through_oslo(default_publisher_id="heat.cloud-a",
+                             default_notification_level="WARN")
+    assert [(priority, publisher) for _, priority, publisher, _ in sent] == [
+        ("WARN", "heat.cloud-a"), ("ERROR", "heat.cloud-a")]
 
 
 @pytest.mark.parametrize(("text", "wanted"), [
