@@ -56,6 +56,7 @@ resources:
 HEAT_KEYS = {"tenant_id", "user_id", "user_identity", "username", "stack_identity",
              "stack_name", "state", "state_reason", "create_at", "updated_at", "tags",
              "description"}
+ISOTIME = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ"  # Heat's isotime
 ADDED_KEYS = {"name", "root_stack_id", "parent"}
 AUTOSCALING_KEYS = {"adjustment", "adjustment_type", "capacity", "groupname", "message"}
 
@@ -147,6 +148,7 @@ def test_update_suspend_resume_and_delete_send_start_and_end(
         listener.wait_for(f"orchestration.stack.{action}.start", ours)
         end = listener.wait_for(f"orchestration.stack.{action}.end", ours)
         assert end["payload"]["state"] == f"{action.upper()}_COMPLETE"
+        assert re.fullmatch(ISOTIME, end["payload"]["create_at"])
     updated = listener.wait_for("orchestration.stack.update.end", ours)
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", updated["payload"]["updated_at"])
 
@@ -228,6 +230,7 @@ def test_check_snapshot_and_restore_send_start_and_end(
         listener.wait_for(f"orchestration.stack.{action}.start", ours)
         end = listener.wait_for(f"orchestration.stack.{action}.end", ours)
         assert end["payload"]["state"] == f"{action.upper()}_COMPLETE"
+        assert re.fullmatch(ISOTIME, end["payload"]["create_at"])
 
 
 def test_a_failed_create_with_rollback_sends_the_rollbacks_start_and_end(
