@@ -89,7 +89,13 @@ default_opts = [
                      "service) are never fetched. Every redirect is checked too."),
     cfg.IntOpt("periodic_interval", default=60,
                help="Seconds between engine housekeeping runs."),
-    cfg.StrOpt("host", default="kiln", help="Name of this host, as reported by services."),
+    cfg.StrOpt("host", default="kiln", help="Name of this host, as reported by services "
+                                            "and in notifications' publisher_id."),
+    cfg.StrOpt("default_notification_level", default="INFO",
+               help="Priority of the notifications that report no error (those that do "
+                    "are sent at ERROR)."),
+    cfg.StrOpt("default_publisher_id",
+               help="publisher_id of notifications; default: orchestration.<host>."),
     cfg.IntOpt("graceful_shutdown_timeout", default=60, min=0,
                help="Seconds a stopping server waits for in-flight requests and engine work "
                     "to finish or checkpoint; 0 waits without limit."),

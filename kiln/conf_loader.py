@@ -186,6 +186,16 @@ def _expected(opt: cfg.Opt) -> str | None:
     return None
 
 
+def _register_messaging(paths: Sequence[str], conf: cfg.ConfigOpts) -> None:
+    """oslo.messaging's options (notifications), registered only when a file sets one:
+    registering them imports oslo.messaging, which a server without a broker never needs."""
+    from kiln import oslo_notifier
+
+    if any(os.path.isfile(p) and os.access(p, os.R_OK)
+           and oslo_notifier.wanted(_parse_sections(p)) for p in paths):
+        oslo_notifier.register_options(conf)
+
+
 def _check_values(conf: cfg.ConfigOpts, paths: Sequence[str]) -> None:
     for group_name, group, opts in registered_sections(conf):
         for name, info in opts.items():
@@ -205,6 +215,7 @@ def _check_values(conf: cfg.ConfigOpts, paths: Sequence[str]) -> None:
 def load_config(config_files: Sequence[str] = (), conf: cfg.ConfigOpts = CONF) -> cfg.ConfigOpts:
     """Parse ``config_files`` into ``conf`` (later files win) or raise ConfigError."""
     files = [os.path.abspath(os.path.expanduser(p)) for p in config_files]
+    _register_messaging(files, conf)
     ignored = check_files(files, conf)
     try:
         conf([], project="kiln", prog="kiln", default_config_files=files,

@@ -152,8 +152,10 @@ def build_service(conf: cfg.ConfigOpts, role: Role) -> Any:
     a process holding an engine on the shared database.
     """
     from kiln.engine.service import EngineService
+    from kiln.oslo_notifier import build_notifier
+
     return EngineService(conf=conf, db_url=database_url(conf),
-                         delegation=build_delegation(conf))
+                         delegation=build_delegation(conf), notifier=build_notifier(conf))
 
 
 def build_delegation(conf: cfg.ConfigOpts,

@@ -173,6 +173,11 @@ class ResourceRuntime(Protocol):
         """Persist the data and metadata of *resource_name* now, outside an action of
         its own (a policy's signal resizing its group); the stack's outputs follow."""
 
+    def notify_autoscaling(self, suffix: str, body: Mapping[str, Any]) -> None:
+        """Heat's ``orchestration.autoscaling.<suffix>`` notification (``start``, ``end``,
+        ``error``) about this stack, ``body`` (adjustment, capacity, groupname, message)
+        added to the stack's; nothing when no notification driver is configured."""
+
     def signal_token(self, resource_name: str) -> str | None:
         """A token an agent may send with a signal to *resource_name* (Heat's stack-user
         token for TOKEN_SIGNAL); without an identity service, one Kiln issues and checks

@@ -230,7 +230,8 @@ async def store(engine: Engine, stack: LiveStack) -> None:
                      resource_status=info.status, resource_status_reason=info.status_reason,
                      physical_resource_id=info.id)
     rec, records = await engine.store.stacks.admit(new, rows, event)
-    info.raw_template_id = rec.raw_template_id
+    info.raw_template_id, info.created_at = rec.raw_template_id, rec.created_at
+    engine.recorder.notify_stored(stack)
     for name, (rid, ruuid, created_at) in records.items():
         slot = stack.slots[name]
         slot.db_id, slot.uuid, slot.created_at = rid, ruuid, created_at

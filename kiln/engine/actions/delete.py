@@ -101,5 +101,6 @@ async def run_delete(engine: Engine, stack: LiveStack) -> None:
                      resource_status=COMPLETE, resource_status_reason=info.status_reason,
                      physical_resource_id=info.id)
     await engine.store.stacks.mark_deleted(info.id, event)
+    engine.recorder.notify_stored(stack)
     engine.template_cache.discard(info.raw_template_id)
     engine.template_cache.discard(info.prev_raw_template_id)

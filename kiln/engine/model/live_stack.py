@@ -22,6 +22,7 @@ from kiln.engine.model.context import RequestContext
 from kiln.engine.model.settings import EngineConf
 from kiln.engine.model.stack_runtime import StackRuntime
 from kiln.errors import InvalidTemplateReference, KilnError, NotSupported, ResourceTypeNotFound
+from kiln.notifications import NULL, Notifier
 from kiln.resources.base import Resource, ResourceState
 from kiln.resources.nested import NestedStackOps
 from kiln.resources.provider import TemplateResource
@@ -123,6 +124,8 @@ class StackSupport:
     #: root stack id -> the identity its work acts with (the engine's, see
     #: kiln.engine.runtime.acting); the plugins' clients use it
     acting: Mapping[str, RequestContext] = field(default_factory=dict)
+    #: where stack and autoscaling notifications go (kiln.notifications)
+    notifier: Notifier = NULL
 
 
 class StackIdentityReply(TypedDict):
@@ -157,6 +160,9 @@ class StackInfo:
     user_id: str | None = None
     stack_user_project_id: str | None = None
     current_traversal: str | None = None
+    #: the row's times, for notifications (None until the row is stored)
+    created_at: dt.datetime | None = None
+    updated_at: dt.datetime | None = None
 
 
 @dataclass(slots=True)

@@ -12,6 +12,7 @@ from kiln.clients import CloudClients, clients_for_owner
 from kiln.engine.model.context import RequestContext
 from kiln.engine.model.server_access import ServerAccess
 from kiln.engine.model.settings import EngineConf
+from kiln.notifications import autoscaling_event
 from kiln.resources.base import (
     Resource,
     SoftwareConfigStore,
@@ -125,6 +126,17 @@ class StackRuntime(ServerAccess):
 
     def physical_resource_name(self, resource_name: str) -> str:
         return self._stack.physical_resource_name(resource_name)
+
+    def notify_autoscaling(self, suffix: str, body: Mapping[str, Any]) -> None:
+        notifier = self._stack.support.notifier
+        if notifier.enabled:
+            from kiln.engine.model import notice
+
+            event_type, priority = autoscaling_event(suffix)
+            with notice.never_failing(event_type):
+                notifier.send(event_type, priority,
+                              notice.stack_payload(self._stack) | dict(body),
+                              notice.context(self._stack))
 
     async def save_resource(self, resource_name: str, *,
                             event: tuple[str, str] | None = None) -> None:

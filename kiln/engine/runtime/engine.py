@@ -32,6 +32,7 @@ from kiln.engine.store.loader import stored_live_stack
 from kiln.engine.store.template_cache import TemplateCache
 from kiln.graph import Graph
 from kiln.graph.graph import resource_label
+from kiln.notifications import NULL, Notifier
 
 LOG = logging.getLogger(__name__)
 
@@ -46,7 +47,8 @@ class Engine:
                  services: PluginServices | None = None,
                  plugins: PluginLookup = find_plugin,
                  engine_id: str | None = None,
-                 delegation: Delegation | None = None) -> None:
+                 delegation: Delegation | None = None,
+                 notifier: Notifier = NULL) -> None:
         #: the engine's one door to the database (kiln.engine.store)
         self.store = store
         #: the facade, for the service layer only until its calls move behind the store
@@ -55,9 +57,10 @@ class Engine:
         #: root stack id -> the identity its latest work acts with (kiln.engine.runtime.acting)
         self.acting: dict[str, RequestContext] = {}
         self.support = StackSupport(conf=conf, plugins=plugins, services=services,
-                                    acting=self.acting)
+                                    acting=self.acting, notifier=notifier)
         self.engine_id = engine_id or str(uuid.uuid4())
         self.recorder = store.recorder(self.engine_id)
+        self.recorder.notifier = notifier
         opts = conf.kiln_engine
         self.poller = Poller(opts.poll_initial_delay, opts.poll_max_delay)
         self.limit = Limit(max(1, opts.max_concurrency))

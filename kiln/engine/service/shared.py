@@ -21,6 +21,7 @@ from kiln.engine.runtime.plugin_loader import find_plugin
 from kiln.engine.service.interface import EngineServiceAPI, Identity
 from kiln.engine.store import Store
 from kiln.errors import EntityNotFound
+from kiln.notifications import NULL, Notifier
 
 
 class ResourceNotFound(EntityNotFound):
@@ -38,8 +39,11 @@ class ServiceBase(EngineServiceAPI):
     def __init__(self, conf: EngineConf | None = None, *, db: Database | None = None,
                  db_url: str | None = None, engine_id: str | None = None,
                  plugins: PluginLookup = find_plugin,
-                 delegation: Delegation | None = None) -> None:
+                 delegation: Delegation | None = None,
+                 notifier: Notifier = NULL) -> None:
         self.conf: EngineConf = conf if conf is not None else CONF
+        #: Heat's notifications (kiln.notifications); the service closes it on stop
+        self.notifier = notifier
         self.plugins = plugins
         #: deferred authentication (keystone mode's trusts); None: noauth
         self.delegation = delegation
@@ -67,11 +71,13 @@ class ServiceBase(EngineServiceAPI):
         # NestedOps reaches the engine through this service when a plugin first calls it
         self._engine = Engine(Store(self._db), self.conf, services=NestedOps(self),
                               plugins=self.plugins, engine_id=self._engine_id,
-                              delegation=self.delegation)
+                              delegation=self.delegation, notifier=self.notifier)
 
     async def stop(self) -> None:
         if self._engine is not None:
             await self._engine.stop()
+        if self.notifier.enabled:
+            await asyncio.to_thread(self.notifier.close)
         if self._db is not None:
             await self._db.close()
 

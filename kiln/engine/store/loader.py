@@ -58,7 +58,8 @@ def info_from_record(rec: StackRecord) -> StackInfo:
         nested_depth=rec.nested_depth, parent_resource_name=rec.parent_resource_name,
         username=rec.username, user_id=rec.user_id,
         stack_user_project_id=rec.stack_user_project_id,
-        current_traversal=rec.current_traversal)
+        current_traversal=rec.current_traversal, created_at=rec.created_at,
+        updated_at=rec.updated_at)
 
 
 def environment_from_stored(stored: Mapping[str, Any], files: Mapping[str, str]) -> Environment:

@@ -12,6 +12,7 @@ they were flushed, so a resource's transitions are applied in order.
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -23,7 +24,9 @@ from kiln.db import resources as db_resources
 from kiln.db import stacks as db_stacks
 from kiln.db.facade import Database
 from kiln.db.records import NewEvent, ResourceDataChange, ResourceValues, StackValues
+from kiln.engine.model import notice
 from kiln.engine.model.live_stack import LiveStack, Slot
+from kiln.notifications import NULL, Notifier, stack_event
 
 
 @dataclass(slots=True)
@@ -86,6 +89,8 @@ class Recorder:
         #: set while the engine shuts down: interrupted actions are handed over to the
         #: next engine (left IN_PROGRESS with their tokens), not failed
         self.handoff = False
+        #: told of every stack transition once it is committed (Heat's notifications)
+        self.notifier: Notifier = NULL
 
     # -- queueing -----------------------------------------------------------------------
     def _enqueue(self) -> asyncio.Future[None]:
@@ -172,4 +177,37 @@ class Recorder:
                 stack_id=info.id, resource_name=info.name, resource_type="OS::Heat::Stack",
                 resource_action=action, resource_status=status,
                 resource_status_reason=reason, physical_resource_id=info.id))
-        return self._enqueue()
+        written = self._enqueue()
+        if self.notifier.enabled:
+            if extra and isinstance(extra.get("updated_at"), dt.datetime):
+                info.updated_at = extra["updated_at"]
+            self.notify_committed(stack, written)
+        return written
+
+    def notify_stored(self, stack: LiveStack) -> None:
+        """Send the notification of the state the stack was just stored in (its
+        admission: ``create.start``, ``adopt.start``)."""
+        if self.notifier.enabled:
+            event_type, priority = stack_event(stack.info.action, stack.info.status)
+            with notice.never_failing(event_type):
+                self.notifier.send(event_type, priority, notice.stack_payload(stack),
+                                   notice.context(stack))
+
+    def notify_committed(self, stack: LiveStack, written: asyncio.Future[Any]) -> None:
+        """Send the stack's notification for its state now, once ``written`` (the write
+        of that state) has committed: a consumer never hears of a state that is not
+        stored. The body is taken now, before a later transition changes the stack."""
+        event_type, priority = stack_event(stack.info.action, stack.info.status)
+        payload: dict[str, Any] = {}
+        ctx: dict[str, Any] = {}
+        with notice.never_failing(event_type):
+            payload, ctx = notice.stack_payload(stack), notice.context(stack)
+        if not payload:
+            return
+        notifier = self.notifier
+
+        def committed(f: asyncio.Future[Any]) -> None:
+            if not f.cancelled() and f.exception() is None:
+                notifier.send(event_type, priority, payload, ctx)
+
+        written.add_done_callback(committed)

@@ -97,14 +97,24 @@ class AutoScalingGroupBase(ScalingGroup):
         as events of the group, where stack events go (event list, stream)."""
         group = self.reference_id()
         note = f"adjustment {adjustment_type} {_number(adjustment)}"
+        # and sent as Heat's orchestration.autoscaling.* notifications, Heat's body
+        whole = float(adjustment).is_integer()
+        body = {"adjustment": int(adjustment) if whole else adjustment,
+                "adjustment_type": adjustment_type, "capacity": current, "groupname": group,
+                "message": f"Start resizing the group {group}"}
+        self.runtime.notify_autoscaling("start", body)
         await self.save_progress(event=(IN_PROGRESS, f"Start resizing the group {group} "
                                         f"from {current} ({note})"))
         try:
             await self.resize_to(size, cooldown_secs=cooldown_secs, reason=reason)
         except Exception as exc:
+            self.runtime.notify_autoscaling("error", body | {
+                "capacity": self.current_size(), "message": str(exc)})
             await self.save_progress(event=(FAILED, f"{exc} (the group has "
                                             f"{self.current_size()} members)"))
             raise
+        self.runtime.notify_autoscaling("end", body | {
+            "capacity": size, "message": f"End resizing the group {group}"})
         await self.save_progress(event=(COMPLETE, f"End resizing the group {group} "
                                         f"to {size} ({note})"))
 

@@ -98,6 +98,8 @@ class FakeRuntime:
     #: resource name -> whether its stack user is enabled (after suspend/resume)
     stack_user_enabled: dict[str, bool] = field(default_factory=dict)
     saved: list[str] = field(default_factory=list)
+    #: (suffix, body) of each autoscaling notification a group sent
+    notifications: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     files: dict[str, str] = field(default_factory=dict)
     keypairs: dict[str, dict[str, str]] = field(default_factory=dict)
 
@@ -135,6 +137,9 @@ class FakeRuntime:
     async def save_resource(self, resource_name: str, *,
                             event: tuple[str, str] | None = None) -> None:
         self.saved.append(resource_name)
+
+    def notify_autoscaling(self, suffix: str, body: Mapping[str, Any]) -> None:
+        self.notifications.append((suffix, dict(body)))
 
     async def issue_ec2_keypair(self, resource_name: str, *,
                                 user: str | None = None) -> Mapping[str, str]:
