@@ -12,6 +12,7 @@ an event; ``max_events_per_stack`` holds while the stack's action is still runni
 from __future__ import annotations
 
 import json
+import sqlite3
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -56,14 +57,16 @@ def signal(url: str, uid: str, data: str = "d", status: str = "SUCCESS") -> http
 
 
 def database_bytes(kiln: KilnProcess) -> int:
-    """The database's size, less what a checkpoint may still copy from the write-ahead
-    log into the main file: a later checkpoint (off the writer, at its own time) grows the
-    main file by up to the log's pages while the log keeps its size, so counting the log
-    in "before" would charge that one copy to whatever the test does next."""
-    state = kiln.workdir / "state"
-    main = state / "kiln.sqlite"
-    wal = state / "kiln.sqlite-wal"
-    return main.stat().st_size - (wal.stat().st_size if wal.exists() else 0)
+    """The bytes in use in the database as a reader sees it (pages less free pages),
+    whether its latest commits are still in the write-ahead log or already checkpointed:
+    file sizes move with the checkpointer's timing (the log is copied, then truncated)."""
+    conn = sqlite3.connect(kiln.workdir / "state" / "kiln.sqlite")
+    try:
+        pages, free, size = (conn.execute(f"PRAGMA {name}").fetchone()[0]
+                             for name in ("page_count", "freelist_count", "page_size"))
+    finally:
+        conn.close()
+    return int((pages - free) * size)
 
 
 def test_signals_over_the_bounds_are_refused_and_nothing_else_is_lost(
