@@ -29,7 +29,7 @@ from kiln.api.openstack_v1.common import json_response
 from kiln.api.openstack_v1.event_stream import StreamRegistry
 from kiln.api.openstack_v1.routes import v1_routes
 from kiln.api.response_cache import ResponseCache
-from kiln.api.tempurl import temp_url_routes
+from kiln.api.tempurl import signed_url_app, temp_url_routes
 from kiln.auth.setup import authenticator
 from kiln.engine.service import EngineServiceAPI
 
@@ -167,6 +167,7 @@ def create_app(service: EngineServiceAPI, conf: cfg.ConfigOpts) -> Starlette:
 
         # built before serving, so a policy file that does not parse stops startup
         app.state.policy = Policy(conf)
-        app.add_middleware(AuthMiddleware, authenticator=auth, unavailable=unavailable)
+        app.add_middleware(AuthMiddleware, authenticator=auth, unavailable=unavailable,
+                           signed_urls=signed_url_app)
     app.add_middleware(RequestIdMiddleware)
     return app

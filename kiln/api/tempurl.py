@@ -20,6 +20,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
+from starlette.types import Receive, Scope, Send
 
 from kiln import errors, tempurl
 from kiln.api.faults import HTTPError, bad_request
@@ -92,6 +93,18 @@ async def serve(request: Request) -> Response:
     if request.method == "HEAD":
         return Response(b"", headers=headers, media_type="application/json")
     return Response(body, headers=headers, media_type="application/json")
+
+
+async def signed_url_app(scope: Scope, receive: Receive, send: Send) -> None:
+    """The temp-URL route alone, as an ASGI app: what the authentication layer hands a
+    request carrying a temp URL's signature instead of a token (kiln.auth.middleware),
+    so such a request reaches :func:`serve`, which checks the signature, and nothing
+    else. Errors propagate to the app's outer layer, which renders Heat's fault body."""
+    request = Request(scope, receive)
+    if request.method not in ("GET", "HEAD", "PUT"):
+        raise HTTPError(405, headers={"Allow": "GET, HEAD, PUT"})
+    response = await serve(request)
+    await response(scope, receive, send)
 
 
 def temp_url_routes() -> list[BaseRoute]:
