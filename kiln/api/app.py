@@ -22,7 +22,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from kiln import dashboard, endpoints, errors
+from kiln import dashboard, errors
 from kiln.api.dashboard_session import session_endpoint
 from kiln.api.faults import HTTPError, fault_response
 from kiln.api.openstack_v1.common import json_response
@@ -92,7 +92,6 @@ class RequestIdMiddleware:
                                       header]
             await send(message)
 
-        endpoints.remember_scope(scope)
         try:
             if _unreadable_url(scope):
                 raise HTTPError(400, "The request URL is not valid UTF-8 or contains NUL.")

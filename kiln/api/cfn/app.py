@@ -18,9 +18,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
-from starlette.types import ASGIApp, Receive, Scope, Send
 
-from kiln import endpoints
 from kiln import errors as kiln_errors
 from kiln.api.aws import errors
 from kiln.api.aws.credentials import Authenticator, Ec2Identity
@@ -100,18 +98,6 @@ def default_authenticator(service: Any, conf: cfg.ConfigOpts) -> Authenticator:
     return service_signature_checker(conf, service)
 
 
-class _Reached:
-    """Record the address clients reach Kiln on (:mod:`kiln.endpoints`)."""
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            endpoints.remember_scope(scope)
-        await self.app(scope, receive, send)
-
-
 def _policy(conf: Any) -> Any:
     """Heat's policy in keystone mode (the callers' roles are Keystone's), else None."""
     from kiln.conf_identity import flavor
@@ -138,5 +124,4 @@ def create_cfn_app(service: Any, conf: cfg.ConfigOpts,
     app.state.conf = conf
     app.state.authenticator = authenticator or default_authenticator(service, conf)
     app.state.policy = _policy(conf)
-    app.add_middleware(_Reached)
     return app
