@@ -122,10 +122,11 @@ class Published:
 
 
 def base_url(conf: Any) -> str:
-    """Where servers reach Kiln's temp URLs: ``heat_metadata_server_url`` when set (Kiln
-    serves them on the CFN API too), else the native API's configured address
-    (:mod:`kiln.endpoints`' rules; never a request's)."""
+    """Where servers reach Kiln's temp URLs: ``heat_metadata_server_url`` when set (the
+    CFN listener, which serves them too; its ``/v1`` left out, the temp URL's path has
+    its own), else the native API's configured address (:mod:`kiln.endpoints`' rules;
+    never a request's)."""
     configured = getattr(conf, "heat_metadata_server_url", None)
     if configured:
-        return str(configured).rstrip("/")
+        return str(configured).rstrip("/").removesuffix("/v1")
     return endpoints.api_root(conf, "heat_api")

@@ -3,7 +3,9 @@
 ``Last-Modified``, then a GET) and PUT their signals to another (``TEMP_URL_SIGNAL``,
 heat-config-notify or curl).
 
-The URL is its own credential, as a Swift temp URL is: no token, no project check beyond
+Both the native listener and the CFN one serve them (``heat_metadata_server_url``, which
+names the CFN listener, is the base they are handed out on when set). The URL is its
+own credential, as a Swift temp URL is: no token, no project check beyond
 the one the signature covers. A URL that names nothing answers 404; a bad, expired or
 wrong-method signature 401 (Swift's status), both in Heat's fault body. A PUT becomes the
 resource's signal (Heat's resource-signal path, so a deployment's outputs, a wait
@@ -23,7 +25,7 @@ from starlette.routing import BaseRoute, Route
 from starlette.types import Receive, Scope, Send
 
 from kiln import errors, tempurl
-from kiln.api.faults import HTTPError, bad_request
+from kiln.api.faults import HTTPError, bad_request, fault_response
 from kiln.api.identity import make_identity
 from kiln.api.openstack_v1.common import dumps
 from kiln.engine.service import RequestContext
@@ -95,6 +97,16 @@ async def serve(request: Request) -> Response:
     return Response(body, headers=headers, media_type="application/json")
 
 
+async def serve_with_faults(request: Request) -> Response:
+    """:func:`serve` on an app whose own error handling is another API's (the CFN
+    listener, which answers in AWS's format): a temp URL's errors stay Heat's fault
+    bodies, wherever it is served."""
+    try:
+        return await serve(request)
+    except errors.KilnError as exc:
+        return fault_response(exc)
+
+
 async def signed_url_app(scope: Scope, receive: Receive, send: Send) -> None:
     """The temp-URL route alone, as an ASGI app: what the authentication layer hands a
     request carrying a temp URL's signature instead of a token (kiln.auth.middleware),
@@ -107,7 +119,9 @@ async def signed_url_app(scope: Scope, receive: Receive, send: Send) -> None:
     await response(scope, receive, send)
 
 
-def temp_url_routes() -> list[BaseRoute]:
-    """The route to mount on every app agents reach (the native API, the CFN API)."""
-    return [Route("/v1/AUTH_{project}/{container}/{name}", serve,
+def temp_url_routes(*, own_faults: bool = False) -> list[BaseRoute]:
+    """The route to mount on every app agents reach: the native API, and the CFN API
+    (``own_faults``), where ``heat_metadata_server_url`` hands them out."""
+    return [Route("/v1/AUTH_{project}/{container}/{name}",
+                  serve_with_faults if own_faults else serve,
                   methods=["GET", "HEAD", "PUT"])]

@@ -45,6 +45,8 @@ def test_the_options_as_heat_reads_them() -> None:
     both = conf(metadata="https://meta.example.com/v1/",
                 waitcondition="https://wait.example.com:8000/v1/waitcondition")
     assert endpoints.metadata_url(both) == "https://meta.example.com/v1/"
+    # temp URLs' paths start with /v1 of their own
+    assert tempurl.base_url(both) == "https://meta.example.com"
     assert endpoints.cfn_signal_root(both, "cfn_signal") == \
         "https://wait.example.com:8000/v1/signal"
 

@@ -28,6 +28,7 @@ from kiln.api.aws.received import received
 from kiln.api.cfn import render, signals
 from kiln.api.cfn.actions import ACTIONS, CfnCall, authorize, aws_error
 from kiln.api.cfn.context import request_context
+from kiln.api.tempurl import temp_url_routes
 
 LOG = logging.getLogger("kiln.api.cfn")
 
@@ -117,6 +118,8 @@ def create_cfn_app(service: Any, conf: cfg.ConfigOpts,
         Route("/v1/", query_api, methods=["GET", "POST"]),
         Route("/v1/waitcondition/{arn:path}", signals.waitcondition, methods=["PUT"]),
         Route("/v1/signal/{arn:path}", signals.signal, methods=["POST"]),
+        # temp URLs handed out on heat_metadata_server_url (this listener)
+        *temp_url_routes(own_faults=True),
     ]
     app = Starlette(routes=routes, exception_handlers={HTTPException: _http_exception})
     app.router.redirect_slashes = False

@@ -9,19 +9,17 @@ read only its own resource (403 otherwise), in the native API and the CFN one.
 from __future__ import annotations
 
 import json
+import uuid
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
+import pytest
 
 from tests.functional.agents.deploying import wait_for
-from tests.functional.identity.test_stack_users import (  # noqa: F401  (fixtures)
-    domain,
-    heat_as,
-    kiln,
-    user_token,
-)
+from tests.functional.identity.test_stack_users import heat_as, keystone_setup, user_token
 from tests.support.keystone import Account, KeystoneProcess
-from tests.support.server import HTTP_TIMEOUT, KilnProcess
+from tests.support.server import HTTP_TIMEOUT, KilnProcess, start_kiln
 
 TEMPLATE = {
     "heat_template_version": "2018-08-31",
@@ -36,6 +34,23 @@ TEMPLATE = {
 }
 
 
+@pytest.fixture(scope="module")
+def domain_kiln(keystone: KeystoneProcess,
+                tmp_path_factory: pytest.TempPathFactory) -> Iterator[KilnProcess]:
+    """Kiln with a stack user domain made by ``kiln keystone-setup``."""
+    name, admin = f"heat-{uuid.uuid4().hex[:8]}", f"heat-admin-{uuid.uuid4().hex[:6]}"
+    password = f"pw-{uuid.uuid4().hex}"
+    made = keystone_setup(keystone, name, admin, password)
+    assert made.returncode == 0, made.stderr
+    options = keystone.kiln_options()
+    options["DEFAULT"] = {"stack_user_domain_name": name, "stack_domain_admin": admin,
+                          "stack_domain_admin_password": password,
+                          "graceful_shutdown_timeout": 2}
+    proc = start_kiln(tmp_path_factory.mktemp("kiln-reach"), options=options)
+    yield proc
+    proc.stop()
+
+
 def login(signal: dict[str, Any]) -> dict[str, str]:
     token = user_token(signal["auth_url"], signal["user_id"], signal["password"],
                        signal["project_id"])
@@ -43,7 +58,8 @@ def login(signal: dict[str, Any]) -> dict[str, str]:
 
 
 def test_a_stack_user_signals_and_reads_its_own_resource_only(
-        keystone: KeystoneProcess, kiln: KilnProcess, member: Account) -> None:
+        keystone: KeystoneProcess, domain_kiln: KilnProcess, member: Account) -> None:
+    kiln = domain_kiln
     hc = heat_as(keystone, member, kiln)
     sid = hc.stacks.create(stack_name="reach", template=TEMPLATE)["stack"]["id"]
     stack = wait_for(lambda: hc.stacks.get(sid),
