@@ -75,13 +75,18 @@ def kiln(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KilnProcess]:
     proc.stop()
 
 
-def as_attacker(kiln: KilnProcess) -> None:
-    """Requests naming another host, on every listener, some of them refused."""
+def as_attacker(kiln: KilnProcess, temp_url: str | None = None) -> None:
+    """Requests naming another host, on every listener, some of them refused (a temp
+    URL with a forged signature is a 401)."""
     host = {"Host": ATTACKER}
     assert httpx.get(kiln.url + "/", headers=host, timeout=HTTP_TIMEOUT).status_code == 300
-    forged = httpx.get(f"{kiln.url}/v1/AUTH_demo/{STACK_ID}/x?temp_url_sig=00"
-                       "&temp_url_expires=99999999999", headers=host, timeout=HTTP_TIMEOUT)
-    assert forged.status_code in (401, 404)
+    missing = httpx.get(f"{kiln.url}/v1/AUTH_demo/{STACK_ID}/x?temp_url_sig=00"
+                        "&temp_url_expires=99999999999", headers=host, timeout=HTTP_TIMEOUT)
+    assert missing.status_code == 404
+    if temp_url is not None:
+        forged = httpx.get(temp_url.replace("temp_url_sig=", "temp_url_sig=0"),
+                           headers=host, timeout=HTTP_TIMEOUT)
+        assert forged.status_code == 401, forged.text
     refused = httpx.get(kiln.cfn_url + "?Action=ListStacks", headers=host,
                         timeout=HTTP_TIMEOUT)
     assert 400 <= refused.status_code < 500
@@ -110,7 +115,8 @@ def test_urls_handed_to_servers_name_the_configured_listeners(kiln: KilnProcess)
                       deploy_actions(hc, sid, "url_server")),
              lambda got: "CREATE" in got[0] and "CREATE" in got[1],
              "both deployments in their servers' metadata")
-    as_attacker(kiln)
+    occ = hc.resources.get(sid, "url_server").attributes["os_collect_config"]
+    as_attacker(kiln, temp_url=occ["request"]["metadata_url"])
     stack = hc.stacks.get(sid)
     handed: list[str] = []
     for output in stack.outputs:
@@ -133,6 +139,15 @@ def test_urls_handed_to_servers_name_the_configured_listeners(kiln: KilnProcess)
         f"http://{native}/v1/demo/stacks/")
     occ = hc.resources.get(sid, "cfn_server").attributes["os_collect_config"]
     assert occ["cfn"]["metadata_url"] == f"http://{cfn}/v1/"
+    # a stack made after the 401: its handle's URL is still the configured listener's
+    after = hc.stacks.create(stack_name="urls-after", template={
+        "heat_template_version": "2018-08-31",
+        "resources": {"handle": {"type": "AWS::CloudFormation::WaitConditionHandle"}},
+        "outputs": {"url": {"value": {"get_resource": "handle"}}}})["stack"]["id"]
+    made = wait_for(lambda: hc.stacks.get(after),
+                    lambda s: not s.stack_status.endswith("IN_PROGRESS"), "urls-after")
+    (url,) = [o["output_value"] for o in made.outputs]
+    assert url.startswith(f"http://{cfn}/v1/waitcondition/"), url
     # the API's own links still follow the request, as Heat builds them
     shown = httpx.get(f"{kiln.endpoint('demo')}/stacks/urls/{sid}",
                       headers={"Host": "links.example:8004"}, timeout=HTTP_TIMEOUT)
