@@ -74,11 +74,21 @@ default_opts = [
                help="Region of the services listed in shared_services_types."),
     cfg.ListOpt("shared_services_types", default=["image", "volumev3"],
                 help="Service types reached in region_name_for_shared_services when set."),
-    cfg.StrOpt("heat_metadata_server_url", help="URL agents use for metadata."),
+    cfg.StrOpt("heat_metadata_server_url",
+               help="URL of the CloudFormation-compatible API that servers read metadata "
+                    "from (/v1/ added when missing), also the base of the temp URLs "
+                    "servers are given. Unset: http://<[heat_api_cfn] bind_host:bind_port> "
+                    "for metadata, http://<[heat_api] bind_host:bind_port> for temp "
+                    "URLs (a wildcard bind_host: this machine's host name). URLs handed "
+                    "to servers never come from a request."),
     cfg.StrOpt("heat_watch_server_url",
                help="URL of the CloudWatch-compatible API servers push metrics to "
                     "(cfn-push-stats); default: http://<[heat_api_cloudwatch] bind>."),
-    cfg.StrOpt("heat_waitcondition_server_url", help="URL for wait condition signals."),
+    cfg.StrOpt("heat_waitcondition_server_url",
+               help="URL of the wait-condition endpoint in the pre-signed URLs servers "
+                    "are given (e.g. http://kiln.example.com:8000/v1/waitcondition; "
+                    "signal URLs replace /waitcondition by /signal). Unset: the "
+                    "heat_metadata_server_url URL followed by waitcondition."),
     cfg.ListOpt("template_url_allowed_schemes", default=["http", "https"],
                 help="Schemes a template_url may use."),
     cfg.IntOpt("template_url_timeout", default=10, help="Seconds to fetch a template_url."),

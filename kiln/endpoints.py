@@ -1,68 +1,57 @@
 """The absolute URLs servers are given to reach Kiln: metadata, signals, wait conditions.
 
-A URL handed to a server must work from inside that server, so it is never relative.
-Each comes, in order, from:
+A URL handed to a server must work from inside that server, so it is never relative,
+and it comes from configuration only, never from a request: a server sends its
+credentials (pre-signed URLs, signatures) to it, so whoever chose it would receive them.
+(Issue 22: the Host header of the latest request once chose it.) Each comes, in order,
+from:
 
-1. the operator's option, as in Heat: ``heat_waitcondition_server_url`` (the CFN
-   wait-condition URL, e.g. ``http://kiln.example.com:8000/v1/waitcondition``; the signal
-   URL is the same with ``/signal``) and ``heat_metadata_server_url`` (the CFN API
-   root, ``/v1/`` added when missing);
-2. else the address the API was reached on: the scheme and host of the latest request
-   this process served (``remember``), with the port of the API the URL points at
-   (``[heat_api]`` or ``[heat_api_cfn] bind_port``);
-3. else the API's bind address (a wildcard one read as this host's name).
+1. the operator's option, as in Heat: ``heat_metadata_server_url`` (the CFN API root,
+   ``/v1/`` added when missing) and ``heat_waitcondition_server_url`` (the CFN
+   wait-condition URL, e.g. ``http://kiln.example.com:8000/v1/waitcondition``, the
+   signal URL being the same with ``/signal``; unset, the metadata URL plus
+   ``waitcondition``, as Heat falls back to its CFN endpoint);
+2. else the configured address of the listener the URL points at: ``[heat_api_cfn]``
+   (metadata, signals, wait conditions) or ``[heat_api]`` (the native API's signal URLs,
+   temp URLs), ``bind_host:bind_port`` over plain HTTP. A listener bound to a wildcard
+   address (``0.0.0.0``, ``::``) is named by this machine's host name, and a warning
+   says so once: set the options above to choose the address servers use.
 
-Imports nothing from Kiln; the APIs call ``remember``, the engine the ``*_url`` helpers.
+Imports nothing from Kiln; the engine and the plugins call the ``*_url`` helpers.
 """
 
 from __future__ import annotations
 
+import logging
 import socket
 from typing import Any
 
-_reached: dict[str, str] = {}
+LOG = logging.getLogger("kiln.endpoints")
+
+WILDCARDS = ("0.0.0.0", "::", "")
+_warned: set[str] = set()
 
 
-def remember(scheme: str, host_header: str) -> None:
-    """Record the scheme and host a client used (the Host header, port dropped)."""
-    host = host_header.strip()
-    if not host:
-        return
-    if host.startswith("["):
-        host = host[:host.index("]") + 1] if "]" in host else host
-    elif host.count(":") == 1:
-        host = host.split(":", 1)[0]
-    if _reached.get("host") != host or _reached.get("scheme") != scheme:
-        _reached.update(host=host, scheme=scheme)
-
-
-def remember_scope(scope: Any) -> None:
-    """:func:`remember` the scheme and Host header of an ASGI HTTP scope."""
-    for name, value in scope.get("headers") or ():
-        if name == b"host":
-            remember(str(scope.get("scheme") or "http"), value.decode("latin-1"))
-            return
-
-
-def forget() -> None:
-    """Clear what was remembered (tests)."""
-    _reached.clear()
-
-
-def _bind_host(conf: Any, group: str) -> str:
-    host = str(getattr(getattr(conf, group, None), "bind_host", "") or "127.0.0.1")
-    if host in ("0.0.0.0", "::", ""):
-        return socket.gethostname()
+def _listener_host(conf: Any, group: str) -> str:
+    host = str(getattr(getattr(conf, group, None), "bind_host", None) or "127.0.0.1")
+    if host in WILDCARDS:
+        named = socket.gethostname()
+        if group not in _warned:
+            _warned.add(group)
+            LOG.warning("[%s] bind_host %s is a wildcard address: servers are handed URLs "
+                        "naming this machine's host name, %s (set heat_metadata_server_url "
+                        "and heat_waitcondition_server_url to choose)", group,
+                        host or "(empty)", named)
+        return named
     return f"[{host}]" if ":" in host else host
 
 
 def api_root(conf: Any, group: str) -> str:
-    """``scheme://host:port`` of the API of ``group`` (``heat_api`` or ``heat_api_cfn``)."""
-    port = getattr(getattr(conf, group, None), "bind_port", 8004 if group == "heat_api"
-                   else 8000)
-    if _reached:
-        return f"{_reached['scheme']}://{_reached['host']}:{port}"
-    return f"http://{_bind_host(conf, group)}:{port}"
+    """``http://host:port`` of the listener of ``group`` (``heat_api`` or
+    ``heat_api_cfn``), from its configured bind address."""
+    port = getattr(getattr(conf, group, None), "bind_port", None) or (
+        8004 if group == "heat_api" else 8000)
+    return f"http://{_listener_host(conf, group)}:{port}"
 
 
 def metadata_url(conf: Any) -> str:
@@ -85,5 +74,5 @@ def cfn_signal_root(conf: Any, kind: str) -> str:
 
 
 def heat_api_root(conf: Any) -> str:
-    """The native API's ``/v1`` root (``http://host:8004/v1``)."""
+    """The native API's ``/v1`` root (``http://host:port/v1``)."""
     return api_root(conf, "heat_api") + "/v1"

@@ -27,6 +27,8 @@ from hashlib import sha256
 from typing import Any
 from urllib.parse import quote, unquote
 
+from kiln import endpoints
+
 PREFIX = "/v1/AUTH_"
 #: Heat gives its temp URLs a lifetime that ends just before year 10000 (effectively none)
 FOREVER = 253402300799 - 60
@@ -122,15 +124,11 @@ class Published:
 
 
 def base_url(conf: Any) -> str:
-    """Where servers reach Kiln's temp URLs: ``heat_metadata_server_url`` when set (Kiln
-    serves them on the CFN API too), else the native API's bind address."""
+    """Where servers reach Kiln's temp URLs: ``heat_metadata_server_url`` when set (the
+    CFN listener, which serves them too; its ``/v1`` left out, the temp URL's path has
+    its own), else the native API's configured address (:mod:`kiln.endpoints`' rules;
+    never a request's)."""
     configured = getattr(conf, "heat_metadata_server_url", None)
     if configured:
-        return str(configured).rstrip("/")
-    api = getattr(conf, "heat_api", None)
-    host = str(getattr(api, "bind_host", None) or "127.0.0.1")
-    if host in ("0.0.0.0", "::"):
-        host = "127.0.0.1"
-    if ":" in host:
-        host = f"[{host}]"
-    return f"http://{host}:{getattr(api, 'bind_port', 8004)}"
+        return str(configured).rstrip("/").removesuffix("/v1")
+    return endpoints.api_root(conf, "heat_api")

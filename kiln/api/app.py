@@ -22,7 +22,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from kiln import dashboard, endpoints, errors
+from kiln import dashboard, errors
 from kiln.api.cross_site import CrossSiteGuard, allowed_origins
 from kiln.api.dashboard_session import session_endpoint
 from kiln.api.faults import HTTPError, fault_response
@@ -30,7 +30,7 @@ from kiln.api.openstack_v1.common import json_response
 from kiln.api.openstack_v1.event_stream import StreamRegistry
 from kiln.api.openstack_v1.routes import v1_routes
 from kiln.api.response_cache import ResponseCache
-from kiln.api.tempurl import temp_url_routes
+from kiln.api.tempurl import signed_url_app, temp_url_routes
 from kiln.auth.setup import authenticator
 from kiln.engine.service import EngineServiceAPI
 
@@ -93,7 +93,6 @@ class RequestIdMiddleware:
                                       header]
             await send(message)
 
-        endpoints.remember_scope(scope)
         try:
             if _unreadable_url(scope):
                 raise HTTPError(400, "The request URL is not valid UTF-8 or contains NUL.")
@@ -168,7 +167,8 @@ def create_app(service: EngineServiceAPI, conf: cfg.ConfigOpts) -> Starlette:
 
         # built before serving, so a policy file that does not parse stops startup
         app.state.policy = Policy(conf)
-        app.add_middleware(AuthMiddleware, authenticator=auth, unavailable=unavailable)
+        app.add_middleware(AuthMiddleware, authenticator=auth, unavailable=unavailable,
+                           signed_urls=signed_url_app)
     # outside authentication: a cross-site request is refused before any token check
     app.add_middleware(CrossSiteGuard, allowed=allowed_origins(conf))
     app.add_middleware(RequestIdMiddleware)

@@ -3,7 +3,9 @@
 ``Last-Modified``, then a GET) and PUT their signals to another (``TEMP_URL_SIGNAL``,
 heat-config-notify or curl).
 
-The URL is its own credential, as a Swift temp URL is: no token, no project check beyond
+Both the native listener and the CFN one serve them (``heat_metadata_server_url``, which
+names the CFN listener, is the base they are handed out on when set). The URL is its
+own credential, as a Swift temp URL is: no token, no project check beyond
 the one the signature covers. A URL that names nothing answers 404; a bad, expired or
 wrong-method signature 401 (Swift's status), both in Heat's fault body. A PUT becomes the
 resource's signal (Heat's resource-signal path, so a deployment's outputs, a wait
@@ -20,10 +22,11 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
+from starlette.types import Receive, Scope, Send
 
-from kiln import tempurl
+from kiln import errors, tempurl
 from kiln.api.body import json_body_too_large, read_bounded
-from kiln.api.faults import HTTPError, bad_request
+from kiln.api.faults import HTTPError, bad_request, fault_response
 from kiln.api.identity import make_identity
 from kiln.api.openstack_v1.common import dumps
 from kiln.engine.service import RequestContext
@@ -88,7 +91,31 @@ async def serve(request: Request) -> Response:
     return Response(body, headers=headers, media_type="application/json")
 
 
-def temp_url_routes() -> list[BaseRoute]:
-    """The route to mount on every app agents reach (the native API, the CFN API)."""
-    return [Route("/v1/AUTH_{project}/{container}/{name}", serve,
+async def serve_with_faults(request: Request) -> Response:
+    """:func:`serve` on an app whose own error handling is another API's (the CFN
+    listener, which answers in AWS's format): a temp URL's errors stay Heat's fault
+    bodies, wherever it is served."""
+    try:
+        return await serve(request)
+    except errors.KilnError as exc:
+        return fault_response(exc)
+
+
+async def signed_url_app(scope: Scope, receive: Receive, send: Send) -> None:
+    """The temp-URL route alone, as an ASGI app: what the authentication layer hands a
+    request carrying a temp URL's signature instead of a token (kiln.auth.middleware),
+    so such a request reaches :func:`serve`, which checks the signature, and nothing
+    else. Errors propagate to the app's outer layer, which renders Heat's fault body."""
+    request = Request(scope, receive)
+    if request.method not in ("GET", "HEAD", "PUT"):
+        raise HTTPError(405, headers={"Allow": "GET, HEAD, PUT"})
+    response = await serve(request)
+    await response(scope, receive, send)
+
+
+def temp_url_routes(*, own_faults: bool = False) -> list[BaseRoute]:
+    """The route to mount on every app agents reach: the native API, and the CFN API
+    (``own_faults``), where ``heat_metadata_server_url`` hands them out."""
+    return [Route("/v1/AUTH_{project}/{container}/{name}",
+                  serve_with_faults if own_faults else serve,
                   methods=["GET", "HEAD", "PUT"])]

@@ -1,10 +1,16 @@
 """The ASGI layer that authenticates every ``/v1`` request before routing.
 
 The version document (``/``) stays open, as Heat's version negotiation answers before
-its auth_token filter. A request the authenticator refuses gets keystonemiddleware's 401
-(its JSON body and ``WWW-Authenticate: Keystone uri="..."``); one it cannot decide because
-Keystone is unreachable gets Heat's 503 fault with ``Retry-After``. An accepted request
-carries its Caller in ``scope["state"]["caller"]``.
+its auth_token filter. The one other way past authentication is a Swift-style temp URL
+(kiln.tempurl): a request whose raw path has exactly that shape and which carries a
+``temp_url_sig`` is handed to the temp-URL app alone (``signed_urls``), never to the
+router, so the signature that app checks is the only credential it needs and no other
+route can be reached that way, whatever the query or an encoded path says.
+
+A request the authenticator refuses gets keystonemiddleware's 401 (its JSON body and
+``WWW-Authenticate: Keystone uri="..."``); one it cannot decide because Keystone is
+unreachable gets Heat's 503 fault with ``Retry-After``. An accepted request carries its
+Caller in ``scope["state"]["caller"]``.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from starlette.datastructures import Headers
 from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from kiln import tempurl
 from kiln.auth.caller import Caller
 from kiln.auth.errors import IdentityUnavailable, InvalidToken
 
@@ -44,19 +51,25 @@ class Authenticator(Protocol):
 
 
 class AuthMiddleware:
-    """``unavailable`` renders the 503 (Heat's fault body is the API layer's to make:
-    kiln.api.app passes it in, so this layer imports nothing of the API)."""
+    """``unavailable`` renders the 503 and ``signed_urls`` serves temp URLs, checking
+    their signatures (both are the API layer's: kiln.api.app passes them in, so this
+    layer imports nothing of the API). Without ``signed_urls`` every ``/v1`` request
+    needs a token."""
 
     def __init__(self, app: ASGIApp, authenticator: Authenticator,
-                 unavailable: Callable[[str], Response]) -> None:
+                 unavailable: Callable[[str], Response],
+                 signed_urls: ASGIApp | None = None) -> None:
         self.app = app
         self.authenticator = authenticator
         self.unavailable = unavailable
+        self.signed_urls = signed_urls
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if (scope["type"] != "http" or not str(scope.get("path", "")).startswith("/v1/")
-                or _signed_temp_url(scope)):
+        if scope["type"] != "http" or not str(scope.get("path", "")).startswith("/v1/"):
             await self.app(scope, receive, send)
+            return
+        if self.signed_urls is not None and signed_temp_url(scope):
+            await self.signed_urls(scope, receive, send)
             return
         try:
             caller = await self.authenticator.authenticate(str(scope["path"]),
@@ -79,12 +92,17 @@ class AuthMiddleware:
                         media_type="application/json")
 
 
-def _signed_temp_url(scope: Scope) -> bool:
-    """A Swift-style temp URL (``/v1/AUTH_<project>/...?temp_url_sig=...``): its signature
-    is its credential, checked by its own route (kiln.api.tempurl), as Swift's tempurl
-    middleware lets such requests past token authentication."""
-    return (str(scope["path"]).startswith("/v1/AUTH_")
-            and b"temp_url_sig=" in scope.get("query_string", b""))
+def signed_temp_url(scope: Scope) -> bool:
+    """A request for a Kiln temp URL (``/v1/AUTH_<project>/<stack id>/<resource>`` as
+    sent, with a ``temp_url_sig`` parameter): its signature is its credential, as Swift's
+    tempurl middleware lets such requests past token authentication. Read from the raw
+    path, as the temp-URL app reads it."""
+    raw = scope.get("raw_path") or str(scope.get("path", "")).encode("utf-8",
+                                                                      "surrogateescape")
+    if tempurl.parse_path(raw.decode("latin-1")) is None:
+        return False
+    query = scope.get("query_string", b"")
+    return any(part.split(b"=", 1)[0] == b"temp_url_sig" for part in query.split(b"&"))
 
 
 def retry_after() -> dict[str, str]:

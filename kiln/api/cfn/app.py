@@ -18,9 +18,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
-from starlette.types import ASGIApp, Receive, Scope, Send
 
-from kiln import endpoints
 from kiln import errors as kiln_errors
 from kiln.api.aws import errors
 from kiln.api.aws.credentials import Authenticator, Ec2Identity
@@ -30,6 +28,7 @@ from kiln.api.aws.received import received
 from kiln.api.cfn import render, signals
 from kiln.api.cfn.actions import ACTIONS, CfnCall, authorize, aws_error
 from kiln.api.cfn.context import request_context
+from kiln.api.tempurl import temp_url_routes
 
 LOG = logging.getLogger("kiln.api.cfn")
 
@@ -101,18 +100,6 @@ def default_authenticator(service: Any, conf: cfg.ConfigOpts) -> Authenticator:
     return service_signature_checker(conf, service)
 
 
-class _Reached:
-    """Record the address clients reach Kiln on (:mod:`kiln.endpoints`)."""
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            endpoints.remember_scope(scope)
-        await self.app(scope, receive, send)
-
-
 def _policy(conf: Any) -> Any:
     """Heat's policy in keystone mode (the callers' roles are Keystone's), else None."""
     from kiln.conf_identity import flavor
@@ -132,6 +119,8 @@ def create_cfn_app(service: Any, conf: cfg.ConfigOpts,
         Route("/v1/", query_api, methods=["GET", "POST"]),
         Route("/v1/waitcondition/{arn:path}", signals.waitcondition, methods=["PUT"]),
         Route("/v1/signal/{arn:path}", signals.signal, methods=["POST"]),
+        # temp URLs handed out on heat_metadata_server_url (this listener)
+        *temp_url_routes(own_faults=True),
     ]
     app = Starlette(routes=routes, exception_handlers={HTTPException: _http_exception})
     app.router.redirect_slashes = False
@@ -139,5 +128,4 @@ def create_cfn_app(service: Any, conf: cfg.ConfigOpts,
     app.state.conf = conf
     app.state.authenticator = authenticator or default_authenticator(service, conf)
     app.state.policy = _policy(conf)
-    app.add_middleware(_Reached)
     return app

@@ -2,10 +2,11 @@
 and ``POST /v1/signal/{arn}`` (heat-config-notify, alarms).
 
 The URL is signed with the keypair Kiln issued for the resource (SigV2 in the query);
-the keypair may reach only its own stack. The body is the signal's JSON whatever its
-Content-Type (cfn-signal sends none, curl a form's): only the query is signed, so the
-body is never read as form parameters; an empty body is a signal
-without details. Answers are Heat's: the wait-condition route answers
+a keypair issued to a resource signals that resource only, in its own stack (AWS's
+``AccessDenied`` otherwise); a project's own keypair, its project's stacks. The body is
+the signal's JSON whatever its Content-Type (cfn-signal sends none, curl a form's): only
+the query is signed, so the body is never read as form parameters; an empty body is a
+signal without details. Answers are Heat's: the wait-condition route answers
 ``<resource>NAME</resource>``, the signal route an empty 200.
 """
 
@@ -40,6 +41,12 @@ def _target(arn: str, caller: Ec2Identity) -> tuple[dict[str, str], str]:
     stack = {**found, "path": ""}
     if caller.stack_id is not None and caller.stack_id != stack["stack_id"]:
         raise errors.AccessDenied("this keypair may only signal its own stack")
+    if caller.resource_name is not None and caller.resource_name != resource:
+        # a keypair Kiln issued to a resource (a server's metadata credential, a handle's
+        # or a deployment's pre-signed URL) signals that resource only: every URL Kiln
+        # pre-signs is signed by its own resource's keypair (issue 22)
+        raise errors.AccessDenied("this keypair may only signal the resource it was "
+                                  "issued to")
     if caller.stack_id is None and caller.project_id != stack["tenant"]:
         raise errors.AccessDenied("this keypair may only signal its own project's stacks")
     return stack, resource

@@ -125,6 +125,10 @@ def request_context(request: Request, tenant: str) -> RequestContext:
     ids = {"request_id": request_id} if request_id else {}
     caller: Caller | None = getattr(request.state, "caller", None)
     if caller is None:
+        if getattr(request.app.state, "policy", None) is not None:
+            # an authenticating mode without an authenticated caller: never the
+            # no-auth view (a request that got past the auth layer some other way)
+            raise HTTPError(401, "The request you have made requires authentication.")
         return RequestContext(project_id=tenant, lists_all_projects=True, **ids)
     policy: Policy = request.app.state.policy
     return RequestContext(

@@ -17,6 +17,7 @@ from kiln.db.agent_view import AgentView, agent_view_rows
 from kiln.db.records import StackRecord
 from kiln.engine.model.context import RequestContext
 from kiln.engine.service import replies as fmt
+from kiln.engine.service import stack_user_reach
 from kiln.engine.service.interface import Identity
 from kiln.engine.service.reads import Reads
 from kiln.engine.service.replies import ResourceReply
@@ -45,7 +46,9 @@ class AgentReads(Reads):
         rec = view.stack
         if rec is None or (named and rec.name != named):
             raise EntityNotFound(f"The Stack ({named or key}) could not be found.")
-        if agent_stack_id is not None:
+        if agent_stack_id is None:
+            await stack_user_reach.confine(self, ctx, rec.id, resource_name, read=True)
+        else:
             if rec.id != agent_stack_id:
                 raise Forbidden("this keypair may only reach its own stack")
             if agent_owner is not None and agent_owner != resource_name and \

@@ -30,6 +30,7 @@ from kiln.db import signals as db_signals
 from kiln.engine.model.context import RequestContext
 from kiln.engine.model.live_stack import LiveStack, Slot, describe
 from kiln.engine.runtime import acting, hooks
+from kiln.engine.service import stack_user_reach
 from kiln.engine.service.interface import Identity
 from kiln.engine.service.shared import ResourceNotFound, ServiceBase
 from kiln.errors import InvalidBreakPointHook, NotSupported, RequestLimitExceeded
@@ -98,6 +99,7 @@ class SignalOps(ServiceBase):
                               resource_name: str, details: Any,
                               sync_call: bool = False) -> Any:
         stack, slot = await self._signal_target(ctx, stack_identity, resource_name)
+        await stack_user_reach.confine(self, ctx, stack.info.id, resource_name, read=False)
         # no request of the owner's is behind a signal: it acts through the stack's trust
         await acting.without_request(self.engine, stack)
         state = slot.state

@@ -25,6 +25,7 @@ from kiln.db.records import (
     SoftwareDeploymentValues,
 )
 from kiln.engine.model.context import RequestContext
+from kiln.engine.service import stack_user_reach
 from kiln.engine.service.replies import (
     SoftwareConfigReply,
     SoftwareConfigSummaryReply,
@@ -224,6 +225,7 @@ class SoftwareOps(ServiceBase):
         """The configs deployed to a server, ordered by config name (as agents expect)."""
         if not server_id:
             raise HTTPBadRequest("server_id must be specified")
+        await stack_user_reach.confine_server(self, ctx, server_id)
         return await self._metadata(ctx, server_id)
 
     async def _metadata(self, ctx: RequestContext, server_id: str) -> list[SoftwareConfigReply]:

@@ -47,18 +47,20 @@ def test_reader_reads_member_writes_admin_reaches_every_project(
         denied(http.get(f"/v1/{member.project_id}/services"), "service:index")
 
 
-def test_a_stack_user_may_only_read_metadata_and_signal(
+def test_a_stack_user_may_only_read_metadata_and_signal_its_own_resource(
         ks_kiln: KilnProcess, keystone: KeystoneProcess, member: Account,
         member_http: httpx.Client) -> None:
+    """Heat's policy lets a heat_stack_user read metadata and signal; Kiln lets one reach
+    only the resource it was made for (issue 22), and this one was made for none (its
+    own resource: tests/functional/identity/test_stack_user_reach.py)."""
     stack = created(member_http, member.project_id, "stack-user-stack", SMALL)
     url = f"/v1/{member.project_id}/stacks/stack-user-stack/{stack['id']}"
     agent = keystone.account(("heat_stack_user",), project=member.project, prefix="agent")
     with token_client(ks_kiln, agent) as http:
-        metadata = http.get(url + "/resources/r/metadata")
-        assert metadata.status_code == 200, metadata.text
-        assert metadata.json() == {"metadata": {}}
-        signal = http.post(url + "/resources/r/signal", json={})
-        assert signal.status_code != 403, signal.text
+        for reply in (http.get(url + "/resources/r/metadata"),
+                      http.post(url + "/resources/r/signal", json={})):
+            assert reply.status_code == 403, reply.text
+            assert "the resource it was made for" in reply.json()["error"]["message"]
         denied(http.get(f"/v1/{member.project_id}/stacks"), "stacks:index")
         denied(http.get(url), "stacks:show")
         denied(http.get(url + "/resources"), "resource:index")
