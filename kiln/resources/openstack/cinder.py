@@ -20,6 +20,7 @@ from kiln.resources.openstack._base import (
     custom,
 )
 from kiln.resources.openstack._lookup import find_image, find_volume, find_volume_type
+from kiln.resources.translation import Replace
 from kiln.template.constraints import Range
 from kiln.template.definitions import ResourceDefinition
 
@@ -38,6 +39,7 @@ class Volume(CinderResource):
     backup. A bigger ``size`` extends it and a new ``volume_type`` retypes it, in place."""
 
     type_name = "OS::Cinder::Volume"
+    translation_rules = (Replace(("image",), "imageRef"),)
     live_attributes = frozenset({"status", "attachments", "attachments_list"})
     properties_schema = {
         "availability_zone": Property("string", "Availability zone of the volume."),

@@ -15,6 +15,7 @@ from kiln.resources.openstack._neutron import (
     value_specs_property,
 )
 from kiln.resources.schema import SupportStatus
+from kiln.resources.translation import Replace
 from kiln.template.constraints import AllowedValues, CustomConstraint
 
 VNIC_TYPES = ("normal", "direct", "macvtap", "direct-physical", "baremetal",
@@ -28,6 +29,8 @@ class Port(NeutronResource):
     type_name = "OS::Neutron::Port"
     entity = "port"
     collection = "ports"
+    translation_rules = (Replace(("network",), "network_id"),
+                         Replace(("fixed_ips", "subnet"), "subnet_id"))
     has_status = True
     api_names = {"network": ("network_id", "network"),
                  "network_id": ("network_id", "network"),

@@ -16,6 +16,7 @@ from kiln.resources.openstack._neutron import (
     tags_property,
     value_specs_property,
 )
+from kiln.resources.translation import Add, Replace
 from kiln.template.constraints import CustomConstraint
 from kiln.template.definitions import ResourceDefinition
 
@@ -27,6 +28,7 @@ class Router(NeutronResource):
     type_name = "OS::Neutron::Router"
     entity = "router"
     collection = "routers"
+    translation_rules = (Add(("l3_agent_ids",), "l3_agent_id"),)
     has_status = True
     not_sent = frozenset({"value_specs", "tags", "l3_agent_id", "l3_agent_ids",
                           "external_gateway_info"})
@@ -148,6 +150,8 @@ class RouterInterface(OpenStackResource):
     ``<router id>:subnet_id=<subnet id>`` (or ``port_id=``), as in Heat."""
 
     type_name = "OS::Neutron::RouterInterface"
+    translation_rules = (Replace(("port",), "port_id"), Replace(("router",), "router_id"),
+                         Replace(("subnet",), "subnet_id"))
     client_name = "neutron"
     service_type = "network"
     properties_schema = {

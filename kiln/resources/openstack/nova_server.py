@@ -38,6 +38,7 @@ from kiln.resources.openstack._lookup import (
 from kiln.resources.openstack._neutron import find_id
 from kiln.resources.openstack.nova_server_request import block_devices, internal_port
 from kiln.resources.openstack.nova_server_schema import ATTRIBUTES, PROPERTIES
+from kiln.resources.translation import Replace
 from kiln.template.definitions import ResourceDefinition
 
 #: compute API microversion of every call (server tags need 2.52+, trusted certs 2.63)
@@ -48,6 +49,8 @@ class Server(OpenStackResource):
     """A Nova server."""
 
     type_name = "OS::Nova::Server"
+    translation_rules = (Replace(("networks", "network"), "uuid"),
+                         Replace(("block_device_mapping_v2", "image"), "image_id"))
     client_name = "nova"
     service_type = "compute"
     microversion = MICROVERSION

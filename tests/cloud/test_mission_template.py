@@ -1,0 +1,75 @@
+"""The mission's first template (tests/cloud/templates/mission.yaml, verbatim from the
+documents the project started from, issue 25): it spells the subnet's network and the
+router interface's router and subnet with Heat's deprecated names (``network_id``,
+``router_id``, ``subnet_id``), which Heat's translation rules turn into the current ones
+before validation. Created, grown from one server to three, deleted, checked in the
+real Nova and Neutron."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+from typing import Any
+
+from tests.cloud.helpers import delete_and_wait, find, settled
+
+TEMPLATE = (Path(__file__).parent / "templates" / "mission.yaml").read_text()
+
+
+def _prerequisites(sdk: Any) -> None:
+    """What the template's parameter defaults name: the image ``cirros-0.3.5`` and the
+    keypair ``dxl-key`` (the test cloud already has ``m1.tiny`` and ``public``)."""
+    if find(sdk.image.find_image, "cirros-0.3.5") is None:
+        sdk.image.create_image(name="cirros-0.3.5", data=b"\0" * 4096, disk_format="raw",
+                               container_format="bare", visibility="public",
+                               allow_duplicates=True)
+    if find(sdk.compute.find_keypair, "dxl-key") is None:
+        sdk.compute.create_keypair(name="dxl-key")
+    assert find(sdk.compute.find_flavor, "m1.tiny") is not None
+    assert find(sdk.network.find_network, "public") is not None
+
+
+def _servers(heat: Any, stack_id: str) -> list[str]:
+    group = heat.resources.get(stack_id, "servers").physical_resource_id
+    return sorted(r.physical_resource_id for r in heat.resources.list(group)
+                  if r.resource_type == "OS::Nova::Server")
+
+
+def test_mission_template_create_grow_delete(cloud_heat: Any, sdk: Any) -> None:
+    _prerequisites(sdk)
+    name = f"mission-{uuid.uuid4().hex[:8]}"
+    stack_id = cloud_heat.stacks.create(stack_name=name, template=TEMPLATE)["stack"]["id"]
+    settled(cloud_heat, stack_id, "CREATE_COMPLETE", timeout=300)
+
+    ids = {r.resource_name: r.physical_resource_id
+           for r in cloud_heat.resources.list(stack_id)}
+    subnet = sdk.network.get_subnet(ids["private_subnet"])
+    assert subnet.network_id == ids["private_net"]
+    assert subnet.name == "private_test_subnet"
+    router = sdk.network.get_router(ids["router"])
+    assert router.external_gateway_info["network_id"] == \
+        find(sdk.network.find_network, "public").id
+    assert [p.device_id for p in sdk.network.ports(
+        device_owner="network:router_interface", network_id=ids["private_net"])] == \
+        [ids["router"]]
+    first = _servers(cloud_heat, stack_id)
+    assert len(first) == 1
+    server = sdk.compute.get_server(first[0])
+    assert server.status == "ACTIVE" and server.key_name == "dxl-key"
+    assert list(server.addresses) == ["private_test_net"]
+
+    grown = TEMPLATE.replace("count: 1\n", "count: 3\n")
+    assert grown != TEMPLATE
+    cloud_heat.stacks.update(stack_id, template=grown)
+    settled(cloud_heat, stack_id, "UPDATE_COMPLETE", timeout=300)
+    three = _servers(cloud_heat, stack_id)
+    assert len(three) == 3 and set(first) <= set(three)
+    assert {sdk.compute.get_server(i).status for i in three} == {"ACTIVE"}
+
+    assert delete_and_wait(cloud_heat, stack_id, timeout=300) == "DELETE_COMPLETE"
+    for server_id in three:
+        assert next(iter(sdk.compute.servers(uuid=server_id)), None) is None
+    assert next(iter(sdk.network.networks(id=ids["private_net"])), None) is None
+    assert next(iter(sdk.network.subnets(id=ids["private_subnet"])), None) is None
+    assert next(iter(sdk.network.routers(id=ids["router"])), None) is None
+    assert next(iter(sdk.network.ports(network_id=ids["private_net"])), None) is None
