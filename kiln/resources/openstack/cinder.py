@@ -107,7 +107,7 @@ class Volume(CinderResource):
             body["volume_type"] = await find_volume_type(self, p["volume_type"])
         if p.get("metadata"):
             body["metadata"] = {k: str(v) for k, v in p["metadata"].items()}
-        image = p.get("image") or p.get("imageRef")
+        image = p.get("image")
         if image:
             body["imageRef"] = await find_image(self, image)
         if p.get("source_volid"):

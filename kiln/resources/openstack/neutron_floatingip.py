@@ -32,7 +32,6 @@ class FloatingIP(NeutronResource):
     translation_rules = (Replace(("floating_network",), "floating_network_id"),)
     names_itself = False
     api_names = {"floating_network": ("floating_network_id", "network"),
-                 "floating_network_id": ("floating_network_id", "network"),
                  "floating_subnet": ("subnet_id", "subnet"),
                  "port_id": ("port_id", "port")}
     properties_schema = {

@@ -110,9 +110,7 @@ class Router(NeutronResource):
         return out
 
     def _agents(self, values: Mapping[str, Any]) -> list[str] | None:
-        ids = values.get("l3_agent_ids")
-        if not ids and values.get("l3_agent_id"):
-            ids = [values["l3_agent_id"]]
+        ids = values.get("l3_agent_ids")  # l3_agent_id is translated into it
         return list(ids) if ids else None
 
     async def after_create(self, obj: Mapping[str, Any]) -> None:
@@ -121,10 +119,9 @@ class Router(NeutronResource):
             await self._replace_agents(agents)
 
     async def update_extra(self, diff: dict[str, Any], new_properties: Properties) -> None:
-        if "l3_agent_ids" in diff or "l3_agent_id" in diff:
+        if "l3_agent_ids" in diff:
             agents = self._agents(diff)
             diff.pop("l3_agent_ids", None)
-            diff.pop("l3_agent_id", None)
             await self._replace_agents(agents or [])
 
     async def _replace_agents(self, agents: list[str]) -> None:
@@ -168,8 +165,8 @@ class RouterInterface(OpenStackResource):
 
     def validate(self) -> None:
         super().validate()
-        subnet = self.properties.get("subnet") or self.properties.get("subnet_id")
-        port = self.properties.get("port") or self.properties.get("port_id")
+        subnet = self.properties.get("subnet")
+        port = self.properties.get("port")
         if subnet is not None and port is not None:
             raise StackValidationFailed(
                 "Cannot define the following properties at the same time: subnet, port.")
@@ -182,13 +179,12 @@ class RouterInterface(OpenStackResource):
 
     async def handle_create(self) -> Token:
         props = self.properties
-        router = await self._id("router", props.get("router") or props["router_id"])
-        subnet = props.get("subnet") or props.get("subnet_id")
+        router = await self._id("router", props["router"])
+        subnet = props.get("subnet")
         if subnet:
             key, value = "subnet_id", await self._id("subnet", subnet)
         else:
-            key, value = "port_id", await self._id("port", props.get("port")
-                                                   or props["port_id"])
+            key, value = "port_id", await self._id("port", props["port"])
         await self.api("PUT", f"/routers/{router}/add_router_interface", {key: value})
         self.resource_id = f"{router}:{key}={value}"
         return None

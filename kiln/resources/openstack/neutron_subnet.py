@@ -33,7 +33,6 @@ class Subnet(NeutronResource):
     collection = "subnets"
     translation_rules = (Replace(("network",), "network_id"),)
     api_names = {"network": ("network_id", "network"),
-                 "network_id": ("network_id", "network"),
                  "subnetpool": ("subnetpool_id", "subnetpool"),
                  "segment": ("segment_id", "segment")}
     properties_schema = {

@@ -112,7 +112,7 @@ class Server(OpenStackResource):
         out: list[dict[str, Any]] = []
         for index, net in enumerate(nets):
             nic: dict[str, Any] = {}
-            network = net.get("network") or net.get("uuid")
+            network = net.get("network")
             if network:
                 nic["uuid"] = await find_id(self, "network", network)
             port = net.get("port")
@@ -224,7 +224,7 @@ class Server(OpenStackResource):
             if not net.get("floating_ip") or net.get("port") or net.get("subnet") or \
                     net.get("port_extra_properties"):
                 continue
-            network = net.get("network") or net.get("uuid")
+            network = net.get("network")
             net_id = await find_id(self, "network", network) if network else None
             match = [p for p in port_list if p["network_id"] == net_id]
             if match:
@@ -333,7 +333,7 @@ class Server(OpenStackResource):
                 continue
             port = net.get("port")
             port_id = await find_id(self, "port", port) if port else None
-            network = net.get("network") or net.get("uuid")
+            network = net.get("network")
             net_id = await find_id(self, "network", network) if network and not port_id \
                 else None
             for iface in attached:
@@ -346,9 +346,8 @@ class Server(OpenStackResource):
             body: dict[str, Any] = {}
             if net.get("port"):
                 body["port_id"] = await find_id(self, "port", net["port"])
-            elif net.get("network") or net.get("uuid"):
-                body["net_id"] = await find_id(self, "network",
-                                               net.get("network") or net["uuid"])
+            elif net.get("network"):
+                body["net_id"] = await find_id(self, "network", net["network"])
                 if net.get("fixed_ip"):
                     body["fixed_ips"] = [{"ip_address": net["fixed_ip"]}]
             if body:
