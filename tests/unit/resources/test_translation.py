@@ -1,5 +1,7 @@
 """Heat's translation rules (kiln.resources.translation): the rules alone, then as each
-OpenStack type declares them, applied before its properties are validated."""
+OpenStack type declares them, applied before its properties are validated. The conflict
+messages and their paths are Heat 27's, as its own Properties and TranslationRule give
+them for the same data (run in-process against Heat 27.0.1)."""
 
 from __future__ import annotations
 
@@ -119,3 +121,25 @@ def test_both_names_given_is_a_property_error(type_name: str, given: dict[str, A
     with pytest.raises(StackValidationFailed) as caught:
         make(FakeRuntime(), "r", type_name, given)
     assert str(caught.value) == message
+
+
+@pytest.mark.parametrize(("type_name", "old", "new"), [
+    ("OS::Neutron::Subnet", "network_id", "network"),
+    ("OS::Neutron::Port", "network_id", "network"),
+    ("OS::Neutron::RouterInterface", "router_id", "router"),
+    ("OS::Neutron::RouterInterface", "subnet_id", "subnet"),
+    ("OS::Neutron::RouterInterface", "port_id", "port"),
+    ("OS::Neutron::FloatingIP", "floating_network_id", "floating_network"),
+    ("OS::Neutron::Router", "l3_agent_id", "l3_agent_ids"),
+    ("OS::Cinder::Volume", "imageRef", "image"),
+])
+def test_schema_shows_the_old_names_as_heat_does(type_name: str, old: str, new: str) -> None:
+    """Heat 27 keeps every translated name in the schema with status HIDDEN, so
+    ``resource_types/{type}`` leaves it out while templates may still use it."""
+    from kiln.resources.registry import global_registry
+    from kiln.resources.typedocs import schema_body
+
+    cls = global_registry().get(type_name)
+    assert cls.properties_schema[old].support_status.status == "HIDDEN"
+    shown = schema_body(type_name, cls)["properties"]
+    assert new in shown and old not in shown
