@@ -49,7 +49,8 @@ def member_requirements(group: Resource, peers: Peers, definition: Any) -> Itera
         return ()
     try:
         cls = group.runtime.plugin_class(definition["type"])
-    except KilnError:
+    except (KilnError, TypeError, ValueError):
+        # a type the stack cannot run fails its members on their own, in their stack
         return ()
     if cls.implicit_requirements is Resource.implicit_requirements:
         return ()
