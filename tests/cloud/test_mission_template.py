@@ -73,3 +73,29 @@ def test_mission_template_create_grow_delete(cloud_heat: Any, sdk: Any) -> None:
     assert next(iter(sdk.network.subnets(id=ids["private_subnet"])), None) is None
     assert next(iter(sdk.network.routers(id=ids["router"])), None) is None
     assert next(iter(sdk.network.ports(network_id=ids["private_net"])), None) is None
+
+
+def test_old_and_new_name_together_is_heats_conflict(cloud_heat: Any, sdk: Any) -> None:
+    """Template validate checks only property names (Heat's ``validate_template``), so
+    it accepts the mission template as it is; a create checks the values, translation
+    included: a subnet given both ``network`` and ``network_id`` is refused with Heat's
+    conflict, naming the property. (Kiln checks values that wait for a resource at the
+    resource's create, hence literal names here.)"""
+    from heatclient import exc
+
+    _prerequisites(sdk)
+    shown = cloud_heat.stacks.validate(template=TEMPLATE)
+    assert set(shown["Parameters"]) >= {"key_name", "image", "flavor", "public_net"}
+
+    both = TEMPLATE.replace(
+        "      network_id: { get_resource: private_net }\n",
+        "      network_id: public\n      network: public\n")
+    assert both != TEMPLATE
+    try:
+        cloud_heat.stacks.create(stack_name=f"both-{uuid.uuid4().hex[:8]}", template=both)
+    except exc.HTTPBadRequest as caught:
+        message = str(caught)
+    else:
+        raise AssertionError("create accepted both network and network_id")
+    assert ("Property error: resources.private_subnet.properties.network: Cannot define "
+            "the following properties at the same time: network, network_id") in message
