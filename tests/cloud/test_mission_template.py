@@ -99,3 +99,23 @@ def test_old_and_new_name_together_is_heats_conflict(cloud_heat: Any, sdk: Any) 
         raise AssertionError("create accepted both network and network_id")
     assert ("Property error: resources.private_subnet.properties.network: Cannot define "
             "the following properties at the same time: network, network_id") in message
+
+
+def test_lookup_of_an_old_name_is_reported_under_the_new_one(cloud_heat: Any) -> None:
+    """Heat checks ``neutron.network`` on the translated ``network``: a missing network
+    given as ``network_id`` is an error of ``properties.network``."""
+    from heatclient import exc
+
+    template = {"heat_template_version": "2013-05-23", "resources": {"s": {
+        "type": "OS::Neutron::Subnet",
+        "properties": {"network_id": "kiln-no-such-net", "cidr": "10.9.0.0/24"}}}}
+    try:
+        cloud_heat.stacks.validate(template=template)
+        cloud_heat.stacks.create(stack_name=f"nonet-{uuid.uuid4().hex[:8]}",
+                                 template=template)
+    except exc.HTTPBadRequest as caught:
+        message = str(caught)
+    else:
+        raise AssertionError("a missing network was accepted")
+    assert ("Property error: resources.s.properties.network: Error validating value "
+            "'kiln-no-such-net'") in message
