@@ -31,6 +31,7 @@ from kiln.errors import (
     StackValidationFailed,
     format_path,
 )
+from kiln.resources import translation
 from kiln.resources.runtime import (
     Peers,
     ResourceRuntime,
@@ -206,6 +207,9 @@ class Resource:
     #: converts the value to its type, and one that cannot be converted fails the
     #: create with Heat's ``ValueError`` (a group member's RandomString ``length: x``)
     validate_reads: ClassVar[tuple[str, ...]] = ()
+    #: Heat's translation rules of the type (deprecated names to their replacements),
+    #: applied to the resolved values before validation (kiln.resources.translation)
+    translation_rules: ClassVar[tuple[translation.Rule, ...]] = ()
 
     def __init__(self, name: str, definition: ResourceDefinition, runtime: ResourceRuntime,
                  state: ResourceState | None = None) -> None:
@@ -220,7 +224,8 @@ class Resource:
     def make_properties(cls, resource_name: str, resolved: Any) -> Properties:
         """Validate resolved property values; errors carry Heat's ``Property error`` text."""
         try:
-            return Properties(cls.properties_schema, resolved)
+            return Properties(cls.properties_schema,
+                              translation.translate(cls.translation_rules, resolved))
         except StackValidationFailed as exc:
             raise property_error(exc, resource_name) from None
 

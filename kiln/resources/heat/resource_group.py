@@ -26,12 +26,13 @@ last batch with the deadline it had. An update without a change to ``resource_de
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any, ClassVar
 
 from kiln.errors import InvalidTemplateAttribute, KilnError, RequestLimitExceeded
 from kiln.resources.base import (
     Attribute,
+    Peers,
     Properties,
     Property,
     ResourceFailure,
@@ -46,6 +47,7 @@ from kiln.resources.heat.group_batches import (
     step_members,
     step_timeout,
 )
+from kiln.resources.heat.group_members import member_requirements
 from kiln.resources.nested import NestedStackResource
 from kiln.template.constraints import AllowedValues, Length, Range
 from kiln.template.definitions import ResourceDefinition
@@ -186,6 +188,9 @@ class ResourceGroup(NestedStackResource):
                     skiplist.append(name)
         self.data[BLACKLIST_KEY] = json.dumps(skiplist)
         return skiplist
+
+    def implicit_requirements(self, peers: Peers) -> Iterable[str]:
+        return member_requirements(self, peers, peers.value(self, "resource_def"))
 
     def _member_attribute_names(self, member_type: str) -> list[str]:
         """The attributes a member declares (a provider template's are its outputs);

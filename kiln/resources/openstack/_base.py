@@ -92,7 +92,13 @@ class OpenStackResource(Resource):
         ... Error validating value 'x': <reason>``. *cache* is the request's: each name
         is looked up once however many resources use it."""
         from kiln.errors import format_path
+        from kiln.resources.translation import translate
 
+        try:
+            # checked under the current names, as Heat validates translated properties
+            values = translate(self.translation_rules, values)
+        except StackValidationFailed:
+            return  # both names given: the properties' own check reports it
         for path, name, value in _lookups(self.properties_schema, values, ()):
             seen = (name, value)
             if seen not in cache:

@@ -20,6 +20,7 @@ from kiln.resources.openstack._base import (
     custom,
 )
 from kiln.resources.openstack._lookup import find_image, find_volume, find_volume_type
+from kiln.resources.translation import Replace
 from kiln.template.constraints import Range
 from kiln.template.definitions import ResourceDefinition
 
@@ -38,6 +39,7 @@ class Volume(CinderResource):
     backup. A bigger ``size`` extends it and a new ``volume_type`` retypes it, in place."""
 
     type_name = "OS::Cinder::Volume"
+    translation_rules = (Replace(("image",), "imageRef"),)
     live_attributes = frozenset({"status", "attachments", "attachments_list"})
     properties_schema = {
         "availability_zone": Property("string", "Availability zone of the volume."),
@@ -105,7 +107,7 @@ class Volume(CinderResource):
             body["volume_type"] = await find_volume_type(self, p["volume_type"])
         if p.get("metadata"):
             body["metadata"] = {k: str(v) for k, v in p["metadata"].items()}
-        image = p.get("image") or p.get("imageRef")
+        image = p.get("image")
         if image:
             body["imageRef"] = await find_image(self, image)
         if p.get("source_volid"):

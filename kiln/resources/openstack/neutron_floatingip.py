@@ -13,6 +13,7 @@ from kiln.resources.openstack._neutron import (
     find_id,
     ref_property,
 )
+from kiln.resources.translation import Replace
 from kiln.template.constraints import CustomConstraint
 from kiln.template.definitions import ResourceDefinition
 
@@ -28,9 +29,9 @@ class FloatingIP(NeutronResource):
     type_name = "OS::Neutron::FloatingIP"
     entity = "floatingip"
     collection = "floatingips"
+    translation_rules = (Replace(("floating_network",), "floating_network_id"),)
     names_itself = False
     api_names = {"floating_network": ("floating_network_id", "network"),
-                 "floating_network_id": ("floating_network_id", "network"),
                  "floating_subnet": ("subnet_id", "subnet"),
                  "port_id": ("port_id", "port")}
     properties_schema = {

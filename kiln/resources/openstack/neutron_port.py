@@ -15,6 +15,7 @@ from kiln.resources.openstack._neutron import (
     value_specs_property,
 )
 from kiln.resources.schema import SupportStatus
+from kiln.resources.translation import Replace
 from kiln.template.constraints import AllowedValues, CustomConstraint
 
 VNIC_TYPES = ("normal", "direct", "macvtap", "direct-physical", "baremetal",
@@ -28,9 +29,10 @@ class Port(NeutronResource):
     type_name = "OS::Neutron::Port"
     entity = "port"
     collection = "ports"
+    translation_rules = (Replace(("network",), "network_id"),
+                         Replace(("fixed_ips", "subnet"), "subnet_id"))
     has_status = True
     api_names = {"network": ("network_id", "network"),
-                 "network_id": ("network_id", "network"),
                  "qos_policy": ("qos_policy_id", "qos_policy")}
     not_sent = frozenset({"value_specs", "tags", "no_fixed_ips", "replacement_policy",
                           "fixed_ips", "security_groups", "allowed_address_pairs"})
@@ -145,7 +147,7 @@ class Port(NeutronResource):
 
     async def _fixed_ip(self, item: Mapping[str, Any]) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        subnet = item.get("subnet") or item.get("subnet_id")
+        subnet = item.get("subnet")
         if subnet:
             out["subnet_id"] = await self.find_id("subnet", subnet)
         if item.get("ip_address"):

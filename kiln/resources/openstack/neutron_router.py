@@ -16,6 +16,7 @@ from kiln.resources.openstack._neutron import (
     tags_property,
     value_specs_property,
 )
+from kiln.resources.translation import Add, Replace
 from kiln.template.constraints import CustomConstraint
 from kiln.template.definitions import ResourceDefinition
 
@@ -27,6 +28,7 @@ class Router(NeutronResource):
     type_name = "OS::Neutron::Router"
     entity = "router"
     collection = "routers"
+    translation_rules = (Add(("l3_agent_ids",), "l3_agent_id"),)
     has_status = True
     not_sent = frozenset({"value_specs", "tags", "l3_agent_id", "l3_agent_ids",
                           "external_gateway_info"})
@@ -108,9 +110,7 @@ class Router(NeutronResource):
         return out
 
     def _agents(self, values: Mapping[str, Any]) -> list[str] | None:
-        ids = values.get("l3_agent_ids")
-        if not ids and values.get("l3_agent_id"):
-            ids = [values["l3_agent_id"]]
+        ids = values.get("l3_agent_ids")  # l3_agent_id is translated into it
         return list(ids) if ids else None
 
     async def after_create(self, obj: Mapping[str, Any]) -> None:
@@ -119,10 +119,9 @@ class Router(NeutronResource):
             await self._replace_agents(agents)
 
     async def update_extra(self, diff: dict[str, Any], new_properties: Properties) -> None:
-        if "l3_agent_ids" in diff or "l3_agent_id" in diff:
+        if "l3_agent_ids" in diff:
             agents = self._agents(diff)
             diff.pop("l3_agent_ids", None)
-            diff.pop("l3_agent_id", None)
             await self._replace_agents(agents or [])
 
     async def _replace_agents(self, agents: list[str]) -> None:
@@ -148,6 +147,8 @@ class RouterInterface(OpenStackResource):
     ``<router id>:subnet_id=<subnet id>`` (or ``port_id=``), as in Heat."""
 
     type_name = "OS::Neutron::RouterInterface"
+    translation_rules = (Replace(("port",), "port_id"), Replace(("router",), "router_id"),
+                         Replace(("subnet",), "subnet_id"))
     client_name = "neutron"
     service_type = "network"
     properties_schema = {
@@ -164,8 +165,8 @@ class RouterInterface(OpenStackResource):
 
     def validate(self) -> None:
         super().validate()
-        subnet = self.properties.get("subnet") or self.properties.get("subnet_id")
-        port = self.properties.get("port") or self.properties.get("port_id")
+        subnet = self.properties.get("subnet")
+        port = self.properties.get("port")
         if subnet is not None and port is not None:
             raise StackValidationFailed(
                 "Cannot define the following properties at the same time: subnet, port.")
@@ -178,13 +179,12 @@ class RouterInterface(OpenStackResource):
 
     async def handle_create(self) -> Token:
         props = self.properties
-        router = await self._id("router", props.get("router") or props["router_id"])
-        subnet = props.get("subnet") or props.get("subnet_id")
+        router = await self._id("router", props["router"])
+        subnet = props.get("subnet")
         if subnet:
             key, value = "subnet_id", await self._id("subnet", subnet)
         else:
-            key, value = "port_id", await self._id("port", props.get("port")
-                                                   or props["port_id"])
+            key, value = "port_id", await self._id("port", props["port"])
         await self.api("PUT", f"/routers/{router}/add_router_interface", {key: value})
         self.resource_id = f"{router}:{key}={value}"
         return None

@@ -13,6 +13,7 @@ from kiln.resources.openstack._neutron import (
     tags_property,
     value_specs_property,
 )
+from kiln.resources.translation import Replace
 from kiln.template.constraints import AllowedValues, CustomConstraint, Range
 
 _IPV6_MODES = AllowedValues(allowed=("dhcpv6-stateful", "dhcpv6-stateless", "slaac"))
@@ -30,8 +31,8 @@ class Subnet(NeutronResource):
     type_name = "OS::Neutron::Subnet"
     entity = "subnet"
     collection = "subnets"
+    translation_rules = (Replace(("network",), "network_id"),)
     api_names = {"network": ("network_id", "network"),
-                 "network_id": ("network_id", "network"),
                  "subnetpool": ("subnetpool_id", "subnetpool"),
                  "segment": ("segment_id", "segment")}
     properties_schema = {

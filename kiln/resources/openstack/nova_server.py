@@ -38,6 +38,7 @@ from kiln.resources.openstack._lookup import (
 from kiln.resources.openstack._neutron import find_id
 from kiln.resources.openstack.nova_server_request import block_devices, internal_port
 from kiln.resources.openstack.nova_server_schema import ATTRIBUTES, PROPERTIES
+from kiln.resources.translation import Replace
 from kiln.template.definitions import ResourceDefinition
 
 #: compute API microversion of every call (server tags need 2.52+, trusted certs 2.63)
@@ -48,6 +49,8 @@ class Server(OpenStackResource):
     """A Nova server."""
 
     type_name = "OS::Nova::Server"
+    translation_rules = (Replace(("networks", "network"), "uuid"),
+                         Replace(("block_device_mapping_v2", "image"), "image_id"))
     client_name = "nova"
     service_type = "compute"
     microversion = MICROVERSION
@@ -109,7 +112,7 @@ class Server(OpenStackResource):
         out: list[dict[str, Any]] = []
         for index, net in enumerate(nets):
             nic: dict[str, Any] = {}
-            network = net.get("network") or net.get("uuid")
+            network = net.get("network")
             if network:
                 nic["uuid"] = await find_id(self, "network", network)
             port = net.get("port")
@@ -221,7 +224,7 @@ class Server(OpenStackResource):
             if not net.get("floating_ip") or net.get("port") or net.get("subnet") or \
                     net.get("port_extra_properties"):
                 continue
-            network = net.get("network") or net.get("uuid")
+            network = net.get("network")
             net_id = await find_id(self, "network", network) if network else None
             match = [p for p in port_list if p["network_id"] == net_id]
             if match:
@@ -330,7 +333,7 @@ class Server(OpenStackResource):
                 continue
             port = net.get("port")
             port_id = await find_id(self, "port", port) if port else None
-            network = net.get("network") or net.get("uuid")
+            network = net.get("network")
             net_id = await find_id(self, "network", network) if network and not port_id \
                 else None
             for iface in attached:
@@ -343,9 +346,8 @@ class Server(OpenStackResource):
             body: dict[str, Any] = {}
             if net.get("port"):
                 body["port_id"] = await find_id(self, "port", net["port"])
-            elif net.get("network") or net.get("uuid"):
-                body["net_id"] = await find_id(self, "network",
-                                               net.get("network") or net["uuid"])
+            elif net.get("network"):
+                body["net_id"] = await find_id(self, "network", net["network"])
                 if net.get("fixed_ip"):
                     body["fixed_ips"] = [{"ip_address": net["fixed_ip"]}]
             if body:

@@ -66,7 +66,7 @@ async def block_devices(res: OpenStackResource, props: Mapping[str, Any]) -> dic
 
 async def _bdm_v2(res: OpenStackResource, bdm: Mapping[str, Any]) -> dict[str, Any]:
     item: dict[str, Any] = {}
-    image = bdm.get("image") or bdm.get("image_id")
+    image = bdm.get("image")
     if bdm.get("volume_id"):
         item.update(source_type="volume", destination_type="volume",
                     uuid=await find_volume(res, bdm["volume_id"]))

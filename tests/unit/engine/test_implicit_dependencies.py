@@ -170,3 +170,35 @@ async def test_a_resource_added_by_an_update_waits_too(
     required_by = {r["resource_name"]: sorted(r["required_by"])
                    for r in await service.list_stack_resources(ctx, ident)}
     assert "late_port" in required_by["subnet"]
+
+
+#: the mission's first template (tests/cloud/templates/mission.yaml): deprecated
+#: property names, and the servers in a group beside the subnet of their network
+MISSION = hot({
+    "private_net": {"type": "OS::Neutron::Net"},
+    "private_subnet": {"type": "OS::Neutron::Subnet",
+                       "properties": {"network_id": {"get_resource": "private_net"},
+                                      "cidr": "182.168.1.1/24"}},
+    "router": {"type": "OS::Neutron::Router",
+               "properties": {"external_gateway_info": {"network": "public"}}},
+    "router_interface": {"type": "OS::Neutron::RouterInterface",
+                         "properties": {"router_id": {"get_resource": "router"},
+                                        "subnet_id": {"get_resource": "private_subnet"}}},
+    "servers": {"type": "OS::Heat::ResourceGroup", "properties": {"count": 2, "resource_def": {
+        "type": "OS::Nova::Server",
+        "properties": {"image": "cirros", "flavor": "m1.tiny",
+                       "networks": [{"network": {"get_resource": "private_net"}}]}}}},
+})
+
+
+async def test_deprecated_names_and_a_server_group_wait_for_the_subnet(
+        service: EngineService, ctx: RequestContext, offline_types: None) -> None:
+    """Translated before validation, ``network_id``/``router_id``/``subnet_id`` count
+    as the required names; the group waits for the subnet its members' network has,
+    so no server boots on a network without a subnet."""
+    stack = await create(service, ctx, "mission", MISSION)
+    assert stack["stack_status"] == "CREATE_COMPLETE", stack["stack_status_reason"]
+    required_by = {r["resource_name"]: sorted(r["required_by"])
+                   for r in await service.list_stack_resources(ctx, stack["stack_identity"])}
+    assert required_by["private_subnet"] == ["router_interface", "servers"]
+    assert STARTED.index("private_subnet") < STARTED.index("0")
