@@ -13,6 +13,7 @@ the module's tests plus ~10 s of server starts, at load 13 on two CPUs);
 
 from __future__ import annotations
 
+import contextlib
 import json
 import multiprocessing
 import os
@@ -245,7 +246,7 @@ class Targets:
 
 
 @pytest.fixture(scope="module")
-def targets(kiln_server: KilnProcess) -> Targets:
+def targets(kiln_server: KilnProcess) -> Iterator[Targets]:
     hc = heat_client(kiln_server.endpoint("fuzz"))
     made = hc.stacks.create(stack_name="fz", template=TEMPLATE)
     sid = made["stack"]["id"]
@@ -254,7 +255,14 @@ def targets(kiln_server: KilnProcess) -> Targets:
     wait_deployment(hc, deploy, "CREATE")
     (deployment,) = hc.resources.metadata(deploy, "server")["deployments"]
     url = {i["name"]: i["value"] for i in deployment["inputs"]}["deploy_signal_id"]
-    return Targets("fz", sid, str(url), deploy)
+    yield Targets("fz", sid, str(url), deploy)
+    # the deployment waits for a signal the fuzz never sends: delete it (pre-empting the
+    # create), or the server's graceful stop would wait for it past the fixture's bound
+    from heatclient import exc as heat_exc
+
+    hc.stacks.delete(deploy)
+    with contextlib.suppress(heat_exc.HTTPNotFound):   # gone once deleted
+        assert wait_for_stack_status(hc, deploy).stack_status == "DELETE_COMPLETE"
 
 
 @pytest.fixture(scope="module")
