@@ -23,6 +23,7 @@ from kiln.engine.store.locks import LockStore
 from kiln.engine.store.recorder import Recorder
 from kiln.engine.store.resources import ResourceStore
 from kiln.engine.store.snapshots import SnapshotStore
+from kiln.engine.store.software import SoftwareStore
 from kiln.engine.store.stacks import StackStore
 from kiln.resources.runtime import AlarmStore
 
@@ -31,7 +32,7 @@ __all__ = ["DATABASE_ERRORS", "Store"]
 
 class Store:
     """The rooms: ``stacks``, ``resources``, ``events``, ``locks``, ``snapshots``,
-    ``credentials``; transitions go through a :meth:`recorder`."""
+    ``credentials``, ``software``; transitions go through a :meth:`recorder`."""
 
     def __init__(self, db: Database) -> None:
         #: the facade itself, for the service layer until its calls move behind the
@@ -43,6 +44,7 @@ class Store:
         self.locks = LockStore(db)
         self.snapshots = SnapshotStore(db)
         self.credentials = CredentialStore(db)
+        self.software = SoftwareStore(db)
 
     def recorder(self, engine_id: str) -> Recorder:
         """The writer of one engine's state transitions (:mod:`.recorder`)."""
