@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from kiln.db.facade import DATABASE_ERRORS, Database
 from kiln.engine.store.events import EventStore
-from kiln.engine.store.identity import CredentialStore
+from kiln.engine.store.identity import CredentialStore, KeypairStore, StackUserStore
 from kiln.engine.store.locks import LockStore
 from kiln.engine.store.recorder import Recorder
 from kiln.engine.store.resources import ResourceStore
@@ -32,7 +32,8 @@ __all__ = ["DATABASE_ERRORS", "Store"]
 
 class Store:
     """The rooms: ``stacks``, ``resources``, ``events``, ``locks``, ``snapshots``,
-    ``credentials``, ``software``; transitions go through a :meth:`recorder`."""
+    ``credentials``, ``stack_users``, ``keypairs``, ``software``; transitions go through
+    a :meth:`recorder`."""
 
     def __init__(self, db: Database) -> None:
         #: the facade itself, for the service layer until its calls move behind the
@@ -45,6 +46,8 @@ class Store:
         self.snapshots = SnapshotStore(db)
         self.credentials = CredentialStore(db)
         self.software = SoftwareStore(db)
+        self.stack_users = StackUserStore(db)
+        self.keypairs = KeypairStore(db)
 
     def recorder(self, engine_id: str) -> Recorder:
         """The writer of one engine's state transitions (:mod:`.recorder`)."""
