@@ -4,6 +4,6 @@ its rooms), and between a live stack and its rows: building one from them
 
 from kiln.db.facade import Database, open_database
 from kiln.db.signals import SignalWrite
-from kiln.engine.store.store import DATABASE_ERRORS, Store
+from kiln.engine.store.store import DATABASE_ERRORS, Store, utcnow
 
-__all__ = ["DATABASE_ERRORS", "Database", "SignalWrite", "Store", "open_database"]
+__all__ = ["DATABASE_ERRORS", "Database", "SignalWrite", "Store", "open_database", "utcnow"]

@@ -15,6 +15,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from kiln.db import events as db_events
+from kiln.db import recovery as db_recovery
 from kiln.db import resources as db_resources
 from kiln.db import stacks as db_stacks
 from kiln.db import templates as db_templates
@@ -170,10 +171,20 @@ class StackStore:
         """The outputs of a stack at rest, resolved again after a side change."""
         return self._db.write(db_stacks.update_stack, stack_id, {"outputs": outputs})
 
+    def set_tags(self, stack_id: str, tags: list[str]) -> asyncio.Future[None]:
+        """The stack's tags, replaced (an update that changed them)."""
+        return self._db.write(db_stacks.set_stack_tags, stack_id, tags)
+
     def mark_crashed(self, stack_id: str, reason: str) -> asyncio.Future[bool]:
         """FAILED after an engine bug ended its action (the action is left as it was)."""
         return self._db.write(db_stacks.update_stack, stack_id,
                               {"status": FAILED, "status_reason": reason})
+
+    def fail_unloadable(self, stack_id: str, reason: str) -> asyncio.Future[None]:
+        """Recovery's last resort for a stack it cannot load: its IN_PROGRESS resources,
+        snapshots and the stack itself FAILED with ``reason``, and the stack's event, in
+        one transaction."""
+        return self._db.write(db_recovery.fail_stored_stack, stack_id, reason)
 
     def mark_deleted(self, stack_id: str, event: NewEvent) -> asyncio.Future[None]:
         """DELETE_COMPLETE, its event, and the row soft-deleted, in one transaction."""

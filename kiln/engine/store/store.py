@@ -17,6 +17,8 @@ one transaction before it moved here is one transaction still.
 from __future__ import annotations
 
 from kiln.db.facade import DATABASE_ERRORS, Database
+from kiln.db.models import utcnow
+from kiln.engine.store.engines import EngineRegistry
 from kiln.engine.store.events import EventStore
 from kiln.engine.store.identity import CredentialStore, KeypairStore, StackUserStore
 from kiln.engine.store.locks import LockStore
@@ -27,13 +29,13 @@ from kiln.engine.store.software import SoftwareStore
 from kiln.engine.store.stacks import StackStore
 from kiln.resources.runtime import AlarmStore
 
-__all__ = ["DATABASE_ERRORS", "Store"]
+__all__ = ["DATABASE_ERRORS", "Store", "utcnow"]
 
 
 class Store:
     """The rooms: ``stacks``, ``resources``, ``events``, ``locks``, ``snapshots``,
-    ``credentials``, ``stack_users``, ``keypairs``, ``software``; transitions go through
-    a :meth:`recorder`."""
+    ``credentials``, ``stack_users``, ``keypairs``, ``software``, ``engines``;
+    transitions go through a :meth:`recorder`."""
 
     def __init__(self, db: Database) -> None:
         #: the facade itself, for the service layer until its calls move behind the
@@ -48,6 +50,7 @@ class Store:
         self.software = SoftwareStore(db)
         self.stack_users = StackUserStore(db)
         self.keypairs = KeypairStore(db)
+        self.engines = EngineRegistry(db)
 
     def recorder(self, engine_id: str) -> Recorder:
         """The writer of one engine's state transitions (:mod:`.recorder`)."""
