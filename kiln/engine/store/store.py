@@ -5,8 +5,9 @@ room per concern; every transaction the engine's actions and runtime make is a m
 a room, named for what the engine means (``stacks.admit``, ``resources.add_replacement``,
 ``locks.lock_stack``), with the statements it sends written beside it. Nothing under
 ``kiln.engine.actions``, ``kiln.engine.runtime`` or ``kiln.engine.model`` imports
-``kiln.db`` other than its plain records (:mod:`kiln.db.records`); import-linter keeps
-it so (docs/contracts.md).
+``kiln.db`` other than its plain records (:mod:`kiln.db.records`), and nothing under
+``kiln.engine.service`` but the four modules its contract still excuses; import-linter
+keeps it so (docs/contracts.md).
 
 The rooms keep the facade's shape: a read runs on its reader pool; a write is queued for
 its batching writer when called and returns the writer's future, so a transition and
@@ -38,8 +39,9 @@ class Store:
     transitions go through a :meth:`recorder`."""
 
     def __init__(self, db: Database) -> None:
-        #: the facade itself, for the service layer until its calls move behind the
-        #: store (the next step of issue 23); actions and runtime never use it
+        #: the facade itself, for the four service modules whose calls have not moved
+        #: behind the store yet (issue 23) and the alarm service; actions and runtime
+        #: never use it
         self.database = db
         self.stacks = StackStore(db)
         self.resources = ResourceStore(db)
