@@ -72,6 +72,14 @@ def test_the_tree_keeps_every_contract(tree: Path) -> None:
      "The engine's store is the only door to the database"),
     ("kiln.engine.actions.update", "from sqlalchemy.orm import Session",
      "The engine's store is the only door to the database"),
+    # the service going round the store to the database; a module still on the debt
+    # list is excused only the imports it has, not a new one
+    ("kiln.engine.service.reads", "import kiln.db.stacks",
+     "EngineService reaches the database through the store"),
+    ("kiln.engine.service.software", "from sqlalchemy.orm import Session",
+     "EngineService reaches the database through the store"),
+    ("kiln.engine.service.keypairs", "from kiln.db.facade import open_database",
+     "EngineService reaches the database through the store"),
     # the model loading plugins itself
     ("kiln.engine.model.slots", "import kiln.resources.registry",
      "The engine's model does no I/O"),

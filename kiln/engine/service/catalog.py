@@ -23,8 +23,6 @@ from typing import Any
 
 from kiln.clients import service_catalog
 from kiln.clients.availability import service_filter
-from kiln.db import resources as db_resources
-from kiln.db import stacks as db_stacks
 from kiln.engine.actions import validation as v
 from kiln.engine.model.context import RequestContext
 from kiln.engine.model.live_stack import StackSupport
@@ -233,19 +231,10 @@ class CatalogOps(ServiceBase):
                                      physical_resource_id: str) -> StackIdentityReply:
         """The identity of the resource with this physical id (CFN's
         DescribeStackResources by PhysicalResourceId), within the caller's projects."""
-
-        def read(s: Any) -> list[tuple[Any, Any]]:
-            found = []
-            for row in db_resources.find_resources_by_physical_id(s, physical_resource_id):
-                rec = db_stacks.get_stack(s, row.stack_id)
-                if rec is None:
-                    continue
-                if ctx.is_admin or ctx.project_id in (rec.project_id,
-                                                      rec.stack_user_project_id):
-                    found.append((row, rec))
-            return found
-
-        found = await self.db.run(read)
+        found = [(row, rec) for row, rec in
+                 await self.store.resources.by_physical_id(physical_resource_id)
+                 if ctx.is_admin or ctx.project_id in (rec.project_id,
+                                                       rec.stack_user_project_id)]
         if not found:
             raise EntityNotFound(f"The Resource ({physical_resource_id}) could not be found.")
         if len({rec.id for _, rec in found}) > 1:

@@ -91,7 +91,7 @@ def nested_previews(stack: LiveStack, body: dict[str, Any]) -> dict[str, Any]:
 
 
 def _now() -> Any:
-    from kiln.db.models import utcnow
+    from kiln.engine.store import utcnow
 
     return utcnow()
 

@@ -5,11 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from sqlalchemy.orm import Session
-
-from kiln.db import events as db_events
-from kiln.db import resources as db_resources
-from kiln.db import stacks as db_stacks
 from kiln.db.records import (
     EventQuery,
     RawTemplateRecord,
@@ -116,7 +111,7 @@ class Reads(ServiceBase):
                         show_nested=show_nested, show_hidden=show_hidden, tags=tags,
                         tags_any=tags_any, not_tags=not_tags, not_tags_any=not_tags_any,
                         global_tenant=global_tenant)
-        rows = await self.db.run(db_stacks.list_stack_summaries, q)
+        rows = await self.store.stacks.summaries(q)
         return [fmt.stack_summary_row(r) for r in rows]
 
     async def stacks_generation(self) -> int | None:
@@ -126,7 +121,7 @@ class Reads(ServiceBase):
         reader: SingleFlight[int | None] | None = self.__dict__.get("_generation_reader")
         if reader is None:
             reader = self.__dict__["_generation_reader"] = SingleFlight(
-                lambda: self.db.run(db_stacks.stacks_generation))
+                self.store.stacks.generation)
         return await reader.get()
 
     async def count_stacks(self, ctx: RequestContext, *,
@@ -141,8 +136,7 @@ class Reads(ServiceBase):
                         show_nested=show_nested, show_hidden=show_hidden, tags=tags,
                         tags_any=tags_any, not_tags=not_tags, not_tags_any=not_tags_any,
                         global_tenant=global_tenant)
-        count: int = await self.db.run(db_stacks.count_stacks, q)
-        return count
+        return await self.store.stacks.count(q)
 
     async def show_stack(self, ctx: RequestContext, stack_identity: Identity,
                          resolve_outputs: bool = True) -> StackDetailReply:
@@ -167,7 +161,7 @@ class Reads(ServiceBase):
         if key in cache:
             found = cache.pop(key)
         else:
-            raw = await self.db.run(db_stacks.get_raw_template, rec.raw_template_id)
+            raw = await self.store.stacks.raw_template(rec.raw_template_id)
             found = derive(self.engine.template_cache.get(raw), raw)
         cache[key] = found   # most recently used last
         while len(cache) > _SHOW_CACHE_SIZE:
@@ -193,12 +187,12 @@ class Reads(ServiceBase):
 
     async def get_template(self, ctx: RequestContext, stack_identity: Identity) -> JSON:
         rec = await self._find(ctx, stack_identity, show_deleted=True)
-        raw = await self.db.run(db_stacks.get_raw_template, rec.raw_template_id)
+        raw = await self.store.stacks.raw_template(rec.raw_template_id)
         return dict(raw.template)
 
     async def get_environment(self, ctx: RequestContext, stack_identity: Identity) -> JSON:
         rec = await self._find(ctx, stack_identity, show_deleted=True)
-        raw = await self.db.run(db_stacks.get_raw_template, rec.raw_template_id)
+        raw = await self.store.stacks.raw_template(rec.raw_template_id)
         env = dict(raw.environment)
         hidden = set(self._hidden_params(raw))
         params = dict(env.get("parameters") or {})
@@ -212,7 +206,7 @@ class Reads(ServiceBase):
 
     async def get_files(self, ctx: RequestContext, stack_identity: Identity) -> JSON:
         rec = await self._find(ctx, stack_identity, show_deleted=True)
-        raw = await self.db.run(db_stacks.get_raw_template, rec.raw_template_id)
+        raw = await self.store.stacks.raw_template(rec.raw_template_id)
         return dict(raw.files)
 
     async def _outputs(self, rec: StackRecord) -> list[OutputReply]:
@@ -289,20 +283,7 @@ class Reads(ServiceBase):
                                    filters: Mapping[str, Any] | None = None,
                                    ) -> list[ResourceReply]:
         rec = await self._find(ctx, stack_identity)
-
-        def read(s: Session) -> tuple[list[tuple[StackRecord, list[ResourceRecord]]],
-                                      list[StackRecord]]:
-            out = [(rec, db_resources.list_resources(s, rec.id))]
-            kids = db_stacks.list_child_stacks(s, rec.id)
-            if nested_depth:
-                for child in db_stacks.list_tree_stacks(s, rec.root_stack_id):
-                    if child.id != rec.id and 0 < child.nested_depth - rec.nested_depth \
-                            <= nested_depth:
-                        out.append((child, db_resources.list_resources(s, child.id)))
-                        kids.append(child)
-            return out, kids
-
-        groups, kids = await self.db.run(read)
+        groups, kids = await self.store.stacks.with_resources(rec, nested_depth)
         children = {(k.owner_id, k.parent_resource_name): k for k in kids}
         result: list[ResourceReply] = []
         for stack, rows in groups:
@@ -325,7 +306,7 @@ class Reads(ServiceBase):
                                       resource_name: str,
                                       with_attr: Sequence[str] | None = None) -> ResourceReply:
         rec = await self._find(ctx, stack_identity)
-        rows = _current_rows(await self.db.run(db_resources.list_resources, rec.id))
+        rows = _current_rows(await self.store.resources.of_stack(rec.id))
         row = next((r for r in rows if r.name == resource_name), None)
         if row is None:
             raise ResourceNotFound.in_stack(resource_name, rec.name)
@@ -352,14 +333,14 @@ class Reads(ServiceBase):
         rec = await self._find(ctx, stack_identity, show_deleted=True)
         stacks = {rec.id: rec}
         if nested_depth:
-            tree = await self.db.run(db_stacks.list_tree_stacks, rec.root_stack_id)
+            tree = await self.store.stacks.tree(rec.root_stack_id)
             for child in tree:
                 if 0 < child.nested_depth - rec.nested_depth <= nested_depth:
                     stacks[child.id] = child
         q = EventQuery(stack_ids=tuple(stacks), filters=dict(filters or {}), limit=limit,
                        marker=marker, sort_keys=tuple(sort_keys or ()),
                        sort_dir=sort_direction(sort_dir))
-        rows = await self.db.run(db_events.list_events, q)
+        rows = await self.store.events.query(q)
         hidden = await self._hidden_values(
             [stacks[ev.stack_id] for ev in rows if ev.resource_properties])
         out = []
@@ -376,7 +357,7 @@ class Reads(ServiceBase):
     async def show_event(self, ctx: RequestContext, stack_identity: Identity,
                          resource_name: str, event_id: str) -> EventReply:
         rec = await self._find(ctx, stack_identity, show_deleted=True)
-        ev = await self.db.run(db_events.get_event, rec.id, event_id)
+        ev = await self.store.events.get(rec.id, event_id)
         if ev is None or (resource_name and ev.resource_name != resource_name):
             # Heat's API finds the event by filtering the list: webob's 404, its words
             raise HTTPNotFound(f"No event {event_id} found")
@@ -391,7 +372,7 @@ class Reads(ServiceBase):
         """Per stack id, the values of its hidden parameters (only stacks having any)."""
         out: dict[str, list[Any]] = {}
         for rec in {s.id: s for s in stacks}.values():
-            raw = await self.db.run(db_stacks.get_raw_template, rec.raw_template_id)
+            raw = await self.store.stacks.raw_template(rec.raw_template_id)
             schemas = self.engine.template_cache.get(raw).parameter_schemas
             values = masking.hidden_values(raw.environment, schemas)
             if values:
@@ -438,7 +419,7 @@ class Reads(ServiceBase):
                 for name, slot in stack.slots.items()}
 
     async def _nested_of(self, stack_id: str, resource_name: str) -> StackRecord | None:
-        children = await self.db.run(db_stacks.list_child_stacks, stack_id)
+        children = await self.store.stacks.children(stack_id)
         for child in children:
             if child.parent_resource_name == resource_name:
                 return child

@@ -12,10 +12,6 @@ import logging
 import socket
 from collections.abc import Awaitable, Callable
 
-from kiln.db import locks as db_locks
-from kiln.db import recovery as db_recovery
-from kiln.db.facade import DATABASE_ERRORS
-from kiln.db.models import utcnow
 from kiln.db.records import ServiceRecord, StackRecord
 from kiln.engine.actions.recover import engine_went_down, fail_stack, resume
 from kiln.engine.model.context import RequestContext
@@ -29,6 +25,7 @@ from kiln.engine.runtime.claims import Claim
 from kiln.engine.runtime.engine import Engine
 from kiln.engine.service.replies import ServiceReply
 from kiln.engine.service.shared import ServiceBase
+from kiln.engine.store import DATABASE_ERRORS, utcnow
 
 LOG = logging.getLogger(__name__)
 
@@ -49,9 +46,9 @@ class Recovery:
         self.recovered: list[str] = []
 
     async def start(self) -> None:
-        await self.engine.db.run(
-            db_locks.register_engine, self.engine.engine_id, host=self.conf.host,
-            hostname=socket.gethostname(), report_interval=int(self.heartbeat_interval))
+        await self.engine.store.engines.register(
+            self.engine.engine_id, host=self.conf.host, hostname=socket.gethostname(),
+            report_interval=int(self.heartbeat_interval))
         await self.sweep()
         self._task = asyncio.ensure_future(self._loop())
 
@@ -65,7 +62,7 @@ class Recovery:
     async def unregister(self) -> None:
         # a row left behind reads as a dead engine once its heartbeat is old
         with contextlib.suppress(*DATABASE_ERRORS):
-            await self.engine.db.run(db_locks.unregister_engine, self.engine.engine_id)
+            await self.engine.store.engines.unregister(self.engine.engine_id)
 
     async def _loop(self) -> None:
         loop = asyncio.get_running_loop()
@@ -74,7 +71,7 @@ class Recovery:
             await asyncio.sleep(min(self.heartbeat_interval,
                                     max(next_sweep - loop.time(), 0.0)))
             try:
-                await self.engine.db.run(db_locks.heartbeat, self.engine.engine_id)
+                await self.engine.store.engines.heartbeat(self.engine.engine_id)
                 if loop.time() >= next_sweep:
                     next_sweep = loop.time() + self.sweep_interval
                     await self.sweep()
@@ -87,7 +84,7 @@ class Recovery:
         """Take over what dead engines left; returns the ids of the stacks taken."""
         engine = self.engine
         me = engine.engine_id
-        found = await engine.db.run(db_recovery.orphaned_stacks, self.dead_after, me)
+        found = await engine.store.locks.orphaned(self.dead_after, me)
         taken: list[str] = []
         for rec in found:
             claim = engine.claims.try_take(rec.id, rec.action)
@@ -107,7 +104,7 @@ class Recovery:
         """Resume one orphaned stack under ``claim``; the caller gives the claim (and the
         row lock) back unless an action was launched."""
         engine = self.engine
-        if not await engine.db.run(db_recovery.take_stack, rec, engine.engine_id):
+        if not await engine.store.locks.take_orphan(rec, engine.engine_id):
             return
         if rec.status != IN_PROGRESS:
             return
@@ -118,8 +115,7 @@ class Recovery:
             stack = await engine.load(rec.id)
         except Exception:
             LOG.exception("cannot load stack %s for recovery", rec.id)
-            await engine.db.write(db_recovery.fail_stored_stack, rec.id,
-                                  engine_went_down(rec.action))
+            await engine.store.stacks.fail_unloadable(rec.id, engine_went_down(rec.action))
             return
         claim.launch(_work(engine, stack), stack)
 
@@ -136,8 +132,8 @@ def _work(engine: Engine, stack: LiveStack) -> Callable[[], Awaitable[None]]:
                 await fail_stack(engine, stack)
             except Exception:
                 LOG.exception("cannot fail stack %s", stack.info.id)
-                await engine.db.write(db_recovery.fail_stored_stack, stack.info.id,
-                                      engine_went_down(stack.info.action))
+                await engine.store.stacks.fail_unloadable(
+                    stack.info.id, engine_went_down(stack.info.action))
     return run
 
 
@@ -177,5 +173,5 @@ class RecoveryOps(ServiceBase):
         await super().stop()
 
     async def list_services(self, ctx: RequestContext) -> list[ServiceReply]:
-        rows = await self.db.run(db_locks.list_services)
+        rows = await self.store.engines.services()
         return [service_body(r) for r in rows]

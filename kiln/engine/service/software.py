@@ -13,13 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sqlalchemy.orm import Session
-
-from kiln.db import resources as db_resources
-from kiln.db import software as db_software
-from kiln.db import stacks as db_stacks
 from kiln.db.records import (
-    ResourceRecord,
     SoftwareConfigRecord,
     SoftwareDeploymentRecord,
     SoftwareDeploymentValues,
@@ -105,8 +99,7 @@ def _io_schema(items: Any, schema: Mapping[str, Any], *, is_input: bool) -> list
 class SoftwareOps(ServiceBase):
     # -- configs --------------------------------------------------------------------------
     async def _config(self, ctx: RequestContext, config_id: str) -> SoftwareConfigRecord:
-        rec: SoftwareConfigRecord | None = await self.db.run(db_software.get_software_config,
-                                                             config_id)
+        rec = await self.store.software.config(config_id)
         if rec is None or (not ctx.is_admin and rec.project_id != ctx.project_id):
             raise NotFound(f"Software config with id {config_id} not found")
         return rec
@@ -118,8 +111,8 @@ class SoftwareOps(ServiceBase):
         document = {"inputs": _io_schema(inputs or [], INPUT_SCHEMA, is_input=True),
                     "outputs": _io_schema(outputs or [], OUTPUT_SCHEMA, is_input=False),
                     "options": options, "config": config}
-        rec = await self.db.write(db_software.create_software_config, ctx.project_id,
-                                  name=name, group=group, config=document)
+        rec = await self.store.software.add_config(ctx.project_id, name=name, group=group,
+                                                   document=document)
         return config_body(rec)
 
     async def show_software_config(self, ctx: RequestContext,
@@ -130,14 +123,13 @@ class SoftwareOps(ServiceBase):
                                     marker: str | None = None,
                                     ) -> list[SoftwareConfigSummaryReply]:
         project = None if ctx.is_admin else ctx.project_id
-        rows = await self.db.run(db_software.list_software_configs, project, limit=limit,
-                                 marker=marker)
+        rows = await self.store.software.configs(project, limit=limit, marker=marker)
         return [config_summary(r, include_project=ctx.is_admin) for r in rows]
 
     async def delete_software_config(self, ctx: RequestContext, config_id: str) -> None:
         await self._config(ctx, config_id)
         try:
-            await self.db.write(db_software.delete_software_config, config_id)
+            await self.store.software.remove_config(config_id)
         except KilnError as exc:
             if isinstance(exc, EntityNotFound):
                 raise
@@ -146,8 +138,7 @@ class SoftwareOps(ServiceBase):
     # -- deployments ----------------------------------------------------------------------
     async def _deployment(self, ctx: RequestContext,
                           deployment_id: str) -> SoftwareDeploymentRecord:
-        rec: SoftwareDeploymentRecord | None = await self.db.run(
-            db_software.get_software_deployment, deployment_id)
+        rec = await self.store.software.deployment(deployment_id)
         if rec is None or (not ctx.is_admin and ctx.project_id not in (
                 rec.project_id, rec.stack_user_project_id)):
             raise NotFound(f"Deployment with id {deployment_id} not found")
@@ -165,11 +156,10 @@ class SoftwareOps(ServiceBase):
         if config_id is None:
             raise HTTPBadRequest("config_id must be specified")
         await self._config(ctx, config_id)
-        rec = await self.db.write(
-            db_software.create_software_deployment, ctx.project_id, config_id=config_id,
-            server_id=server_id, action=action, status=status,
-            status_reason=str(status_reason or ""), input_values=input_values,
-            stack_user_project_id=stack_user_project_id, id=deployment_id)
+        rec = await self.store.software.add_deployment(
+            ctx.project_id, config_id=config_id, server_id=server_id, action=action,
+            status=status, status_reason=str(status_reason or ""), input_values=input_values,
+            stack_user_project_id=stack_user_project_id, deployment_id=deployment_id)
         await self._push_metadata(ctx, server_id)
         return deployment_body(rec)
 
@@ -181,8 +171,7 @@ class SoftwareOps(ServiceBase):
                                         server_id: str | None = None,
                                         ) -> list[SoftwareDeploymentReply]:
         project = None if ctx.is_admin else ctx.project_id
-        rows = await self.db.run(db_software.list_software_deployments, project,
-                                 server_id=server_id)
+        rows = await self.store.software.deployments(project, server_id=server_id)
         return [deployment_body(r) for r in rows]
 
     async def update_software_deployment(self, ctx: RequestContext, deployment_id: str,
@@ -207,8 +196,7 @@ class SoftwareOps(ServiceBase):
             values["status"] = status
         if status_reason:
             values["status_reason"] = str(status_reason)
-        updated = await self.db.write(db_software.update_software_deployment, deployment_id,
-                                      values)
+        updated = await self.store.software.change_deployment(deployment_id, values)
         if updated is None:
             raise NotFound(f"Deployment with id {deployment_id} not found")
         if config_id:
@@ -217,7 +205,7 @@ class SoftwareOps(ServiceBase):
 
     async def delete_software_deployment(self, ctx: RequestContext, deployment_id: str) -> None:
         rec = await self._deployment(ctx, deployment_id)
-        await self.db.write(db_software.delete_software_deployment, deployment_id)
+        await self.store.software.remove_deployment(deployment_id)
         await self._push_metadata(ctx, rec.server_id)
 
     async def get_software_deployment_metadata(self, ctx: RequestContext,
@@ -230,11 +218,10 @@ class SoftwareOps(ServiceBase):
 
     async def _metadata(self, ctx: RequestContext, server_id: str) -> list[SoftwareConfigReply]:
         project = None if ctx.is_admin else ctx.project_id
-        deployments = await self.db.run(db_software.list_software_deployments, project,
-                                        server_id=server_id)
+        deployments = await self.store.software.deployments(project, server_id=server_id)
         configs: list[SoftwareConfigRecord] = []
         for dep in deployments:
-            cfg = await self.db.run(db_software.get_software_config, dep.config_id)
+            cfg = await self.store.software.config(dep.config_id)
             if cfg is not None:
                 configs.append(cfg)
         configs.sort(key=lambda c: c.name or "")
@@ -244,23 +231,15 @@ class SoftwareOps(ServiceBase):
         """Heat copies the server's deployments into the server resource's metadata
         (``deployments``), which is what polling agents read."""
         project = None if ctx.is_admin else ctx.project_id
-
-        def servers(session: Session) -> list[ResourceRecord]:
-            # only the caller's own servers: a deployment naming another project's server
-            # id must not rewrite that server's metadata
-            return [row for row in db_resources.find_resources_by_physical_id(
-                        session, server_id)
-                    if row.action != "DELETE" and db_stacks.get_stack(
-                        session, row.stack_id, project_id=project) is not None]
-
-        live = await self.db.run(servers)
+        # only the caller's own servers (the store's read confines them to the project)
+        live = await self.store.software.live_servers(server_id, project)
         if not live:
             return
         deployments = await self._metadata(ctx, server_id)
         for row in live:
             metadata = dict(row.metadata or {})
             metadata["deployments"] = deployments
-            await self.db.write(db_resources.update_resource, row.id, {"metadata": metadata})
+            await self.store.software.set_server_metadata(row.id, metadata)
 
     async def signal_software_deployment(self, ctx: RequestContext, deployment_id: str,
                                          details: Any, updated_at: str | None = None) -> Any:
@@ -279,7 +258,7 @@ class SoftwareOps(ServiceBase):
             raise HTTPBadRequest("A deployment's signal is a map of its outputs "
                                  "(deploy_stdout, deploy_stderr, deploy_status_code, ...), "
                                  f"not a {type(details).__name__}")
-        cfg = await self.db.run(db_software.get_software_config, rec.config_id)
+        cfg = await self.store.software.config(rec.config_id)
         outputs = (cfg.config or {}).get("outputs") if cfg is not None else None
         values = dict(rec.output_values or {})
         failed_reasons: dict[str, str] = {}
@@ -305,5 +284,5 @@ class SoftwareOps(ServiceBase):
             status, reason = "COMPLETE", "Outputs received"
         update: SoftwareDeploymentValues = {"output_values": values, "status": status,
                                             "status_reason": reason}
-        await self.db.write(db_software.update_software_deployment, deployment_id, update)
+        await self.store.software.change_deployment(deployment_id, update)
         return event_reason

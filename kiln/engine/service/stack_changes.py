@@ -7,9 +7,6 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kiln.db import stacks as db_stacks
-from kiln.db import templates as db_templates
-from kiln.db.models import utcnow
 from kiln.engine.actions import admit
 from kiln.engine.actions import create as create_action
 from kiln.engine.actions import delete as delete_action
@@ -33,6 +30,7 @@ from kiln.engine.service import preview
 from kiln.engine.service.interface import JSON, Identity
 from kiln.engine.service.lifecycle import LifecycleOps
 from kiln.engine.service.replies import StackIdentityReply, identity
+from kiln.engine.store import utcnow
 from kiln.errors import NotSupported, StackValidationFailed
 
 
@@ -91,9 +89,10 @@ class StackOps(LifecycleOps):
         patch = bool(args.get("existing"))
         # the stored body is needed only by a PATCH without a template; a big stack's
         # parsed body would otherwise sit beside the old and the new template
-        read_raw = db_stacks.get_raw_template if patch and template is None \
-            else db_templates.get_raw_template_without_body
-        raw = await self.db.run(read_raw, rec.raw_template_id)
+        stacks = self.store.stacks
+        read_raw = stacks.raw_template if patch and template is None \
+            else stacks.raw_template_without_body
+        raw = await read_raw(rec.raw_template_id)
         new_files = {**raw.files, **(files or {})} if patch else dict(files or {})
         body = template if template is not None else (raw.template if patch else None)
         if body is None:
@@ -171,9 +170,8 @@ class StackOps(LifecycleOps):
         engine = self.engine
         info = new.info
         hidden = sorted(new.bound.parameters.hidden)
-        template_id = await self.db.write(
-            db_stacks.create_raw_template, new.template.raw, new.environment.env_as_dict(),
-            new.files, hidden)
+        template_id = await self.store.stacks.add_template(
+            new.template.raw, new.environment.env_as_dict(), new.files, hidden)
         prev = info.raw_template_id
         info.raw_template_id, info.prev_raw_template_id = template_id, prev
         await engine.recorder.stack(new, UPDATE, IN_PROGRESS, stack_started(UPDATE), extra={
@@ -181,7 +179,7 @@ class StackOps(LifecycleOps):
             "timeout": info.timeout_mins, "disable_rollback": info.disable_rollback,
             "updated_at": utcnow()})
         if tuple(info.tags) != tuple(current.info.tags):
-            await self.db.write(db_stacks.set_stack_tags, info.id, list(info.tags))
+            await self.store.stacks.set_tags(info.id, list(info.tags))
         claim.launch(lambda: update_action.run_update(engine, current, new), new)
 
     async def preview_update_stack(self, ctx: RequestContext, stack_identity: Identity,

@@ -17,8 +17,6 @@ import asyncio
 import logging
 from typing import Any
 
-from kiln.db import keypairs as db_keypairs
-from kiln.db import stack_users as db_users
 from kiln.engine.model.live_stack import IssuedKeypair
 from kiln.engine.service.keypairs import keypair_view
 from kiln.engine.service.shared import ServiceBase
@@ -49,7 +47,7 @@ class StackUserOps(ServiceBase):
         resources asking at once wait for one of them to make it."""
         # the tree's top stack from the owners' rows (the root id a live stack carries
         # may be empty for a stack built in this request)
-        root = await self.db.run(db_users.top_stack, stack_id)
+        root = await self.store.stack_users.top_stack(stack_id)
         locks: dict[str, asyncio.Lock] = self.__dict__.setdefault("_project_locks", {})
         lock = locks.setdefault(root, asyncio.Lock())
         try:
@@ -62,15 +60,15 @@ class StackUserOps(ServiceBase):
     async def _stack_user_project(self, stack_id: str, root: str,
                                   owner_project_id: str) -> str:
         admin = self.stack_user_admin
-        current = await self.db.run(db_users.user_project, stack_id)
+        current = await self.store.stack_users.project_of(stack_id)
         if current:
             return str(current)
-        found = await self.db.run(db_users.user_project, root)
+        found = await self.store.stack_users.project_of(root)
         fresh = not found
         made = str(found) if found else await _keystone(
             admin.create_project(owner_project_id, root))
-        winner = await self.db.write(db_users.claim_user_project,
-                                     list(dict.fromkeys((root, stack_id))), made)
+        winner = await self.store.stack_users.claim_project(
+            list(dict.fromkeys((root, stack_id))), made)
         if fresh and winner != made:
             await _keystone(admin.delete_project(made))
         return str(winner)
@@ -81,7 +79,7 @@ class StackUserOps(ServiceBase):
         """The resource's stack user (made on first use); ``password`` becomes its
         password. ``user_id``, ``project_id``, ``username``, ``domain_id``, ``auth_url``."""
         admin = self.stack_user_admin
-        found = await self.db.run(db_users.get_user, stack_id, resource_name)
+        found = await self.store.stack_users.user(stack_id, resource_name)
         if found is not None:
             user_id, project_id = found
             if password is not None:
@@ -91,9 +89,9 @@ class StackUserOps(ServiceBase):
                 stack_id=stack_id, root_stack_id=root_stack_id,
                 owner_project_id=owner_project_id)
             user_id = await _keystone(admin.create_user(username, project_id, password))
-            await self.db.write(db_users.add_user, stack_id=stack_id,
-                                resource_name=resource_name, user_id=user_id,
-                                project_id=project_id)
+            await self.store.stack_users.add_user(stack_id=stack_id,
+                                                  resource_name=resource_name,
+                                                  user_id=user_id, project_id=project_id)
         return {"user_id": user_id, "project_id": project_id, "username": username,
                 "domain_id": await _keystone(admin.stack_domain_id()),
                 "auth_url": admin.auth_url}
@@ -109,10 +107,10 @@ class StackUserOps(ServiceBase):
             username=username)
         made = await _keystone(self.stack_user_admin.create_ec2_credential(
             user["user_id"], user["project_id"]))
-        rec = await self.db.write(db_keypairs.create_keypair, project_id=owner_project_id,
-                                  user_id=user["user_id"], stack_id=stack_id,
-                                  resource_name=resource_name, access_key=made.access,
-                                  secret=made.secret)
+        rec = await self.store.keypairs.issue(project_id=owner_project_id,
+                                              user_id=user["user_id"], stack_id=stack_id,
+                                              resource_name=resource_name,
+                                              access_key=made.access, secret=made.secret)
         return keypair_view(rec)
 
     async def set_stack_user_enabled(self, *, stack_id: str, resource_name: str,
@@ -122,7 +120,7 @@ class StackUserOps(ServiceBase):
         admin = self.stack_user_admin
         if admin is None:
             return
-        found = await self.db.run(db_users.get_user, stack_id, resource_name)
+        found = await self.store.stack_users.user(stack_id, resource_name)
         if found is not None:
             user_id, project_id = found
             await _keystone(admin.set_enabled(user_id, project_id, enabled))
@@ -132,7 +130,7 @@ class StackUserOps(ServiceBase):
         admin = self.stack_user_admin
         if admin is not None:
             await _keystone(admin.delete_ec2_credential(access_key))
-        return bool(await self.db.write(db_keypairs.delete_keypair, access_key))
+        return bool(await self.store.keypairs.revoke(access_key))
 
     async def remove_stack_users(self, *, stack_id: str, owner_project_id: str,
                                  top_level: bool) -> None:
@@ -141,10 +139,10 @@ class StackUserOps(ServiceBase):
         admin = self.stack_user_admin
         if admin is None:
             return
-        for resource_name, user_id in await self.db.run(db_users.list_users, stack_id):
+        for resource_name, user_id in await self.store.stack_users.users_of(stack_id):
             await _keystone(admin.delete_user(user_id))
-            await self.db.write(db_users.delete_user, stack_id, resource_name)
-        project = await self.db.run(db_users.user_project, stack_id)
+            await self.store.stack_users.forget_user(stack_id, resource_name)
+        project = await self.store.stack_users.project_of(stack_id)
         if top_level and project and project != owner_project_id:
             await _keystone(admin.delete_project(project))
 

@@ -10,10 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from typing import Any
 
-from kiln.db import resources as db_resources
-from kiln.db import stacks as db_stacks
 from kiln.engine.service.shared import ServiceBase
 from kiln.tempurl import Published
 
@@ -28,20 +25,15 @@ class TempUrlOps(ServiceBase):
     async def temp_url_resource(self, stack_id: str, resource_name: str) -> Published | None:
         """The live resource behind a temp URL, or None when the stack or resource is gone
         (deleted, or a stack that was replaced by another of the same name)."""
-
-        def read(s: Any) -> Published | None:
-            stack = db_stacks.get_stack(s, stack_id)
-            if stack is None:
-                return None
-            row = db_resources.get_resource_by_name(s, stack_id, resource_name)
-            if row is None or (row.action == "DELETE" and row.status == "COMPLETE"):
-                return None
-            changed = row.updated_at or row.created_at
-            # Swift rounds an object's Last-Modified up to the next whole second
-            return Published(project_id=stack.project_id, stack_name=stack.name,
-                             key=row.data.get("temp_url_key"),
-                             metadata=row.shown_metadata() or {},
-                             last_modified=float(math.ceil(_epoch(changed))))
-
-        found: Published | None = await self.db.run(read)
-        return found
+        found = await self.store.resources.in_stack(stack_id, resource_name)
+        if found is None:
+            return None
+        stack, row = found
+        if row is None or (row.action == "DELETE" and row.status == "COMPLETE"):
+            return None
+        changed = row.updated_at or row.created_at
+        # Swift rounds an object's Last-Modified up to the next whole second
+        return Published(project_id=stack.project_id, stack_name=stack.name,
+                         key=row.data.get("temp_url_key"),
+                         metadata=row.shown_metadata() or {},
+                         last_modified=float(math.ceil(_epoch(changed))))

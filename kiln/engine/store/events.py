@@ -1,4 +1,5 @@
-"""Stack events beyond the recorder's: trimming a stack's history after an action."""
+"""Stack events beyond the recorder's: reading them (the event list and show), trimming a
+stack's history after an action."""
 
 from __future__ import annotations
 
@@ -6,13 +7,26 @@ import asyncio
 
 from kiln.db import events as db_events
 from kiln.db.facade import Database
+from kiln.db.records import EventQuery, EventRecord
 
 
 class EventStore:
     def __init__(self, db: Database) -> None:
         self._db = db
 
+    def cap(self, keep: int, batch_size: int) -> None:
+        """Keep every stack's events at ``keep`` while the writer writes them (Heat's
+        ``max_events_per_stack``; <= 0: no cap), not only after actions."""
+        db_events.cap_events(self._db, keep, batch_size)
+
     def purge(self, stack_id: str, keep: int, batch_size: int) -> asyncio.Future[int]:
         """Keep the stack's ``keep`` newest events, deleting the oldest ones by
         ``batch_size`` (Heat's ``max_events_per_stack``, ``event_purge_batch_size``)."""
         return self._db.write(db_events.purge_events, stack_id, keep, batch_size)
+
+    async def query(self, query: EventQuery) -> list[EventRecord]:
+        """Heat's event list (its filters, sort and page) over the stacks it names."""
+        return await self._db.run(db_events.list_events, query)
+
+    async def get(self, stack_id: str, event_uuid: str) -> EventRecord | None:
+        return await self._db.run(db_events.get_event, stack_id, event_uuid)

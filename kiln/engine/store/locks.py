@@ -9,6 +9,7 @@ from __future__ import annotations
 from kiln.db import locks as db_locks
 from kiln.db import recovery as db_recovery
 from kiln.db.facade import Database
+from kiln.db.records import StackRecord
 
 
 class LockStore:
@@ -29,3 +30,14 @@ class LockStore:
     async def unlock_stack(self, stack_id: str, engine_id: str) -> bool:
         """Release the lock if ``engine_id`` holds it; whether it did."""
         return await self._db.run(db_locks.release_stack_lock, stack_id, engine_id)
+
+    async def orphaned(self, dead_after: float, engine_id: str) -> list[StackRecord]:
+        """What the recovery sweep may take over: stacks of dead engines, IN_PROGRESS
+        stacks nobody holds, ``engine_id``'s own locks older than ``dead_after``;
+        parents before their children."""
+        return await self._db.run(db_recovery.orphaned_stacks, dead_after, engine_id)
+
+    async def take_orphan(self, rec: StackRecord, engine_id: str) -> bool:
+        """Make ``engine_id`` the holder of an orphaned stack's lock; False when another
+        engine got there first."""
+        return await self._db.run(db_recovery.take_stack, rec, engine_id)

@@ -17,8 +17,9 @@ from sqlalchemy.orm import Session
 from kiln.db import events as db_events
 from kiln.db import resources as db_resources
 from kiln.db import signals as db_signals
+from kiln.db import stacks as db_stacks
 from kiln.db.facade import Database
-from kiln.db.records import NewEvent, NewResource, ResourceRecord
+from kiln.db.records import NewEvent, NewResource, ResourceRecord, StackRecord
 from kiln.engine.model.states import FAILED
 from kiln.engine.store.stacks import Inserted
 
@@ -83,6 +84,32 @@ class ResourceStore:
     async def by_name(self, stack_id: str, name: str) -> ResourceRecord | None:
         """The stack's current row of that name."""
         return await self._db.run(db_resources.get_resource_by_name, stack_id, name)
+
+    async def by_physical_id(self, physical_id: str,
+                             ) -> list[tuple[ResourceRecord, StackRecord]]:
+        """Every row whose physical id is ``physical_id``, with its stack (rows of a
+        deleted stack left out), in one read."""
+        def read(s: Session) -> list[tuple[ResourceRecord, StackRecord]]:
+            found = []
+            for row in db_resources.find_resources_by_physical_id(s, physical_id):
+                rec = db_stacks.get_stack(s, row.stack_id)
+                if rec is not None:
+                    found.append((row, rec))
+            return found
+
+        return await self._db.run(read)
+
+    async def in_stack(self, stack_id: str, name: str,
+                       ) -> tuple[StackRecord, ResourceRecord | None] | None:
+        """The stack (None: there is none, or it is deleted) and its current row of
+        that name, in one read."""
+        def read(s: Session) -> tuple[StackRecord, ResourceRecord | None] | None:
+            stack = db_stacks.get_stack(s, stack_id)
+            if stack is None:
+                return None
+            return stack, db_resources.get_resource_by_name(s, stack_id, name)
+
+        return await self._db.run(read)
 
     def mark_abandoned(self, resource_id: int, reason: str) -> asyncio.Future[bool]:
         """FAILED, its engine and token cleared: the action a dead engine left the row

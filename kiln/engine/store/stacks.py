@@ -15,6 +15,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from kiln.db import events as db_events
+from kiln.db import recovery as db_recovery
 from kiln.db import resources as db_resources
 from kiln.db import stacks as db_stacks
 from kiln.db import templates as db_templates
@@ -25,6 +26,7 @@ from kiln.db.records import (
     NewStack,
     RawTemplateRecord,
     ResourceRecord,
+    StackQuery,
     StackRecord,
 )
 from kiln.engine.model.states import COMPLETE, DELETE, FAILED
@@ -32,6 +34,9 @@ from kiln.errors import EntityNotFound
 
 #: ``{resource name: (row id, uuid, created_at)}`` of rows just inserted
 Inserted = dict[str, tuple[int, str, Any]]
+#: the resource list's read: (stack, its rows) for the stack and each nested stack asked
+#: for, and the child stacks among them (whose parent resources name them)
+StackResources = tuple[list[tuple[StackRecord, list[ResourceRecord]]], list[StackRecord]]
 #: what loading a stored stack reads: its row, its template (without the body when the
 #: parsed template is cached), its resource rows
 StoredStack = tuple[StackRecord, RawTemplateRecord, list[ResourceRecord]]
@@ -106,6 +111,57 @@ class StackStore:
     async def raw_template(self, raw_template_id: int) -> RawTemplateRecord:
         return await self._db.run(db_stacks.get_raw_template, raw_template_id)
 
+    async def raw_template_without_body(self, raw_template_id: int) -> RawTemplateRecord:
+        """Its environment and files only (the body would only be parsed over)."""
+        return await self._db.run(db_templates.get_raw_template_without_body,
+                                  raw_template_id)
+
+    async def find(self, key: str, *, project_id: str | None, name_project_id: str,
+                   show_deleted: bool = False) -> StackRecord | None:
+        """The stack whose id is ``key`` (within ``project_id``; None: any project),
+        else the one named ``key`` in ``name_project_id``, in one read."""
+        def read(s: Session) -> StackRecord | None:
+            rec = db_stacks.get_stack(s, key, project_id=project_id,
+                                      show_deleted=show_deleted)
+            if rec is None:
+                rec = db_stacks.get_stack_by_name(s, name_project_id, key,
+                                                  show_deleted=show_deleted)
+            return rec
+
+        return await self._db.run(read)
+
+    async def summaries(self, query: StackQuery) -> list[tuple[Any, ...]]:
+        """The stack list's rows: plain tuples of the columns a summary shows, then its
+        tags (:func:`kiln.db.stacks.list_stack_summaries`)."""
+        return await self._db.run(db_stacks.list_stack_summaries, query)
+
+    async def count(self, query: StackQuery) -> int:
+        return await self._db.run(db_stacks.count_stacks, query)
+
+    async def generation(self) -> int | None:
+        """The ``stacks`` change counter (:func:`kiln.db.stacks.stacks_generation`)."""
+        return await self._db.run(db_stacks.stacks_generation)
+
+    async def tree(self, root_stack_id: str) -> list[StackRecord]:
+        """Every stack of the tree under ``root_stack_id``."""
+        return await self._db.run(db_stacks.list_tree_stacks, root_stack_id)
+
+    async def with_resources(self, rec: StackRecord, nested_depth: int) -> StackResources:
+        """The stack's resource rows, and those of its nested stacks down to
+        ``nested_depth`` levels below it, with its children, in one read."""
+        def read(s: Session) -> StackResources:
+            out = [(rec, db_resources.list_resources(s, rec.id))]
+            kids = db_stacks.list_child_stacks(s, rec.id)
+            if nested_depth:
+                for child in db_stacks.list_tree_stacks(s, rec.root_stack_id):
+                    if child.id != rec.id and 0 < child.nested_depth - rec.nested_depth \
+                            <= nested_depth:
+                        out.append((child, db_resources.list_resources(s, child.id)))
+                        kids.append(child)
+            return out, kids
+
+        return await self._db.run(read)
+
     async def children(self, stack_id: str) -> list[StackRecord]:
         """The stack's child stacks (not deleted)."""
         return await self._db.run(db_stacks.list_child_stacks, stack_id)
@@ -115,10 +171,20 @@ class StackStore:
         """The outputs of a stack at rest, resolved again after a side change."""
         return self._db.write(db_stacks.update_stack, stack_id, {"outputs": outputs})
 
+    def set_tags(self, stack_id: str, tags: list[str]) -> asyncio.Future[None]:
+        """The stack's tags, replaced (an update that changed them)."""
+        return self._db.write(db_stacks.set_stack_tags, stack_id, tags)
+
     def mark_crashed(self, stack_id: str, reason: str) -> asyncio.Future[bool]:
         """FAILED after an engine bug ended its action (the action is left as it was)."""
         return self._db.write(db_stacks.update_stack, stack_id,
                               {"status": FAILED, "status_reason": reason})
+
+    def fail_unloadable(self, stack_id: str, reason: str) -> asyncio.Future[None]:
+        """Recovery's last resort for a stack it cannot load: its IN_PROGRESS resources,
+        snapshots and the stack itself FAILED with ``reason``, and the stack's event, in
+        one transaction."""
+        return self._db.write(db_recovery.fail_stored_stack, stack_id, reason)
 
     def mark_deleted(self, stack_id: str, event: NewEvent) -> asyncio.Future[None]:
         """DELETE_COMPLETE, its event, and the row soft-deleted, in one transaction."""
