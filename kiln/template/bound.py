@@ -25,7 +25,6 @@ from kiln.template.definitions import (
 )
 from kiln.template.errors import StackValidationFailed, reference_error
 from kiln.template.function import OMITTED, Function
-from kiln.template.gc_pause import gc_paused
 from kiln.template.limits import DEFAULT_MAX_OUTPUT
 from kiln.template.outputs import NO_DESCRIPTION, OutputResult, error_text
 from kiln.template.versions import TemplateVersion
@@ -87,7 +86,7 @@ class BoundTemplate:
             template.parameter_schemas, user_params, environment, identity,
             family=template.version.family, validate=validate_params, context=context)
         self._memo: dict[int, Any] = {}
-        self._conditions = Conditions(template.condition_definitions, self.resolve)
+        self._conditions = Conditions(template.condition_definitions)
         self._enabled: dict[str, bool] = {}
         self._definitions: dict[str, ResourceDefinition] | None = None
         self._parsed = False
@@ -174,7 +173,7 @@ class BoundTemplate:
         return list(self.parameters)
 
     def condition(self, name: Any) -> bool:
-        return self._conditions.is_enabled(name)
+        return self._conditions.is_enabled(name, self.resolve)
 
     def resource_enabled(self, name: str) -> bool:
         """False if the resource's condition is false; KeyError if never declared."""
@@ -191,7 +190,7 @@ class BoundTemplate:
         if tree is None:
             return True
         try:
-            return self._conditions.is_enabled(self.resolve(tree))
+            return self._conditions.is_enabled(self.resolve(tree), self.resolve)
         except ValueError as exc:
             raise StackValidationFailed(str(exc), path=path) from None
 
@@ -199,7 +198,7 @@ class BoundTemplate:
 
     @property
     def conditions(self) -> Mapping[str, bool]:
-        return self._conditions.all()
+        return self._conditions.all(self.resolve)
 
     def enabled_resource_names(self) -> list[str]:
         return [n for n in self.template.resources if self.resource_enabled(n)]
@@ -220,18 +219,17 @@ class BoundTemplate:
         anything; it implies ``placeholders=False``. Property *schemas* are the
         resource layer's to check.
         """
-        with gc_paused():
-            self._validate()
-            if placeholders and not deep:
-                self._check_placeholders()
-            if deep:
-                for name, definition in self.resource_definitions().items():
-                    trees = ((definition.metadata,)
-                             if self._placeholder(self.template.resources[name])
-                             else (definition.properties, definition.metadata,
-                                   definition.update_policy))
-                    for tree in trees:
-                        self.resolve(tree)
+        self._validate()
+        if placeholders and not deep:
+            self._check_placeholders()
+        if deep:
+            for name, definition in self.resource_definitions().items():
+                trees = ((definition.metadata,)
+                         if self._placeholder(self.template.resources[name])
+                         else (definition.properties, definition.metadata,
+                               definition.update_policy))
+                for tree in trees:
+                    self.resolve(tree)
 
     def _validate(self) -> None:
         # a condition is evaluated only where it is used (a resource's or output's

@@ -19,11 +19,12 @@ _ERROR = "Condition validation error"
 
 
 class Conditions:
-    """The conditions of one stack; ``resolve`` resolves a condition's function tree."""
+    """The conditions of one stack; ``resolve`` (given with each question, not kept: the
+    stack's bound template owns this object, and keeping its method would make a
+    reference cycle) resolves a condition's function tree."""
 
-    def __init__(self, definitions: Mapping[str, Any], resolve: Callable[[Any], Any]) -> None:
+    def __init__(self, definitions: Mapping[str, Any]) -> None:
         self._definitions = definitions
-        self._resolve = resolve
         self._values: dict[str, Any] = {}
 
     def check_types(self) -> None:
@@ -37,7 +38,7 @@ class Conditions:
                 f'The definition of condition "{name}" is invalid: {definition}',
                 error=_ERROR)
 
-    def is_enabled(self, name: Any) -> bool:
+    def is_enabled(self, name: Any, resolve: Callable[[Any], Any]) -> bool:
         """None → True; a bool as is; a defined name → its value; else ValueError."""
         if name is None:
             return True
@@ -52,7 +53,7 @@ class Conditions:
         if value is None:
             self._values[name] = _IN_PROGRESS
             try:
-                resolved = self._resolve(self._definitions[name])
+                resolved = resolve(self._definitions[name])
                 self._check_type(name, resolved)
             except BaseException:
                 del self._values[name]
@@ -60,5 +61,5 @@ class Conditions:
             self._values[name] = value = bool(resolved)
         return bool(value)
 
-    def all(self) -> dict[str, bool]:
-        return {name: self.is_enabled(name) for name in self._definitions}
+    def all(self, resolve: Callable[[Any], Any]) -> dict[str, bool]:
+        return {name: self.is_enabled(name, resolve) for name in self._definitions}

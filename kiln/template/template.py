@@ -20,7 +20,6 @@ from kiln.template.checks import validate_tree
 from kiln.template.definitions import NO_NAMES, ResourceResolver, StackIdentity
 from kiln.template.errors import StackValidationFailed, section_error
 from kiln.template.function import Function
-from kiln.template.gc_pause import gc_paused
 from kiln.template.hot.resources import STATIC_REFERENCES
 from kiln.template.limits import DEFAULT_MAX_OUTPUT
 from kiln.template.versions import REGISTRY, TemplateVersion
@@ -291,9 +290,8 @@ def load_template(body: str | bytes | Mapping[str, Any], *,
                   files: Mapping[str, str] | None = None,
                   max_size: int = 524288, url: str | None = None) -> Template:
     """Parse, check and build a template (see the module docstring for the order)."""
-    with gc_paused():
-        data = parser.load_data(body, max_size=max_size, url=url)
-        return build_template(data, files=files or {})
+    data = parser.load_data(body, max_size=max_size, url=url)
+    return build_template(data, files=files or {})
 
 
 def build_template(data: dict[str, Any], *, files: Mapping[str, str]) -> Template:

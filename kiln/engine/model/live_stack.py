@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import random
 import string
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypedDict
@@ -265,10 +266,13 @@ class LiveStack:
                              region=self.conf.region_name_for_services)
 
     def bind(self, *, validate_params: bool | None = True) -> BoundTemplate:
+        """The stack keeps its bound template, which resolves against the stack: through
+        a weak proxy, so that the two make no reference cycle (see StackRuntime)."""
         conf = self.conf
+        resolver: LiveStack = weakref.proxy(self)
         self._bound = self.template.bind(
             environment=self.environment, user_params=self.user_params,
-            identity=self.identity, resolver=self, validate_params=validate_params,
+            identity=self.identity, resolver=resolver, validate_params=validate_params,
             max_output=conf.kiln_engine.max_function_output_size,
             yaql_limits=(conf.yaql.limit_iterators, conf.yaql.memory_quota),
             yaql_timeout=conf.yaql.timeout)

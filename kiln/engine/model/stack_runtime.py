@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import time
+import weakref
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -26,10 +27,23 @@ if TYPE_CHECKING:
 
 
 class StackRuntime(ServerAccess):
-    """What the plugins of one stack may reach (kiln.resources.base.ResourceRuntime)."""
+    """What the plugins of one stack may reach (kiln.resources.base.ResourceRuntime).
+
+    The stack owns its runtime and every plugin holds it, so the way back to the stack is
+    a weak reference: a strong one closed a cycle (stack -> slots -> plugins -> runtime ->
+    stack) that only the cycle collector could free, and a released stack lingered with
+    all its slots until the next full collection (tests/unit/engine/test_no_cycles.py).
+    Whoever uses a plugin holds its stack for as long (an action, a read)."""
 
     def __init__(self, stack: LiveStack) -> None:
-        self._stack = stack
+        self._stack_ref = weakref.ref(stack)
+
+    @property
+    def _stack(self) -> LiveStack:
+        stack = self._stack_ref()
+        if stack is None:
+            raise RuntimeError("the stack of this resource was released")
+        return stack
 
     @property
     def stack_id(self) -> str:

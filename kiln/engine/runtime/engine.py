@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import logging
 import uuid
 from collections.abc import Awaitable, Callable
@@ -134,26 +133,20 @@ class Engine:
         this); the claim and the row lock are given back when it ends.
 
         Once ``work`` is done nothing here refers to its stacks any more (the callable is
-        dropped, ``live`` forgets the stack), and after a big stack's action the cycle
-        collector frees them at once (see :func:`_collect`), before the event purge."""
+        dropped, ``live`` forgets the stack), and a LiveStack makes no reference cycles,
+        so reference counting frees it there and then, before the event purge."""
         cancel = asyncio.Event()
         self.cancels[stack_id] = cancel
         if stack is not None:
             self.live[stack_id] = stack
         pending = [work]
-        collected = False
 
         async def body() -> None:
-            nonlocal collected
             try:
                 await pending.pop()()
                 self.claims.finishing(stack_id, task)
                 if self.tasks.get(stack_id) is task:
-                    done = self.live.pop(stack_id, None)
-                    collected = done is not None and len(done.slots) >= COLLECT_AFTER
-                    del done
-                    if collected:
-                        gc.collect()
+                    self.live.pop(stack_id, None)
                 await self.purge_events(stack_id)
             except asyncio.CancelledError:
                 raise
@@ -173,14 +166,8 @@ class Engine:
                 if claim is not None and claim.task is task:
                     await self.claims.give_back(claim)
 
-        def after(_: asyncio.Task[None]) -> None:
-            if not collected:  # cancelled or failed before the collection above
-                _collect()
-
         task = asyncio.ensure_future(body())
         self.tasks[stack_id] = task
-        if stack is not None and len(stack.slots) >= COLLECT_AFTER:
-            task.add_done_callback(after)
         return task
 
     def background(self, stack_id: str, work: Awaitable[Any],
@@ -240,18 +227,3 @@ class Engine:
     def timeout_seconds(self, stack: LiveStack) -> float:
         mins = stack.info.timeout_mins
         return float(mins * 60) if mins else float(self.conf.stack_action_timeout)
-
-
-#: actions over at least this many resources end with a full garbage collection
-COLLECT_AFTER = 1000
-
-
-def _collect() -> None:
-    """A LiveStack is a web of reference cycles (its plugins' runtime and its bound
-    template point back at it), so only the cycle collector frees it. With a big heap that
-    full pass is rare: a 10,000-resource stack's slots, plugins and definitions would
-    linger into the next action and add to its peak. Run on the loop turn after the
-    action's task is done: until its done-callbacks return, the task (and, if it was
-    cancelled, the traceback through its frames) still holds the stack."""
-    asyncio.get_running_loop().call_soon(gc.collect)
-

@@ -112,6 +112,14 @@ async def traverse(graph: Graph[str], visit: Callable[[str], Awaitable[None]], *
     return Outcome(ok=True)
 
 
+def _being_cancelled() -> bool:
+    """Whether the running task is being cancelled. Asked from a helper so that no frame
+    of the cancelled task holds the task itself: the task keeps its CancelledError, whose
+    traceback keeps the frames (a reference cycle holding the stack)."""
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
+
+
 async def _stop(task: asyncio.Task[Any]) -> None:
     task.cancel()
     with contextlib.suppress(asyncio.CancelledError):
@@ -212,8 +220,7 @@ class _Walk:
         try:
             await self.visit(node)
         except asyncio.CancelledError as exc:
-            task = asyncio.current_task()
-            if task is not None and task.cancelling():
+            if _being_cancelled():
                 raise
             self._failed(node, exc)  # raised by the visitor itself, not by us
         except Exception as exc:  # a node's failure is data, not a crash  # noqa: BLE001
@@ -223,7 +230,11 @@ class _Walk:
                 self._launch(ready)
 
     def _failed(self, node: str, exc: BaseException) -> None:
-        self.frontier.failed(node, exc)
+        # the failure is kept as data (its type and message make the outcome), without
+        # its traceback: that starts at this walk's own frame, so keeping it would make
+        # a reference cycle (walk -> result -> traceback -> frame -> walk) holding the
+        # stack until the cycle collector ran
+        self.frontier.failed(node, exc.with_traceback(None))
         if self.fail_fast:
             self.stopping = True
             self.queued.clear()

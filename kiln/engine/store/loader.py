@@ -12,6 +12,7 @@ the stack can always be deleted or abandoned.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -28,20 +29,30 @@ from kiln.template.template import Template
 
 class StoredProperties(Properties):
     """A resource's stored property values, validated only when a plugin first reads
-    them: most actions on a loaded stack (delete above all) never do."""
+    them: most actions on a loaded stack (delete above all) never do.
+
+    The plugin owns its properties, so they refer back to it weakly (a strong reference
+    made a cycle for the collector, see kiln.engine.model.stack_runtime); validating
+    needs only the plugin's class (an update may hand the values on to a new plugin
+    of the same resource). Only stored values that no longer validate need the plugin
+    itself, to resolve its definition's properties instead."""
 
     def __init__(self, plugin: Resource, data: Mapping[str, Any]) -> None:
         # deliberately not calling Properties.__init__: that is the deferred work
-        self.__dict__["_kiln_pending"] = (plugin, data)
+        self.__dict__["_kiln_pending"] = (type(plugin), plugin.name, weakref.ref(plugin),
+                                          data)
 
     def __getattr__(self, name: str) -> Any:
         pending = self.__dict__.pop("_kiln_pending", None)
         if pending is None:
             raise AttributeError(name)
-        plugin, data = pending
+        cls, resource_name, plugin_ref, data = pending
         try:
-            real = plugin.make_properties(plugin.name, data)
+            real = cls.make_properties(resource_name, data)
         except KilnError:  # stored values that predate a schema change: the template's
+            plugin = plugin_ref()
+            if plugin is None:
+                raise
             real = plugin.make_properties(
                 plugin.name, plugin.runtime.resolve(plugin.definition.properties))
         self.__dict__.update(real.__dict__)
