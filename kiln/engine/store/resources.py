@@ -29,13 +29,6 @@ def _add(s: Session, rows: list[NewResource], restored: Sequence[int]) -> Insert
     return db_resources.insert_resources(s, rows)
 
 
-def _add_replacement(s: Session, new: NewResource, old_id: int) -> tuple[int, str, Any]:
-    created = db_resources.insert_resources(s, [new])
-    rid = created[new.name][0]
-    db_resources.update_resource(s, old_id, {"replaced_by": rid})
-    return created[new.name]
-
-
 def _save_side_state(s: Session, resource_id: int, data_set: dict[str, str],
                      data_del: list[str], metadata: Any, event: NewEvent | None,
                      signals: Sequence[db_signals.SignalWrite]) -> None:
@@ -70,7 +63,7 @@ class ResourceStore:
                         old_id: int) -> asyncio.Future[tuple[int, str, Any]]:
         """The replacement's row, and the old row marked replaced by it, in one
         transaction; ``(id, uuid, created_at)`` of the new row."""
-        return self._db.write(_add_replacement, new, old_id)
+        return self._db.write(db_resources.insert_replacement, new, old_id)
 
     def remove(self, resource_id: int) -> asyncio.Future[None]:
         """The row of a deleted resource (and its data)."""
