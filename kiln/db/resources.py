@@ -356,18 +356,25 @@ def _after_rollback(s: Session) -> None:
 
 
 def delete_resource(s: Session, resource_id: int) -> None:
-    """The row and its data. Core statements, on SQLite sent straight to the driver: an
-    update replacing N resources deletes N old rows one by one, and the ORM's bulk
-    delete cost several times the SQL."""
+    delete_resources(s, [resource_id])
+
+
+def delete_resources(s: Session, resource_ids: Sequence[int]) -> None:
+    """The rows and their data. Core statements (one executemany each), on SQLite sent
+    straight to the driver: an update replacing N resources deletes N old rows, and the
+    ORM's bulk delete of one row cost several times the SQL."""
     flush_resource_updates(s)
-    params = [{"rid": resource_id}]
+    if not resource_ids:
+        return
+    params = [{"rid": rid} for rid in resource_ids]
     for stmt in (_DELETE_ROW_DATA, _DELETE_ROW):
         if not driver_dml.execute(s, stmt, params):
             s.connection().execute(stmt, params)
     if s.identity_map:   # as the ORM's delete did: no stale copy stays in the session
-        obj = s.identity_map.get(identity_key(Resource, resource_id))
-        if obj is not None:
-            s.expunge(obj)
+        for rid in resource_ids:
+            obj = s.identity_map.get(identity_key(Resource, rid))
+            if obj is not None:
+                s.expunge(obj)
 
 
 def set_resource_data(s: Session, resource_id: int, key: str, value: str, *,
