@@ -112,6 +112,9 @@ resources (``kiln.db.resources``)::
         # per row: the cheapest way to record a status change (one executemany per batch)
     flush_resource_updates(s) -> None
     delete_resource(s, resource_id: int) -> None      # hard delete; ids are never reused
+    delete_resources(s, resource_ids: Sequence[int]) -> None          # many at once
+    insert_replacement(s, row: NewResource, old_id: int) -> tuple[int, str, datetime]
+        # the new row; the old one's replaced_by queued (as queue_resource_update)
     set_resource_data(s, resource_id: int, key: str, value: str, *, redact: bool = False)
     get_resource_data(s, resource_id: int) -> dict[str, str]          # decrypted
     delete_resource_data(s, resource_id: int, key: str) -> bool

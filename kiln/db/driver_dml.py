@@ -1,13 +1,14 @@
-"""The writer's two hottest statements sent straight to SQLite's driver.
+"""The writer's hottest statements sent straight to SQLite's driver.
 
 Every signal, and every resource state change, is one event INSERT and one resource
-UPDATE. Through a Core ``Connection.execute`` each cost about 30 us of SQLAlchemy's
-per-statement machinery (an execution context, parameter and result objects) around 4-14
-us of SQLite work, and on a server taking a signal every 2 ms that machinery runs with
-cold caches, at two to three times that. Here such a statement is compiled once for the
-session's dialect and run with ``executemany`` on the session's own driver connection,
-inside the session's transaction: the same SQL with the same parameters, each value
-converted by its column type's own bind processor, as SQLAlchemy would have sent it.
+UPDATE (a replacement's row is one INSERT, the row it replaced two DELETEs). Through a
+Core ``Connection.execute`` each cost about 30 us of SQLAlchemy's per-statement
+machinery (an execution context, parameter and result objects) around 4-14 us of SQLite
+work, and on a server taking a signal every 2 ms that machinery runs with cold caches,
+at two to three times that. Here such a statement is compiled once for the session's
+dialect and run with ``executemany`` on the session's own driver connection, inside the
+session's transaction: the same SQL with the same parameters, each value converted by
+its column type's own bind processor, as SQLAlchemy would have sent it.
 
 Only on SQLite, and only for statements whose every parameter the caller supplies (a
 column default or ``onupdate`` SQLAlchemy would fill in is not filled in here, so such a
@@ -21,7 +22,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
@@ -40,7 +41,7 @@ _MAX_COMPILED = 512
 _COMPILED: dict[tuple[int, tuple[str, ...], str], tuple[Any, _Compiled | None]] = {}
 
 
-def _compile(stmt: sa.Insert | sa.Update, keys: tuple[str, ...],
+def _compile(stmt: sa.Insert | sa.Update | sa.Delete, keys: tuple[str, ...],
              dialect: sa.Dialect) -> _Compiled | None:
     compiled = stmt.compile(dialect=dialect, column_keys=list(keys))
     names = compiled.positiontup or []
@@ -52,16 +53,14 @@ def _compile(stmt: sa.Insert | sa.Update, keys: tuple[str, ...],
     return _Compiled(sql=str(compiled), binds=binds)
 
 
-def execute(s: Session, stmt: sa.Insert | sa.Update,
-            rows: Sequence[Mapping[str, Any]]) -> bool:
-    """Run ``stmt`` once per row of ``rows`` (all with the same keys) in the session's
-    transaction on its SQLite driver connection; False, having done nothing, where that
-    does not apply (another database, a statement SQLAlchemy must complete)."""
+def _prepared(s: Session, stmt: sa.Insert | sa.Update | sa.Delete, keys: tuple[str, ...],
+              ) -> tuple[Any, _Compiled] | None:
+    """The session's SQLite driver connection and the statement compiled for ``keys``;
+    None where the driver is not to be used."""
     conn = s.connection()
     dialect = conn.dialect
-    if dialect.name != "sqlite" or not rows:
-        return False
-    keys = tuple(rows[0])
+    if dialect.name != "sqlite":
+        return None
     cache_key = (id(stmt), keys, dialect.name)
     known = _COMPILED.get(cache_key)
     if known is None or known[0] is not stmt:
@@ -70,13 +69,49 @@ def execute(s: Session, stmt: sa.Insert | sa.Update,
         known = _COMPILED[cache_key] = (stmt, _compile(stmt, keys, dialect))
     compiled = known[1]
     if compiled is None:
+        return None
+    return conn.connection.driver_connection, compiled
+
+
+def _values(compiled: _Compiled, row: Mapping[str, Any]) -> list[Any]:
+    return [row[name] if process is None else process(row[name])
+            for name, process in compiled.binds]
+
+
+def _raise(compiled: _Compiled, values: Any, exc: sqlite3.Error, s: Session) -> NoReturn:
+    raise sa.exc.DBAPIError.instance(compiled.sql, values, exc, sqlite3.Error,
+                                     dialect=s.connection().dialect) from exc
+
+
+def execute(s: Session, stmt: sa.Insert | sa.Update | sa.Delete,
+            rows: Sequence[Mapping[str, Any]]) -> bool:
+    """Run ``stmt`` once per row of ``rows`` (all with the same keys) in the session's
+    transaction on its SQLite driver connection; False, having done nothing, where that
+    does not apply (another database, a statement SQLAlchemy must complete)."""
+    if not rows:
         return False
-    values = [[row[name] if process is None else process(row[name])
-               for name, process in compiled.binds] for row in rows]
-    driver: Any = conn.connection.driver_connection
+    prepared = _prepared(s, stmt, tuple(rows[0]))
+    if prepared is None:
+        return False
+    driver, compiled = prepared
+    values = [_values(compiled, row) for row in rows]
     try:
         driver.executemany(compiled.sql, values)
     except sqlite3.Error as exc:
-        raise sa.exc.DBAPIError.instance(compiled.sql, values, exc, sqlite3.Error,
-                                         dialect=dialect) from exc
+        _raise(compiled, values, exc, s)
     return True
+
+
+def insert_one(s: Session, stmt: sa.Insert, row: Mapping[str, Any]) -> int | None:
+    """Insert one row as :func:`execute` does and return its id (SQLite's last row id of
+    the cursor); None, having done nothing, where the driver is not to be used."""
+    prepared = _prepared(s, stmt, tuple(row))
+    if prepared is None:
+        return None
+    driver, compiled = prepared
+    values = _values(compiled, row)
+    try:
+        rid = driver.execute(compiled.sql, values).lastrowid
+    except sqlite3.Error as exc:
+        _raise(compiled, values, exc, s)
+    return int(rid)

@@ -173,6 +173,22 @@ _READ_BACK_BY_UUID = 100
 _INSERT_SLICE = 500
 
 
+def _insert_values(r: NewResource, now: Any) -> dict[str, Any]:
+    return {"uuid": r.uuid or str(uuidlib.uuid4()), "stack_id": r.stack_id,
+            "root_stack_id": r.root_stack_id, "name": r.name, "type": r.type,
+            "physical_resource_id": r.physical_resource_id, "action": r.action,
+            "status": r.status, "status_reason": r.status_reason,
+            "properties_data": crypt.seal(r.properties_data),
+            "rsrc_metadata": r.metadata,
+            "requires": None if r.requires is None else list(r.requires),
+            "needed_by": None if r.needed_by is None else list(r.needed_by),
+            "replaces": r.replaces, "traversal_id": r.traversal_id,
+            "created_at": now}
+
+
+_INSERT = sa.insert(_TABLE)
+
+
 def insert_resources(s: Session, rows: Sequence[NewResource],
                      ) -> dict[str, tuple[int, str, Any]]:
     """The engine's hot-path insert: one Core executemany, ``{name: (id, uuid,
@@ -183,30 +199,38 @@ def insert_resources(s: Session, rows: Sequence[NewResource],
     now = utcnow()
     conn = s.connection()
     wanted: dict[str, str] = {}
-    insert = sa.insert(_TABLE)
     # in slices: the parameter dicts (and the driver's copies of them) of a 10,000-row
     # stack at once would be some 10 MB, alive together for a moment
     for i in range(0, len(rows), _INSERT_SLICE):
-        values = [{"uuid": r.uuid or str(uuidlib.uuid4()), "stack_id": r.stack_id,
-                   "root_stack_id": r.root_stack_id, "name": r.name, "type": r.type,
-                   "physical_resource_id": r.physical_resource_id, "action": r.action,
-                   "status": r.status, "status_reason": r.status_reason,
-                   "properties_data": crypt.seal(r.properties_data),
-                   "rsrc_metadata": r.metadata,
-                   "requires": None if r.requires is None else list(r.requires),
-                   "needed_by": None if r.needed_by is None else list(r.needed_by),
-                   "replaces": r.replaces, "traversal_id": r.traversal_id,
-                   "created_at": now}
-                  for r in rows[i:i + _INSERT_SLICE]]
-        conn.execute(insert, values)
+        values = [_insert_values(r, now) for r in rows[i:i + _INSERT_SLICE]]
+        conn.execute(_INSERT, values)
         wanted.update((v["uuid"], v["name"]) for v in values)
         del values
-    # a few rows (one replacement) are read back by uuid: reading the whole stack for
-    # each of N replacements would make an update of N resources O(N^2)
+    # a few rows are read back by uuid: reading the whole stack for a few rows of a
+    # big one would cost as much as storing them all
     where = (_TABLE.c.uuid.in_(list(wanted)) if len(wanted) <= _READ_BACK_BY_UUID
              else _TABLE.c.stack_id == rows[0].stack_id)
     found = conn.execute(sa.select(_TABLE.c.id, _TABLE.c.uuid).where(where))
     return {wanted[u]: (rid, u, now) for rid, u in found if u in wanted}
+
+
+def insert_replacement(s: Session, row: NewResource, old_id: int) -> tuple[int, str, Any]:
+    """A replacement's row, and the old row marked replaced by it (deferred, merged into
+    the batch's one executemany of row updates): ``(id, uuid, created_at)``.
+
+    One single-row INSERT whose id comes back with it (SQLite's last row id, elsewhere
+    SQLAlchemy's ``inserted_primary_key``): a replace-all update of N resources runs
+    this N times, and the read-back by uuid and the immediate UPDATE it replaces were
+    two thirds of it."""
+    now = utcnow()
+    values = _insert_values(row, now)
+    rid = driver_dml.insert_one(s, _INSERT, values)
+    if rid is None:
+        key = s.connection().execute(_INSERT, values).inserted_primary_key
+        assert key is not None
+        rid = int(key[0])
+    queue_resource_update(s, old_id, {"replaced_by": rid})
+    return rid, values["uuid"], now
 
 
 def get_resource(s: Session, resource_id: int) -> ResourceRecord | None:
@@ -332,9 +356,25 @@ def _after_rollback(s: Session) -> None:
 
 
 def delete_resource(s: Session, resource_id: int) -> None:
+    delete_resources(s, [resource_id])
+
+
+def delete_resources(s: Session, resource_ids: Sequence[int]) -> None:
+    """The rows and their data. Core statements (one executemany each), on SQLite sent
+    straight to the driver: an update replacing N resources deletes N old rows, and the
+    ORM's bulk delete of one row cost several times the SQL."""
     flush_resource_updates(s)
-    s.execute(sa.delete(ResourceData).where(ResourceData.resource_id == resource_id))
-    s.execute(sa.delete(Resource).where(Resource.id == resource_id))
+    if not resource_ids:
+        return
+    params = [{"rid": rid} for rid in resource_ids]
+    for stmt in (_DELETE_ROW_DATA, _DELETE_ROW):
+        if not driver_dml.execute(s, stmt, params):
+            s.connection().execute(stmt, params)
+    if s.identity_map:   # as the ORM's delete did: no stale copy stays in the session
+        for rid in resource_ids:
+            obj = s.identity_map.get(identity_key(Resource, rid))
+            if obj is not None:
+                s.expunge(obj)
 
 
 def set_resource_data(s: Session, resource_id: int, key: str, value: str, *,
@@ -354,6 +394,8 @@ _UPDATE_DATA = (sa.update(_DATA)
                 .where(_DATA.c.resource_id == sa.bindparam("rid"),
                        _DATA.c.key == sa.bindparam("k"))
                 .values(value=sa.bindparam("v"), redact=sa.bindparam("r")))
+_DELETE_ROW_DATA = sa.delete(_DATA).where(_DATA.c.resource_id == sa.bindparam("rid"))
+_DELETE_ROW = sa.delete(_TABLE).where(_TABLE.c.id == sa.bindparam("rid"))
 _DELETE_DATA = sa.delete(_DATA).where(_DATA.c.resource_id == sa.bindparam("rid"),
                                       _DATA.c.key == sa.bindparam("k"))
 

@@ -221,9 +221,12 @@ async def update_one(engine: Engine, target: Target, name: str, deadline: Deadli
             # before any update is tried (a new type, a failed or deleted resource)
             # leaves its state as it was, so a rollback that restores it shows it
             # unchanged (Heat 27, seen on the peer)
-            await engine.recorder.resource(stack, slot, UPDATE, IN_PROGRESS)
+            # both in one turn: one recorder flush, the row written once (its last
+            # state), both events in order; nothing happens between the two
+            began = engine.recorder.resource(stack, slot, UPDATE, IN_PROGRESS)
             await engine.recorder.resource(stack, slot, UPDATE, COMPLETE,
                                            replacement_reason(slot, stack))
+            await began
         await replace(engine, target, slot, definition, decision.change, deadline)
     if hooked:
         await hooks.pause(engine, stack, stack.slots[name], "post", UPDATE)

@@ -3,14 +3,16 @@ replacement's row, a row's removal, what recovery reads and fails, a resource's 
 and metadata changed outside an action (hooks, signals).
 
 As in :mod:`.stacks`, each method is one transaction, and a write returns the batching
-writer's future, queued when called.
+writer's future, queued when called; except a replacement's row and a row's removal,
+which an update makes for every resource it replaces: those asked for in one turn of the
+event loop are one write job (:class:`_PerTurn`), as the recorder's transitions are.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, Generic, TypeVar
 
 from sqlalchemy.orm import Session
 
@@ -23,6 +25,60 @@ from kiln.db.records import NewEvent, NewResource, ResourceRecord, StackRecord
 from kiln.engine.model.states import FAILED
 from kiln.engine.store.stacks import Inserted
 
+ItemT = TypeVar("ItemT")
+ResultT = TypeVar("ResultT")
+
+
+class _PerTurn(Generic[ItemT, ResultT]):
+    """Items asked for during one turn of the event loop, written as ONE job.
+
+    A replace-all update of N resources asks for N replacement rows and N removals,
+    nearly all in a few turns: as N jobs each was a hand-off to the writer thread and
+    most became a batch (and a commit) of its own, costing more than the SQL. Each caller
+    still gets its own future, resolved once the job is committed, so what it awaits is
+    unchanged (a failure fails every item of the job, as in a recorder flush)."""
+
+    def __init__(self, db: Database,
+                 fn: Callable[[Session, list[ItemT]], list[ResultT]]) -> None:
+        self._db = db
+        self._fn = fn
+        self._pending: dict[asyncio.AbstractEventLoop,
+                            list[tuple[ItemT, asyncio.Future[ResultT]]]] = {}
+
+    def submit(self, item: ItemT) -> asyncio.Future[ResultT]:
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[ResultT] = loop.create_future()
+        pending = self._pending.get(loop)
+        if pending is None:
+            pending = self._pending[loop] = []
+            loop.call_soon(self._flush, loop)
+        pending.append((item, fut))
+        return fut
+
+    def _flush(self, loop: asyncio.AbstractEventLoop) -> None:
+        pending = self._pending.pop(loop, [])
+        try:
+            job = self._db.write(self._fn, [item for item, _ in pending])
+        except Exception as exc:  # a closed database: each caller hears it  # noqa: BLE001
+            for _, fut in pending:
+                if not fut.done():
+                    fut.set_exception(exc)
+            return
+
+        def done(f: asyncio.Future[list[ResultT]]) -> None:
+            results = None if f.cancelled() or f.exception() else f.result()
+            for i, (_, fut) in enumerate(pending):
+                if fut.done():
+                    continue
+                if results is not None:
+                    fut.set_result(results[i])
+                elif f.cancelled():
+                    fut.cancel()
+                else:
+                    fut.set_exception(f.exception())  # type: ignore[arg-type]
+
+        job.add_done_callback(done)
+
 
 def _add(s: Session, rows: list[NewResource], restored: Sequence[int]) -> Inserted:
     for rid in restored:
@@ -30,11 +86,14 @@ def _add(s: Session, rows: list[NewResource], restored: Sequence[int]) -> Insert
     return db_resources.insert_resources(s, rows)
 
 
-def _add_replacement(s: Session, new: NewResource, old_id: int) -> tuple[int, str, Any]:
-    created = db_resources.insert_resources(s, [new])
-    rid = created[new.name][0]
-    db_resources.update_resource(s, old_id, {"replaced_by": rid})
-    return created[new.name]
+def _add_replacements(s: Session, items: list[tuple[NewResource, int]],
+                      ) -> list[tuple[int, str, Any]]:
+    return [db_resources.insert_replacement(s, new, old_id) for new, old_id in items]
+
+
+def _remove(s: Session, resource_ids: list[int]) -> list[None]:
+    db_resources.delete_resources(s, resource_ids)
+    return [None] * len(resource_ids)
 
 
 def _save_side_state(s: Session, resource_id: int, data_set: dict[str, str],
@@ -59,6 +118,8 @@ class ResourceStore:
 
     def __init__(self, db: Database) -> None:
         self._db = db
+        self._replacements = _PerTurn(db, _add_replacements)
+        self._removals = _PerTurn(db, _remove)
 
     # -- rows ---------------------------------------------------------------------------
     def add(self, rows: list[NewResource], *,
@@ -71,11 +132,11 @@ class ResourceStore:
                         old_id: int) -> asyncio.Future[tuple[int, str, Any]]:
         """The replacement's row, and the old row marked replaced by it, in one
         transaction; ``(id, uuid, created_at)`` of the new row."""
-        return self._db.write(_add_replacement, new, old_id)
+        return self._replacements.submit((new, old_id))
 
     def remove(self, resource_id: int) -> asyncio.Future[None]:
         """The row of a deleted resource (and its data)."""
-        return self._db.write(db_resources.delete_resource, resource_id)
+        return self._removals.submit(resource_id)
 
     async def of_stack(self, stack_id: str) -> list[ResourceRecord]:
         """Every row of the stack, replaced ones included."""

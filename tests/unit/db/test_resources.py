@@ -315,3 +315,62 @@ def test_batched_updates_encrypt_each_distinct_properties_document_once(tx: Tx) 
     assert "pa55" not in str(stored) and "0ther" not in str(stored)
     assert stored["a"] == stored["b"] != stored["c"]
     assert listed == {"a": same, "b": same, "c": other}
+
+
+def _traced(s: sa.orm.Session) -> list[str]:
+    """Every statement SQLite runs on the session's connection from now on."""
+    seen: list[str] = []
+    s.connection().connection.driver_connection.set_trace_callback(seen.append)
+    return seen
+
+
+def test_a_replacement_row_is_one_insert_and_the_old_row_points_at_it(tx: Tx) -> None:
+    """What an update stores per replaced resource: the new row (read back as
+    ``insert_resources`` stores rows) and the old row's ``replaced_by``, seen by a read
+    in the same transaction and after it. On SQLite the row is one INSERT, no read-back
+    of the row, and the old row's change waits for the batch's merged UPDATE (it was an
+    INSERT, a SELECT by uuid and an UPDATE, two thirds of a replace-all update's
+    writer time)."""
+    st = new_stack(tx)
+    with tx() as s:
+        old = resources.insert_resources(s, [NewResource(st.id, st.id, "r", "T",
+                                                         requires=["x"])])["r"]
+    with tx() as s:
+        sqlite = s.connection().dialect.name == "sqlite"
+        seen = _traced(s) if sqlite else []
+        rid, ruuid, created = resources.insert_replacement(
+            s, NewResource(st.id, st.id, "r", "T", requires=["x"], replaces=old[0]), old[0])
+        if sqlite:
+            assert [q.split()[0] for q in seen] == ["INSERT"]
+        assert rid > old[0]
+        current = resources.get_resource_by_name(s, st.id, "r")
+        assert current is not None and current.id == rid
+    with tx() as s:
+        rows = {r.id: r for r in resources.list_resources(s, st.id)}
+        assert rows[old[0]].replaced_by == rid and rows[old[0]].updated_at is not None
+        new = rows[rid]
+        assert (new.uuid, new.created_at, new.replaces) == (ruuid, created, old[0])
+        assert (new.name, new.type, new.requires, new.action, new.status) == (
+            "r", "T", ["x"], "INIT", "COMPLETE")
+
+
+def test_a_deleted_row_takes_its_data_and_leaves_no_copy_in_the_session(tx: Tx) -> None:
+    from kiln.db.models import Resource
+
+    st = new_stack(tx)
+    with tx() as s:
+        a, b = resources.create_resources(s, [NewResource(st.id, st.id, "a", "T"),
+                                              NewResource(st.id, st.id, "b", "T")])
+        for rid in (a.id, b.id):
+            resources.set_resource_data(s, rid, "k", "v")
+    with tx() as s:
+        loaded = s.get(Resource, a.id)
+        assert loaded is not None
+        resources.queue_resource_update(s, a.id, {"status_reason": "queued first"})
+        resources.delete_resource(s, a.id)
+        assert s.get(Resource, a.id) is None
+        assert [r.id for r in resources.list_resources(s, st.id)] == [b.id]
+    with tx() as s:
+        assert resources.get_resource(s, a.id) is None
+        assert resources.get_resource_data(s, a.id) == {}
+        assert resources.get_resource_data(s, b.id) == {"k": "v"}

@@ -76,6 +76,32 @@ async def test_a_replacement_and_the_old_rows_mark_are_one_commit(db: Database) 
     assert rows[created["b"][0]].name == "b"
 
 
+async def test_replacements_and_removals_of_one_turn_are_one_write_each(
+        db: Database) -> None:
+    """A replace-all update asks for a replacement row, then a removal, per resource,
+    nearly all in the same turns of the event loop: each turn's are ONE write job of the
+    writer (they were one job each, most a commit of their own), and every caller still
+    gets its own row back, committed."""
+    import asyncio
+
+    store = Store(db)
+    old = await admitted(store, *(f"r{i}" for i in range(20)))
+    writes = db.writes
+    made = await asyncio.gather(*(store.resources.add_replacement(
+        resource(name, replaces=rid), rid) for name, rid in old.items()))
+    assert db.writes == writes + 1
+    rows = {r.id: r for r in await store.resources.of_stack(STACK)}
+    for (name, rid), (new_id, uuid, _) in zip(old.items(), made, strict=True):
+        assert (rows[new_id].name, rows[new_id].uuid, rows[new_id].replaces) == (
+            name, uuid, rid)
+        assert rows[rid].replaced_by == new_id
+    writes = db.writes
+    await asyncio.gather(*(store.resources.remove(rid) for rid in old.values()))
+    assert db.writes == writes + 1
+    left = await store.resources.of_stack(STACK)
+    assert sorted(r.id for r in left) == sorted(new_id for new_id, _, _ in made)
+
+
 async def test_side_state_and_its_event_are_one_commit(db: Database) -> None:
     store = Store(db)
     rid = (await admitted(store, "a"))["a"]

@@ -342,3 +342,34 @@ async def test_an_update_wait_condition_handle_is_replaced_without_an_update_eve
         ("uwch", "UPDATE_IN_PROGRESS"), ("h", "CREATE_IN_PROGRESS"),
         ("h", "CREATE_COMPLETE"), ("h", "DELETE_IN_PROGRESS"), ("h", "DELETE_COMPLETE"),
         ("uwch", "UPDATE_COMPLETE")]
+
+
+async def test_replacing_every_resource_writes_per_turn_not_per_resource(
+        service: EngineService, ctx: RequestContext) -> None:
+    """A replace-all update's writer jobs: the replacement rows, the removals of the old
+    rows and each replaced resource's two UPDATE transitions are written per event-loop
+    turn, not one job per resource (each job is a hand-off to the writer thread and
+    mostly a commit of its own). Heat's events are all still there, in order."""
+    n = 60
+
+    def strings(salt: str) -> dict[str, Any]:
+        return hot({f"r{i}": {"type": "OS::Heat::RandomString", "properties": {"salt": salt}}
+                    for i in range(n)})
+
+    stack = await create(service, ctx, "many", strings("one"))
+    ident = stack["stack_identity"]
+    before = await physical_ids(service, ctx, ident)
+    n_create_events = len(await events(service, ctx, ident))
+    writes = service.db.writes
+    stack = await update(service, ctx, ident, strings("two"))
+    assert stack["stack_status"] == "UPDATE_COMPLETE"
+    # one job per resource for the rows alone was 2n; per turn it is a handful
+    assert service.db.writes - writes < n
+    after = await physical_ids(service, ctx, ident)
+    assert set(after) == set(before) and not set(after.values()) & set(before.values())
+    by_res: dict[str, list[str]] = {}
+    for name, status, _ in (await events(service, ctx, ident))[n_create_events + 1:-1]:
+        by_res.setdefault(name, []).append(status)
+    assert by_res == {f"r{i}": ["UPDATE_IN_PROGRESS", "UPDATE_COMPLETE",
+                                "CREATE_IN_PROGRESS", "CREATE_COMPLETE",
+                                "DELETE_IN_PROGRESS", "DELETE_COMPLETE"] for i in range(n)}
