@@ -12,8 +12,6 @@ plugins allow (an AWS::IAM::User's AccessPolicy), else 403. Callers without the 
 
 from __future__ import annotations
 
-from kiln.db import resources as db_resources
-from kiln.db import stack_users as db_users
 from kiln.engine.model.context import RequestContext
 from kiln.engine.service.shared import ServiceBase
 from kiln.errors import Forbidden
@@ -28,7 +26,7 @@ def is_stack_user(service: ServiceBase, ctx: RequestContext) -> bool:
 
 async def owned(service: ServiceBase, ctx: RequestContext, stack_id: str) -> list[str]:
     """The resources of ``stack_id`` whose stack user the caller is."""
-    users = await service.db.run(db_users.list_users, stack_id)
+    users = await service.store.stack_users.users_of(stack_id)
     return [name for name, user_id in users if user_id == ctx.user_id]
 
 
@@ -57,7 +55,7 @@ async def confine_server(service: ServiceBase, ctx: RequestContext, server_id: s
     physical id is ``server_id`` (the server whose deployments it reads)."""
     if not is_stack_user(service, ctx):
         return
-    for rec in await service.db.run(db_resources.find_resources_by_physical_id, server_id):
+    for rec, _stack in await service.store.resources.by_physical_id(server_id):
         if rec.name in await owned(service, ctx, rec.stack_id):
             return
     raise Forbidden("This stack user may not read the deployments of another server.")
