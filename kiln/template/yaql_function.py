@@ -12,6 +12,7 @@ one is much slower than evaluating a small expression.
 from __future__ import annotations
 
 import collections.abc  # noqa: F401  (yaql 3 uses collections.abc without importing it)
+import threading
 from functools import lru_cache
 from typing import Any
 
@@ -34,6 +35,12 @@ def _parser(limit_iterators: int, memory_quota: int) -> Any:
 
 
 DEFAULT_LIMITS = (200, 10000)
+
+#: yaql's parser keeps its lexer's state on the parser object (ply), so two threads
+#: parsing at once (a create validating on a worker thread while the loop resolves
+#: another stack's outputs) corrupt each other's token stream ("unexpected end of
+#: statement"): one parse at a time. A parse takes microseconds.
+_parse_lock = threading.Lock()
 
 #: Seconds one evaluation may run (``[yaql] timeout``'s default).
 DEFAULT_TIMEOUT = 5.0
@@ -80,7 +87,8 @@ class Yaql(Function):
             raise err(f'The "expression" argument to {self.fn_name} must contain a string.')
         parser = _parser(*limits)
         try:
-            return parser(expression)
+            with _parse_lock:
+                return parser(expression)
         except _yaql_error() as exc:
             raise err(f"Bad expression {exc}.") from None
 
