@@ -60,6 +60,9 @@ class Target:
     fresh: set[str] = field(default_factory=set)
     changes: dict[str, Change] = field(default_factory=dict)
     cleaner: SupersededCleaner | None = None
+    #: the stack before the update: the slots it dooms keep its runtime, whose back
+    #: reference to it is weak, so it must live until they are deleted
+    previous: LiveStack | None = None
 
     def doom(self, slot: Slot) -> None:
         self.doomed[id(slot)] = slot
@@ -76,7 +79,7 @@ def build_target(current: LiveStack, new: LiveStack, *, restore_replaced: bool) 
     """Move ``current``'s slots into ``new`` (already bound, no slots yet)."""
     definitions = new.bound.resource_definitions()
     deps = new.bound.dependencies()
-    target = Target(new, definitions)
+    target = Target(new, definitions, previous=current)
     stale = stale_slots(current)
     # a replaced resource the restored template does not have is deleted, not restored
     restorable = {s.name: s for s in stale
@@ -294,7 +297,7 @@ async def run_update(engine: Engine, current: LiveStack, new: LiveStack, *,
     if new.info.raw_template_id:
         engine.template_cache.put(new.info.raw_template_id, new.template)
     target = build_target(current, new, restore_replaced=(action == ROLLBACK))
-    del current   # its slots moved into ``new``; its bound template is not needed
+    del current   # its slots moved into ``new``; ``target.previous`` keeps it for the doomed
     deadline = Deadline(engine.timeout_seconds(new))
     cancel = engine.cancels.get(new.info.id)
     outcome = await apply(engine, target, action=action, deadline=deadline, cancel=cancel)
