@@ -1,4 +1,4 @@
-"""More of `kiln stack` as its user meets it: the README's commands run verbatim, files a
+"""More of `kiln stack` as its user meets it: the commands of docs/cli.md run verbatim, files a
 template refers to, a rolled-back create, the plan of `update --dry-run`, and logging in
 through a real Keystone with the openstack CLI's OS_* variables."""
 
@@ -25,6 +25,7 @@ from tests.functional.test_cli_stack import (
     kiln_stack,
     ok,
 )
+from tests.support import docs
 from tests.support.fixtures import StartKeystone
 from tests.support.keystone import KeystoneProcess
 from tests.support.local_http import local_http_server
@@ -32,22 +33,22 @@ from tests.support.server import KilnProcess, clean_env, kiln_command
 
 __all__ = ["endpoint"]  # the fixture, shared with test_cli_stack
 
-README = (Path(__file__).resolve().parents[2] / "README.md").read_text()
 README_ENDPOINT = "http://127.0.0.1:8004/v1/demo"
 
 
-def _section(title: str) -> str:
-    return README.split(f"## {title}", 1)[1].split("\n## ", 1)[0]
+def _section(name: str, title: str) -> str:
+    return docs.section(docs.page(name), title)
 
 
 def _quick_start_template() -> tuple[str, str]:
-    match = re.search(r"cat > (\S+) <<'YAML'\n(.*?)\nYAML\n", _section("Quick start"), re.S)
+    match = re.search(r"cat > (\S+) <<'YAML'\n(.*?)\nYAML\n",
+                      _section("getting-started.md", "Quick start"), re.S)
     assert match, "the quick start writes its template with a heredoc"
     return match[1], match[2] + "\n"
 
 
 def test_readme_kiln_stack_commands(kiln_server: KilnProcess, tmp_path: Path) -> None:
-    section = _section("The `kiln stack` command")
+    section = docs.page("cli.md")
     block = re.search(r"```sh\n(.*?)```", section, re.S)
     assert block
     filename, body = _quick_start_template()

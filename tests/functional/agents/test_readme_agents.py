@@ -1,4 +1,4 @@
-"""The README's software-deployment example, run as written (endpoint port and paths
+"""The software-deployment example (docs/agents.md), run as written (endpoint port and paths
 aside): the template, the `openstack` commands, and the agent chain's command line."""
 
 from __future__ import annotations
@@ -10,18 +10,16 @@ import sys
 from pathlib import Path
 
 from tests.functional.agents.deploying import wait_for
+from tests.support import docs
 from tests.support.agents import CHAIN_TIMEOUT, agents_or_skip
 from tests.support.clients import OpenStackCLI
 from tests.support.server import KilnProcess, clean_env
 
-README = (Path(__file__).resolve().parents[3] / "README.md").read_text()
 ENDPOINT = "http://127.0.0.1:8004/v1/demo"
 
 
 def _blocks() -> list[str]:
-    section = README.split("## Software deployments with Heat's agents", 1)[1]
-    section = section.split("\n## ", 1)[0]
-    return re.findall(r"```sh\n(.*?)```", section, re.S)
+    return re.findall(r"```sh\n(.*?)```", docs.page("agents.md"), re.S)
 
 
 def _openstack(line: str) -> list[str]:

@@ -1,5 +1,5 @@
-"""The README's worked example of signals, run verbatim with bash (ports aside) against a
-real ``kiln serve``: the real ``openstack`` CLI, heat-cfntools' cfn-signal and curl."""
+"""The worked example of signals (docs/signals.md), run verbatim with bash (ports aside)
+against a real ``kiln serve``: the real ``openstack`` CLI, heat-cfntools' cfn-signal and curl."""
 
 from __future__ import annotations
 
@@ -9,17 +9,15 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.support import cfntools
+from tests.support import cfntools, docs
 from tests.support.clients import heat_client, wait_for_stack_status
 from tests.support.server import KilnProcess, clean_env
 
-README = (Path(__file__).resolve().parents[3] / "README.md").read_text()
-
 
 def worked_example() -> str:
-    section = README.split("## Servers talk back", 1)[1].split("\n## ", 1)[0]
+    section = docs.page("signals.md")
     blocks = re.findall(r"```sh\n(.*?)```", section, re.S)
-    assert len(blocks) == 1, "the section has one sh block: the worked example"
+    assert len(blocks) == 1, "the page has one sh block: the worked example"
     return blocks[0]
 
 
