@@ -76,6 +76,27 @@ def test_readme_kiln_stack_commands(kiln_server: KilnProcess, tmp_path: Path) ->
     assert "Stack s1 DELETE_COMPLETE" in results["delete"].stderr
 
 
+def test_the_readme_tour(kiln_server: KilnProcess, tmp_path: Path) -> None:
+    """The README's one-minute tour, line by line (the endpoint's port aside): the
+    template it writes, then each `.venv/bin/kiln stack` command, run with this Kiln."""
+    section = docs.section(docs.readme(), "A one-minute tour")
+    (block,) = re.findall(r"```sh\n(.*?)```", section, re.S)
+    heredoc = re.search(r"cat > (\S+) <<'YAML'\n(.*?)\nYAML\n", block, re.S)
+    assert heredoc
+    (tmp_path / heredoc[1]).write_text(heredoc[2] + "\n")
+    lines = [line for line in block.splitlines() if line.startswith(".venv/bin/kiln ")]
+    assert block.startswith(f"export OS_ENDPOINT={README_ENDPOINT}\n")
+    results = {}
+    for line in lines:
+        words = shlex.split(line)
+        assert words[1] == "stack"
+        results[words[2]] = ok(kiln_stack(kiln_server.endpoint("demo"), tmp_path, *words[2:]))
+    assert list(results) == ["create", "outputs", "delete"]
+    assert field_table(results["create"].stdout)["stack_status"] == "CREATE_COMPLETE"
+    value = field_table(results["outputs"].stdout)["output_value"]
+    assert len(value) == 16 and value.isalnum()
+    assert "DELETE_COMPLETE" in results["delete"].stderr
+
 def test_files_a_template_refers_to(endpoint: str, tmp_path: Path) -> None:
     """get_file, a template used as a type (in a subdirectory, with its own get_file) and an
     environment's provider template are all read locally and reach the server."""
