@@ -122,7 +122,10 @@ database_opts = [
 heat_api_opts = [
     cfg.HostAddressOpt("bind_host", default="127.0.0.1", help="Address the native API binds."),
     cfg.PortOpt("bind_port", default=8004, help="Port of the native API."),
-    cfg.IntOpt("workers", default=1, help="API worker processes."),
+    cfg.IntOpt("workers", default=1,
+               help="API worker processes: 1 unless a broker is configured (see the "
+                    "deployment guide, docs/deployment.md); without one, any other value "
+                    "stops the start."),
 ]
 
 heat_api_cfn_opts = [
