@@ -37,6 +37,7 @@ RUN_BY = {
     ("keystone.md", "Behind Keystone", "[paste_deploy]"): "tests/unit/server/test_readme.py",
     ("keystone.md", "Servers' credentials", "[DEFAULT]"): "tests/unit/server/test_readme.py",
     ("notifications.md", "Notifications", ""): "tests/unit/test_docs.py",
+    ("events.md", "Live events", ""): "tests/functional/api/test_event_stream.py",
     ("plugins.md", "Writing a resource plugin", ""):
         "tests/unit/resources/test_plugin_guide.py",
     ("resources.md", "OpenStack resources", "[kiln_clients]"):
@@ -45,22 +46,19 @@ RUN_BY = {
         "tests/functional/test_server_listeners.py",
     ("running.md", "Running Kiln", "[DEFAULT]"): "tests/unit/server/test_readme.py",
     ("running.md", "Databases", ""): "tests/integration/test_db_upgrade_servers.py",
-    ("signals.md", "Servers talk back", "OS="): "tests/functional/cfn/test_readme_signals.py",
+    ("signals.md", "Servers talk back", ""): "tests/functional/cfn/test_readme_signals.py",
 }
 #: blocks no test runs as written, and why (what is tested instead)
 NOT_RUN = {
-    ("events.md", "curl -N"): "a live stream without end while the stack lives; "
-        "tests/functional/api/test_event_stream.py reads the same route",
     ("heat-compatibility.md", "bash scripts/test.sh tests/functional/test_corpus.py"):
         "the corpus commands: CI runs the comparison; re-recording needs a live Heat 27",
     ("keystone.md", "openstack user create"): "registering Kiln needs an admin login to a "
-        "cloud's Keystone; the identity tests register their Kiln through keystoneauth",
+        "cloud's Keystone; the identity tests register their Kiln's service and endpoints "
+        "through Keystone's API (tests/support/keystone.py)",
     ("keystone.md", "# with an admin openrc"): "tests/functional/identity/test_stack_users.py "
         "runs kiln keystone-setup with these options (its own names)",
     ("resources.md", "cd tests/cloud/templates"): "tests/cloud/test_seed_template.py runs "
         "this life cycle with heatclient against the test cloud",
-    ("signals.md", "import boto3"): "tests/functional/cfn/test_cfn_boto3.py drives boto3's "
-        "cloudformation client the same way",
 }
 #: interface sketches, not commands
 SKETCHES = {"contracts.md"}
