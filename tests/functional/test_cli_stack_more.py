@@ -68,7 +68,7 @@ def test_readme_kiln_stack_commands(kiln_server: KilnProcess, tmp_path: Path) ->
     value = field_table(results["outputs"].stdout)["output_value"]
     assert len(value) == 16 and value.isalnum()
     assert "CREATE_COMPLETE" in results["events"].stdout
-    # the plan the README shows is the one printed
+    # the plan docs/cli.md shows is the one printed
     shown = re.search(r"```\n(\s*Plan for stack.*?)```", section, re.S)
     assert shown
     assert results["preview"].stdout == textwrap.dedent(shown[1])
