@@ -4,8 +4,10 @@ other files.
 The pages link to tests, templates and bench/README.md by relative paths (``../tests/...``),
 which work where the Markdown is read in the repository. MkDocs only knows the files under
 ``docs/`` and, in strict mode, fails on such a link. This hook checks that each such target
-exists in the checkout, so a renamed test still breaks the build, and then makes it a link
-into the repository's web view when ``repo_url`` is set, or plain text otherwise.
+exists in the checkout (and, for a Markdown file, that the ``#anchor`` is one of its
+headings as GitHub names them), so a renamed test or heading still breaks the build, and
+then makes it a link into the repository's web view when ``repo_url`` is set, or plain
+text otherwise.
 """
 
 from __future__ import annotations
@@ -18,6 +20,25 @@ from mkdocs.exceptions import PluginError
 
 LINK = re.compile(r"(?<!!)\[(?P<text>[^\]]+)\]\((?P<target>[^)\s#]+)(?P<anchor>#[^)\s]*)?\)")
 FENCE = re.compile(r"^(```|~~~)")
+HEADING = re.compile(r"^#{1,6} (.+?)\s*#*$")
+
+
+def _github_anchors(path: Path) -> set[str]:
+    """The anchors GitHub gives a Markdown file's headings (lower case, punctuation but
+    ``-`` and ``_`` dropped, spaces as ``-``; a repeated one gets ``-1``, ``-2``...)."""
+    seen: dict[str, int] = {}
+    fenced = False
+    for line in path.read_text().splitlines():
+        if FENCE.match(line.lstrip()):
+            fenced = not fenced
+        match = None if fenced else HEADING.match(line)
+        if match:
+            slug = re.sub(r"[^\w\- ]", "", match[1].lower()).replace(" ", "-")
+            count = seen.get(slug, 0)
+            seen[slug] = count + 1
+            if count:
+                seen[f"{slug}-{count}"] = 1
+    return set(seen)
 
 
 def _outside(target: str, page_dir: Path, docs_dir: Path) -> Path | None:
@@ -41,6 +62,10 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
         if not path.is_relative_to(repo) or not path.exists():
             raise PluginError(f"{page.file.src_path}: link to {match['target']}, "
                               "which is not in the repository")
+        anchor = (match["anchor"] or "#")[1:]
+        if anchor and path.suffix == ".md" and anchor not in _github_anchors(path):
+            raise PluginError(f"{page.file.src_path}: link to {match['target']}#{anchor}, "
+                              "which has no such heading")
         if not base:
             return match["text"]
         rel = path.relative_to(repo).as_posix()
