@@ -125,7 +125,7 @@ step "import layers (lint-imports)" "$VENV/bin/lint-imports" --no-cache
 step "performance gate (scripts/perf_gate.py)" "$VENV/bin/python" scripts/perf_gate.py
 # the documentation site (mkdocs.yml): a broken link, anchor or nav entry fails (~1 s)
 docs_site=$(mktemp -d)
-step "docs (mkdocs build --strict)" "$VENV/bin/mkdocs" build --strict --quiet --site-dir "$docs_site"
+step "docs (mkdocs build --strict)" "$VENV/bin/mkdocs" build --strict --site-dir "$docs_site"
 rm -rf "$docs_site"
 wait "$keystone_install" || true   # a failure is reported by the tests that need it
 cat "$keystone_log"; rm -f "$keystone_log"
