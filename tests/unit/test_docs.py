@@ -202,3 +202,14 @@ def test_config_reference_writes_any_file_with_the_markers(tmp_path: Path) -> No
     assert "no configuration reference markers found (the reference is in " \
         "docs/configuration.md)" in done.output
     assert bare.read_text() == "# no reference here\n"
+
+
+def test_the_readme_is_a_front_page_linking_every_page() -> None:
+    """The README stays short (issue 27: a front page, at most 300 lines) and its
+    Documentation list reaches every page of the site (the site's home aside)."""
+    readme = docs.readme()
+    assert len(readme.splitlines()) <= 300
+    listed = set(re.findall(r"\]\(docs/([^)#]+\.md)\)", docs.section(readme, "Documentation")))
+    pages = set(_nav_pages(_config()["nav"])) - {"index.md"}
+    assert pages - listed == set(), "pages the README's Documentation list does not link"
+    assert all((docs.DOCS / name).exists() for name in listed)
