@@ -1,7 +1,8 @@
 """The alarm side of a Kiln process: the AlarmService the CloudWatch API serves, and
 (in ``kiln serve`` and ``kiln engine``) the watcher. Built after the EngineService has
-started, on its database; stopped before it. In the API layer because it wires the
-CloudWatch app and the engine's signals (kiln.alarms below it knows neither)."""
+started, on the alarm door of its store (``store.alarms``); stopped before it. In the
+API layer because it wires the CloudWatch app and the engine's signals (kiln.alarms
+below it knows neither)."""
 
 from __future__ import annotations
 
@@ -17,11 +18,11 @@ class AlarmProcess:
         opts = conf.kiln_alarms
         self.conf = conf
         self.service = service
-        self.alarms = AlarmService(service.db, retention=float(opts.metric_retention),
-                                   max_datums=int(opts.max_datums_per_request),
-                                   runner=EngineActions(
-                                       service, allowed_hosts=list(
-                                           conf.template_url_allowed_hosts)))
+        self.alarms: AlarmService = service.store.alarms(
+            retention=float(opts.metric_retention),
+            max_datums=int(opts.max_datums_per_request),
+            runner=EngineActions(service,
+                                 allowed_hosts=list(conf.template_url_allowed_hosts)))
         self.watcher = Watcher(self.alarms, interval=float(opts.evaluation_interval),
                                lease_ttl=float(opts.lease_ttl),
                                history_retention=float(opts.history_retention)
