@@ -97,6 +97,8 @@ def test_the_tree_keeps_every_contract(tree: Path) -> None:
     ("kiln.auth.middleware", "import kiln.api.faults", "Identity"),
     # the HTTP client using the engine in-process
     ("kiln.client.api", "import kiln.engine.service", "kiln.client reaches Kiln over HTTP"),
+    # the alarm side of a process (the watcher `kiln engine` runs) reaching the API
+    ("kiln.engine.service.alarm_process", "import kiln.api.cloudwatch.app", "Kiln's layers"),
     # alarms reaching up into the engine, configuration into a layer
     ("kiln.alarms.service", "import kiln.engine.service", "Below the engine"),
     ("kiln.conf", "import kiln.auth.caller", "Shared modules"),

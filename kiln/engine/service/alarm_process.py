@@ -1,8 +1,12 @@
 """The alarm side of a Kiln process: the AlarmService the CloudWatch API serves, and
 (in ``kiln serve`` and ``kiln engine``) the watcher. Built after the EngineService has
-started, on the alarm door of its store (``store.alarms``); stopped before it. In the
-API layer because it wires the CloudWatch app and the engine's signals (kiln.alarms
-below it knows neither)."""
+started, on the alarm door of its store (``store.alarms``); stopped before it.
+
+In the engine's service layer (issue 23): the watcher runs an alarm's actions as this
+service's signals and updates (:mod:`.alarm_actions`), so ``kiln engine``, which serves
+no HTTP, runs it without importing any API. The CloudWatch app is built by the API
+(:func:`kiln.api.cloudwatch.app.cloudwatch_app`) over :attr:`AlarmProcess.alarms`.
+"""
 
 from __future__ import annotations
 
@@ -10,14 +14,14 @@ from typing import Any
 
 from kiln.alarms.service import AlarmService
 from kiln.alarms.watcher import Watcher
-from kiln.api.cloudwatch.alarm_actions import EngineActions
+from kiln.engine.service.alarm_actions import EngineActions
+from kiln.engine.service.shared import ServiceBase
 
 
 class AlarmProcess:
-    def __init__(self, conf: Any, service: Any, *, watch: bool) -> None:
+    def __init__(self, conf: Any, service: ServiceBase, *, watch: bool) -> None:
         opts = conf.kiln_alarms
-        self.conf = conf
-        self.service = service
+        #: the metrics and alarms the CloudWatch API serves, on the engine store's door
         self.alarms: AlarmService = service.store.alarms(
             retention=float(opts.metric_retention),
             max_datums=int(opts.max_datums_per_request),
@@ -36,12 +40,3 @@ class AlarmProcess:
         if self.watcher is not None:
             await self.watcher.stop()
         await self.alarms.flush()
-
-    def app(self) -> Any:
-        """The CloudWatch API over this process's AlarmService, checking signatures
-        through Keystone in keystone mode, else against the keypairs Kiln issued."""
-        from kiln.api.aws.keypairs import service_signature_checker
-        from kiln.api.cloudwatch.app import create_cloudwatch_app
-
-        return create_cloudwatch_app(self.alarms,
-                                     service_signature_checker(self.conf, self.service))
