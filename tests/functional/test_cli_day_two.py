@@ -185,6 +185,29 @@ def test_resource_list_show_and_columns(endpoint: str, workdir: Path, name: str,
     assert settled(endpoint, name) == "CREATE_COMPLETE"
 
 
+def test_resource_list_nested_and_filtered(endpoint: str, workdir: Path, name: str,
+                                          stacks: list[str]) -> None:
+    stacks.append(name)
+    (workdir / "group.yaml").write_text(
+        "heat_template_version: 2018-08-31\nresources:\n"
+        "  solo: {type: OS::Heat::None}\n"
+        "  group:\n    type: OS::Heat::ResourceGroup\n"
+        "    properties: {count: 2, resource_def: {type: OS::Heat::None}}\n")
+    ok(kiln_stack(endpoint, workdir, "create", "-t", "group.yaml", "--wait", name))
+    top = json.loads(ok(kiln_stack(endpoint, workdir, "resource", "list", name, "-f",
+                                   "json")).stdout)
+    assert {r["resource_name"] for r in top} == {"solo", "group"}
+    nested = json.loads(ok(kiln_stack(endpoint, workdir, "resource", "list", name, "-n", "1",
+                                      "-f", "json")).stdout)
+    by_name = {r["resource_name"]: r for r in nested}
+    assert set(by_name) == {"solo", "group", "0", "1"}
+    assert by_name["solo"]["stack_name"] == name
+    assert by_name["0"]["stack_name"].startswith(f"{name}-group-")
+    typed = json.loads(ok(kiln_stack(endpoint, workdir, "resource", "list", name, "--filter",
+                                     "type=OS::Heat::None", "-f", "json")).stdout)
+    assert [r["resource_name"] for r in typed] == ["solo"]
+
+
 def test_mark_unhealthy_and_reset(endpoint: str, workdir: Path, name: str,
                                   stacks: list[str]) -> None:
     stacks.append(name)
