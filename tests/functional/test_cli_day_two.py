@@ -27,6 +27,7 @@ from tests.functional.test_cli_stack import (
     kiln_stack,
     name,
     ok,
+    on_terminal,
 )
 from tests.support.server import kiln_command
 
@@ -288,6 +289,21 @@ def test_watch_an_action_started_elsewhere(endpoint: str, workdir: Path, name: s
     idle = ok(kiln_stack(endpoint, workdir, "watch", name))
     assert "has no action in progress; it is CREATE_COMPLETE" in idle.stderr
     assert field_table(idle.stdout)["stack_status"] == "CREATE_COMPLETE"
+
+
+def test_watch_on_a_terminal(endpoint: str, workdir: Path, name: str,
+                             stacks: list[str]) -> None:
+    """On a terminal, `watch` is the live display `create --wait` has."""
+    stacks.append(name)
+    ok(kiln_stack(endpoint, workdir, "create", "-t", "waiting.yaml", name))
+    run = on_terminal(endpoint, workdir, "watch", name)
+    live = run.expect(lambda s: f"Creating stack {name}" in s and "CREATE_IN_PROGRESS" in s,
+                      "the live display")
+    assert re.search(r"1 done · 1 in progress · 0 failed", live), live
+    signal_handle(endpoint, workdir, name)
+    assert run.wait() == 0
+    assert re.search(rf"✓ Stack {name} CREATE_COMPLETE in [\d.]+s: 2 resources done, "
+                     "0 failed", run.text)
 
 
 def test_watch_a_failing_action_exits_1(endpoint: str, workdir: Path, name: str,
