@@ -28,6 +28,7 @@ from kiln.client.commands import (
     EVENT_FIELDS,
     EXIT_FAILED,
     EXIT_INTERRUPTED,
+    PREFIX,
     _api,
     _body,
     _call,
@@ -244,27 +245,25 @@ _action_command("check", "Check that the resources of one or more stacks still e
 @click.pass_context
 def cancel(ctx: click.Context, name: str, no_rollback: bool, wait: bool, fmt: str) -> None:
     """Cancel the update in progress on stack NAME: roll it back to the stack before the
-    update, or with --no-rollback leave it as it is now."""
+    update, or with --no-rollback leave it as it is now (which also stops a create)."""
     api = _api(ctx)
     found = _lookup(api, name)
     ref = stack_ref(found)
-    if found.get("stack_status") != "UPDATE_IN_PROGRESS":
-        fail(f"stack {name} is {found.get('stack_status')}: only an update in progress "
-             "can be cancelled")
+    action = str(found.get("stack_status") or "").partition("_")[0]
     marker = _marker(api, ref) if wait else None
     started = time.monotonic()
     _call(lambda: api.action(ref, "cancel_without_rollback" if no_rollback
                              else "cancel_update"))
     ended = True
     if wait:
-        watch = ActionWatch(api, ref, str(found["stack_name"]), str(found["id"]), "UPDATE",
+        watch = ActionWatch(api, ref, str(found["stack_name"]), str(found["id"]), action,
                             marker=marker, rollback=not no_rollback, started=started)
         _follow(watch)
         status = str((watch.final or {}).get("stack_status") or "")
-        ended = status == ("UPDATE_FAILED" if no_rollback else "ROLLBACK_COMPLETE")
+        ended = status == (f"{action}_FAILED" if no_rollback else "ROLLBACK_COMPLETE")
         if not ended:
-            click.echo(f"kiln: error: the update of stack {name} ended {status}, not "
-                       "cancelled", err=True)
+            click.echo(f"{PREFIX} the {action.lower()} of stack {name} ended {status}, "
+                       "not cancelled", err=True)
     show_list([_stack_row(_call(lambda: api.get_stack(ref)))], STACK_COLUMNS, fmt)
     if not ended:
         sys.exit(EXIT_FAILED)

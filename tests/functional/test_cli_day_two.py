@@ -251,8 +251,8 @@ def test_cancel_update_rolls_back_or_not(endpoint: str, workdir: Path, name: str
     signal_handle(endpoint, workdir, name)
     assert settled(endpoint, name) == "CREATE_COMPLETE"
     refused = failed(kiln_stack(endpoint, workdir, "cancel", name))
-    assert refused == (f"kiln: error: stack {name} is CREATE_COMPLETE: only an update in "
-                       "progress can be cancelled")
+    assert refused == ("kiln: error: Cancelling update when stack is CREATE_COMPLETE is "
+                       "not supported.")
 
     ok(kiln_stack(endpoint, workdir, "update", name, "-t", "waiting-more.yaml", "--yes"))
     assert stack_status(endpoint, name) == "UPDATE_IN_PROGRESS"
@@ -266,6 +266,18 @@ def test_cancel_update_rolls_back_or_not(endpoint: str, workdir: Path, name: str
     stopped = ok(kiln_stack(endpoint, workdir, "cancel", "--no-rollback", "--wait", name,
                             "-f", "json"))
     assert json.loads(stopped.stdout)[0]["Stack Status"] == "UPDATE_FAILED"
+
+
+def test_cancel_a_create_without_rollback(endpoint: str, workdir: Path, name: str,
+                                          stacks: list[str]) -> None:
+    stacks.append(name)
+    ok(kiln_stack(endpoint, workdir, "create", "-t", "waiting.yaml", name))
+    refused = failed(kiln_stack(endpoint, workdir, "cancel", name))
+    assert refused == ("kiln: error: Cancelling update when stack is CREATE_IN_PROGRESS is "
+                       "not supported.")
+    stopped = ok(kiln_stack(endpoint, workdir, "cancel", "--no-rollback", "--wait", name,
+                            "-f", "json"))
+    assert json.loads(stopped.stdout)[0]["Stack Status"] == "CREATE_FAILED"
 
 
 def test_watch_an_action_started_elsewhere(endpoint: str, workdir: Path, name: str,
