@@ -17,7 +17,7 @@ import httpx
 import pytest
 import yaml
 
-from tests.functional.api.heat_target import wait_for
+from tests.functional.api.heat_target import COMPARE_URL, wait_for
 from tests.functional.test_cli_stack import (
     TIMEOUT,
     api_get,
@@ -53,12 +53,13 @@ resources:
     properties: {handle: {get_resource: handle}, timeout: 600}
 """
 
-#: WAITING with one more wait condition: an update to it stays in progress
+#: WAITING with one more resource, slow to create: an update to it is in progress long
+#: enough to be cancelled (a resource, not a wait condition, so that Heat, which lets a
+#: resource in progress finish before it rolls back, ends within the test's time too)
 WAITING_MORE = WAITING + """\
-  handle2: {type: OS::Heat::WaitConditionHandle}
-  wait2:
-    type: OS::Heat::WaitCondition
-    properties: {handle: {get_resource: handle2}, timeout: 600}
+  slow:
+    type: OS::Heat::TestResource
+    properties: {action_wait_secs: {create: 20}}
 """
 
 FAILING = """\
@@ -260,7 +261,7 @@ def test_cancel_update_rolls_back_or_not(endpoint: str, workdir: Path, name: str
     assert json.loads(rolled.stdout)[0]["Stack Status"] == "ROLLBACK_COMPLETE"
     names = {r["resource_name"] for r in api_get(endpoint, f"/stacks/{name}/resources")[
         "resources"]}
-    assert names == {"handle", "wait"}
+    assert names == {"handle", "wait"}   # what the update added was rolled back
 
     ok(kiln_stack(endpoint, workdir, "update", name, "-t", "waiting-more.yaml", "--yes"))
     stopped = ok(kiln_stack(endpoint, workdir, "cancel", "--no-rollback", "--wait", name,
@@ -420,8 +421,10 @@ def test_abandon_then_adopt_keeps_the_resources(endpoint: str, workdir: Path, na
     stacks.append(name)
     ok(kiln_stack(endpoint, workdir, "create", "-t", "simple.yaml", "--wait", name))
     value = secret_of(endpoint, name)
-    abandoned = ok(kiln_stack(endpoint, workdir, "abandon", name, "--output-file",
-                              "s.json"))
+    abandoned = kiln_stack(endpoint, workdir, "abandon", name, "--output-file", "s.json")
+    if COMPARE_URL and "Stack Abandon is not supported" in abandoned.stderr:
+        pytest.skip("the compared Heat runs without enable_stack_abandon")
+    ok(abandoned)
     assert f"stack {name} abandoned" in abandoned.stderr
     data = json.loads((workdir / "s.json").read_text())
     assert data["name"] == name and "secret" in data["resources"]
