@@ -291,7 +291,7 @@ def update(ctx: click.Context, name: str, template: str | None,
     api = _api(ctx)
     stack = _lookup(api, name)
     plan = _plan(api, stack, bundle, body, existing)
-    structured = fmt in ("json", "yaml")
+    structured = fmt in ("json", "yaml", "value")  # the plan then goes to stderr
     plans.render(plan, stderr_console() if structured else stdout_console())
     if dry_run:
         if structured:

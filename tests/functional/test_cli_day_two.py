@@ -406,6 +406,17 @@ def test_snapshots(endpoint: str, workdir: Path, name: str, stacks: list[str]) -
     assert gone == f"kiln: error: stack {name} has no snapshot first"
 
 
+def test_update_prints_only_the_columns_asked_for(endpoint: str, workdir: Path, name: str,
+                                                  stacks: list[str]) -> None:
+    """`-f value -c` makes a script's one value: the plan goes to stderr."""
+    stacks.append(name)
+    ok(kiln_stack(endpoint, workdir, "create", "-t", "simple.yaml", "--wait", name))
+    updated = ok(kiln_stack(endpoint, workdir, "update", name, "--existing", "--yes",
+                            "--wait", "-f", "value", "-c", "stack_status"))
+    assert updated.stdout == "UPDATE_COMPLETE\n"
+    assert "Plan for stack" in updated.stderr
+
+
 def test_template_show(endpoint: str, workdir: Path, name: str, stacks: list[str]) -> None:
     stacks.append(name)
     ok(kiln_stack(endpoint, workdir, "create", "-t", "simple.yaml", "--wait", name))
