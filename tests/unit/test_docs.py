@@ -39,7 +39,8 @@ RUN_BY = {
     ("cli-reference.md", "Resources and the template", ""): "tests/functional/test_cli_docs.py",
     ("cli-reference.md", "Suspend, resume, check", ""): "tests/functional/test_cli_docs.py",
     ("cli-reference.md", "Snapshots", ""): "tests/functional/test_cli_docs.py",
-    ("cli-reference.md", "Signals, watching, cancelling an update", ""): "tests/functional/test_cli_docs.py",
+    ("cli-reference.md", "Signals, watching, cancelling an update", ""):
+        "tests/functional/test_cli_docs.py",
     ("cli-reference.md", "Events", ""): "tests/functional/test_cli_docs.py",
     ("cli-reference.md", "Lifecycle hooks", ""): "tests/functional/test_cli_docs.py",
     ("cli-reference.md", "Abandon and adopt", ""): "tests/functional/test_cli_docs.py",
