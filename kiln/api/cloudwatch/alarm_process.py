@@ -41,6 +41,8 @@ class AlarmProcess:
         through Keystone in keystone mode, else against the keypairs Kiln issued."""
         from kiln.api.aws.keypairs import service_signature_checker
         from kiln.api.cloudwatch.app import create_cloudwatch_app
+        from kiln.api.ratelimit import shared_limits
 
         return create_cloudwatch_app(self.alarms,
-                                     service_signature_checker(self.conf, self.service))
+                                     service_signature_checker(self.conf, self.service),
+                                     limits=shared_limits(self.conf))
