@@ -54,13 +54,17 @@ class Refusal:
                 f"retry after {self.retry_after} s")
 
 
+#: seconds between two warnings about the same credential's refusals
+LOG_INTERVAL = 60.0
+
+
 class _Bucket:
-    __slots__ = ("dry", "stamp", "tokens")
+    __slots__ = ("logged", "stamp", "tokens")
 
     def __init__(self, tokens: float, stamp: float) -> None:
         self.tokens = tokens
         self.stamp = stamp
-        self.dry = False
+        self.logged = -LOG_INTERVAL
 
 
 class TokenBucketLimiter:
@@ -105,13 +109,12 @@ class TokenBucketLimiter:
             bucket.stamp = now
         if bucket.tokens >= 1.0:
             bucket.tokens -= 1.0
-            bucket.dry = False
             return None
-        if not bucket.dry:
-            # once per run of refusals: a flood writes one log line, not one per request
-            bucket.dry = True
-            LOG.warning("rate limit reached for %s (%g/s, burst %d): refusing until its "
-                        "budget refills", key, self.rate, self.burst)
+        if now - bucket.logged >= LOG_INTERVAL:
+            # a flood writes one log line a minute, not one per request
+            bucket.logged = now
+            LOG.warning("rate limit reached for %s (%g/s, burst %d): refusing its calls "
+                        "beyond that (logged once a minute)", key, self.rate, self.burst)
         wait = (1.0 - bucket.tokens) / self.rate
         return Refusal(retry_after=max(1, math.ceil(wait)), rate=self.rate, burst=self.burst)
 

@@ -158,3 +158,19 @@ def test_apps_of_one_process_share_the_budgets() -> None:
     conf = _conf()
     assert shared_limits(conf) is shared_limits(conf)
     assert shared_limits(conf) is not shared_limits(_conf())
+
+
+def test_a_flood_is_logged_once_a_minute_not_per_refusal(
+        caplog: pytest.LogCaptureFixture) -> None:
+    clock = Clock()
+    limiter = TokenBucketLimiter(10.0, 1, clock=clock)
+    with caplog.at_level("WARNING", logger="kiln.api.ratelimit"):
+        for _ in range(3000):  # 30 s of a flood at 100 calls/s, some served as tokens come
+            limiter.take("flood")
+            clock.now += 0.01
+        assert len(caplog.records) == 1
+        clock.now += 60
+        limiter.take("flood")
+        limiter.take("flood")
+    assert len(caplog.records) == 2
+    assert "flood" in caplog.records[0].getMessage()
