@@ -269,3 +269,57 @@ def test_put_metric_data_is_throttled_in_aws_format(kiln: KilnProcess) -> None:
     assert _statistics(kiln, flooder, namespace) == answered
     assert _statistics(kiln, other, namespace) == BURST
     assert recovers(lambda: push(flooder), refused).status_code == 200
+
+
+# -- with authentication: the budget is the token's user's, whatever it signals ---------------
+
+TWO_HANDLES = {
+    "heat_template_version": "2018-08-31",
+    "resources": {name: {"type": "OS::Heat::WaitConditionHandle"}
+                  for name in ("first", "second")},
+}
+
+
+def test_with_tokens_the_budget_belongs_to_the_user(start_kiln_factory: Any,
+                                                    tmp_path: Any) -> None:
+    import yaml
+
+    tokens = tmp_path / "tokens.yaml"
+    tokens.write_text(yaml.safe_dump([
+        {"token": f"{who}-secret", "user_id": who, "project_id": project,
+         "roles": ["member", "reader"]}
+        for who, project in (("mallory", "alpha"), ("bob", "beta"))]))
+    kiln = start_kiln_factory(options={
+        "DEFAULT": {"graceful_shutdown_timeout": 2},
+        "paste_deploy": {"flavor": "custombackend"},
+        "kiln_auth": {"backend": "tokens_file", "tokens_file": tokens},
+        "kiln_api": {"agent_signal_rate": RATE, "agent_signal_burst": BURST}})
+    urls = {}
+    for who, project in (("mallory", "alpha"), ("bob", "beta")):
+        headers = {"X-Auth-Token": f"{who}-secret"}
+        made = httpx.post(kiln.endpoint(project) + "/stacks", headers=headers,
+                          json={"stack_name": "rl-users", "template": TWO_HANDLES},
+                          timeout=HTTP_TIMEOUT)
+        assert made.status_code == 201, made.text
+        stack = made.json()["stack"]["links"][0]["href"]
+        deadline = time.monotonic() + 90
+        while True:
+            shown = httpx.get(stack, headers=headers, timeout=HTTP_TIMEOUT)
+            assert shown.status_code == 200, shown.text
+            if shown.json()["stack"]["stack_status"] == "CREATE_COMPLETE":
+                break
+            assert time.monotonic() < deadline
+            time.sleep(0.05)  # the stack's create, bounded
+        urls[who] = stack
+
+    def signal(who: str, handle: str, i: int) -> httpx.Response:
+        return httpx.post(f"{urls[who]}/resources/{handle}/signal",
+                          headers={"X-Auth-Token": f"{who}-secret"},
+                          json={"status": "SUCCESS", "id": str(i)}, timeout=HTTP_TIMEOUT)
+
+    _, refused = flood(lambda i: signal("mallory", "first", i))
+    assert "Too many signals" in heat_fault(refused)
+    # another resource is no way around it: the budget is the credential's
+    assert signal("mallory", "second", 0).status_code == 429
+    assert [signal("bob", "first", i).status_code for i in range(BURST)] == [200] * BURST
+    assert recovers(lambda: signal("mallory", "second", 1), refused).status_code == 200
