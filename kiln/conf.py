@@ -234,7 +234,7 @@ api_opts = [
                       "that authenticated the call (stack user, EC2 access key, temp URL's "
                       "or signal token's resource). Over it: 429 with Retry-After, nothing "
                       "done. 0: unlimited. Each API process has its own budget."),
-    cfg.IntOpt("agent_signal_burst", default=100, min=1,
+    cfg.IntOpt("agent_signal_burst", default=200, min=1,
                help="Signals one credential may send at once before agent_signal_rate "
                     "applies (e.g. a group's servers all signalling one wait-condition "
                     "handle as they boot)."),
