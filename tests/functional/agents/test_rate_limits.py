@@ -177,6 +177,21 @@ def test_native_signals_and_metadata_reads_are_limited(kiln: KilnProcess) -> Non
     assert recovers(lambda: signal("alpha", 99), refused).status_code == 200
 
 
+def test_deployment_metadata_polls_are_limited_per_server(kiln: KilnProcess) -> None:
+    """``software_deployments/metadata/{server}``: what a server's agent polls for its
+    deployments (keyed by the server in noauth mode)."""
+    server = str(uuid.uuid4())
+
+    def poll(project: str) -> httpx.Response:
+        return httpx.get(f"{kiln.endpoint(project)}/software_deployments/metadata/{server}",
+                         timeout=HTTP_TIMEOUT)
+
+    _, refused = flood(lambda i: poll("alpha"))
+    assert "Too many metadata reads" in heat_fault(refused)
+    assert poll("beta").status_code == 200
+    assert recovers(lambda: poll("alpha"), refused).json() == {"metadata": []}
+
+
 # -- temp URLs (POLL_TEMP_URL's polls, TEMP_URL_SIGNAL's PUT) ------------------------------------
 
 def _temp_url_server(kiln: KilnProcess, project: str) -> tuple[str, str]:
