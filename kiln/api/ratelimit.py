@@ -32,6 +32,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from oslo_config import cfg
+
+from kiln.conf import api_opts
+
 LOG = logging.getLogger(__name__)
 
 #: the kinds of agent calls, each with its own options ``agent_<kind>_rate``/``_burst``
@@ -119,6 +123,15 @@ class TokenBucketLimiter:
         return Refusal(retry_after=max(1, math.ceil(wait)), rate=self.rate, burst=self.burst)
 
 
+def _option(conf: Any, name: str) -> Any:
+    """``[kiln_api] name``, or its default when ``conf`` does not have the group (an app
+    built on a ConfigOpts holding only some of Kiln's options, as tests do)."""
+    try:
+        return getattr(conf.kiln_api, name)
+    except (AttributeError, cfg.NoSuchOptError):
+        return next(opt.default for opt in api_opts if opt.dest == name)
+
+
 class AgentLimits:
     """One limiter per kind of agent call, from ``[kiln_api]``'s options."""
 
@@ -128,10 +141,9 @@ class AgentLimits:
     @classmethod
     def from_conf(cls, conf: Any, *, clock: Callable[[], float] = time.monotonic,
                   ) -> AgentLimits:
-        opts = conf.kiln_api
-        max_keys = int(opts.agent_rate_limit_keys)
-        return cls({kind: TokenBucketLimiter(float(getattr(opts, f"agent_{kind}_rate")),
-                                             int(getattr(opts, f"agent_{kind}_burst")),
+        max_keys = int(_option(conf, "agent_rate_limit_keys"))
+        return cls({kind: TokenBucketLimiter(float(_option(conf, f"agent_{kind}_rate")),
+                                             int(_option(conf, f"agent_{kind}_burst")),
                                              max_keys=max_keys, clock=clock)
                     for kind in KINDS})
 

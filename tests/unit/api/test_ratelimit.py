@@ -174,3 +174,14 @@ def test_a_flood_is_logged_once_a_minute_not_per_refusal(
         limiter.take("flood")
     assert len(caplog.records) == 2
     assert "flood" in caplog.records[0].getMessage()
+
+
+def test_a_conf_without_the_group_gets_the_defaults() -> None:
+    conf = cfg.ConfigOpts()
+    conf([], project="kiln-test")
+    limits = AgentLimits.from_conf(conf)
+    signals = limits.limiters["signal"]
+    defaults = {opt.dest: opt.default for opt in api_opts}
+    assert (signals.rate, signals.burst, signals.max_keys) == (
+        defaults["agent_signal_rate"], defaults["agent_signal_burst"],
+        defaults["agent_rate_limit_keys"])
