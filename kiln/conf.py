@@ -228,6 +228,40 @@ api_opts = [
                       "?stream=true) makes while its stack is IN_PROGRESS, to see events "
                       "another process on the same database committed; this process's "
                       "own events are streamed as they are committed, without re-reads."),
+    # per-credential budgets on what servers' agents call (kiln.api.ratelimit): Heat has
+    # none; each API process enforces its own
+    cfg.FloatOpt("agent_signal_rate", default=10.0, min=0,
+                 help="Signals per second one credential may send on this API process, "
+                      "sustained (native resource signals, temp-URL PUTs, the CFN "
+                      "/v1/waitcondition and /v1/signal URLs); the key is the credential "
+                      "that authenticated the call (stack user, EC2 access key, temp URL's "
+                      "or signal token's resource). Over it: 429 with Retry-After, nothing "
+                      "done. 0: unlimited. Each API process has its own budget."),
+    cfg.IntOpt("agent_signal_burst", default=200, min=1,
+               help="Signals one credential may send at once before agent_signal_rate "
+                    "applies (e.g. a group's servers all signalling one wait-condition "
+                    "handle as they boot)."),
+    cfg.FloatOpt("agent_metadata_rate", default=10.0, min=0,
+                 help="Metadata reads per second one credential may make on this API "
+                      "process, sustained (native resource metadata and "
+                      "software_deployments/metadata, temp-URL GETs and HEADs, CFN "
+                      "DescribeStackResource); os-collect-config polls every 30 s. Over "
+                      "it: 429 with Retry-After. 0: unlimited."),
+    cfg.IntOpt("agent_metadata_burst", default=100, min=1,
+               help="Metadata reads one credential may make at once before "
+                    "agent_metadata_rate applies."),
+    cfg.FloatOpt("agent_metric_rate", default=10.0, min=0,
+                 help="PutMetricData calls per second one EC2 credential may make on this "
+                      "API process, sustained (cfn-push-stats pushes once a minute). Over "
+                      "it: AWS's Throttling error, 429 with Retry-After, nothing stored. "
+                      "0: unlimited."),
+    cfg.IntOpt("agent_metric_burst", default=100, min=1,
+               help="PutMetricData calls one credential may make at once before "
+                    "agent_metric_rate applies."),
+    cfg.IntOpt("agent_rate_limit_keys", default=10000, min=1,
+               help="Credentials whose budgets each API process keeps per kind of call, "
+                    "least recently used dropped first (a dropped budget starts full "
+                    "again), so the limiter's own memory is bounded."),
 ]
 
 #: Heat's CORS section (oslo.middleware's filter there); Kiln reads the allowed origins
