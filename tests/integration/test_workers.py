@@ -1,0 +1,174 @@
+"""Several processes of one kind (kiln.workers), as Heat's operators configure them:
+``[heat_api] workers`` and ``[DEFAULT] num_engine_workers``. Real ``kiln`` processes on a
+shared database (a SQLite file, PostgreSQL): every child answers, a killed child is
+replaced, SIGTERM stops them all with status 0, and the configurations that would lose
+requests are refused."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psutil
+import pytest
+
+from tests.support.fixtures import StartKiln
+from tests.support.server import (
+    HTTP_TIMEOUT,
+    KilnProcess,
+    clean_env,
+    kiln_command,
+    write_config,
+)
+
+#: set only to allow several API processes: nothing here sends to the broker
+BROKER = "rabbit://guest:guest@127.0.0.1:5672/"
+
+
+def children(proc: KilnProcess) -> list[int]:
+    return sorted(c.pid for c in psutil.Process(proc.proc.pid).children())
+
+
+def wait_until(predicate: Any, what: str, timeout: float = 60.0) -> Any:
+    deadline = time.monotonic() + timeout
+    delay = 0.05
+    while True:
+        value = predicate()
+        if value:
+            return value
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(delay)  # poll with backoff, bounded by the deadline
+        delay = min(delay * 2, 0.5)
+
+
+def answering_pids(proc: KilnProcess, want: set[int], rounds: int = 20) -> set[int]:
+    """The pids that answered requests, sent 8 at a time on new connections until every
+    pid in ``want`` answered (or ``rounds`` batches were sent): the access log record of
+    each request (by its x-openstack-request-id) says which process answered it."""
+    seen: set[int] = set()
+    url = proc.endpoint("demo") + "/stacks"
+
+    def one(_: int) -> str:
+        answer = httpx.get(url, timeout=HTTP_TIMEOUT)  # a new connection each time
+        assert answer.status_code == 200, answer.text
+        return answer.headers["x-openstack-request-id"]
+
+    with ThreadPoolExecutor(8) as pool:
+        for _ in range(rounds):
+            ids = set(pool.map(one, range(8)))
+            records = proc.records_when_logged(
+                lambda r, ids=ids: r.get("request_id") in ids
+                and r.get("logger") == "kiln.access")
+            seen |= {int(r["pid"]) for r in records if "pid" in r}
+            if want <= seen:
+                break
+    return seen
+
+
+def serving_lines(proc: KilnProcess) -> list[dict[str, Any]]:
+    return [r for r in proc.log_records()
+            if str(r.get("message", "")).startswith("Kiln is serving")]
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgresql)])
+def shared_db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'shared.sqlite'}"
+    url: str = request.getfixturevalue("postgresql_url")
+    return url
+
+
+def test_api_workers_serve_restart_and_stop(start_kiln_factory: StartKiln,
+                                            shared_db: str) -> None:
+    api = start_kiln_factory(command="api", options={
+        "DEFAULT": {"transport_url": BROKER},
+        "database": {"connection": shared_db}, "heat_api": {"workers": 2}})
+    first = wait_until(lambda: len(children(api)) == 2 and children(api), "2 children")
+    # both children answer on the one socket the parent bound; their lines carry their pid
+    assert answering_pids(api, set(first)) == set(first), api.logs()
+    wait_until(lambda: serving_lines(api), "the serving line")
+    assert len(serving_lines(api)) == 1, "the parent says it serves, once"
+    assert "pid" not in serving_lines(api)[0]
+
+    # a child killed outright is replaced, and the new one answers too
+    victim = first[0]
+    psutil.Process(victim).kill()
+    now = wait_until(lambda: (len(c := children(api)) == 2 and victim not in c and c),
+                     "a replacement child")
+    (new,) = set(now) - set(first)
+    assert new in answering_pids(api, {new}), api.logs()
+    assert [r for r in api.log_records() if r.get("level") == "WARNING"
+            and f"(pid {victim}) was killed by SIGKILL; restarting it" in r["message"]]
+    assert len(serving_lines(api)) == 1
+
+    # SIGTERM stops every child gracefully, then the parent, with status 0
+    assert api.stop(signal.SIGTERM) == 0, api.logs()
+    assert not [p for p in now if psutil.pid_exists(p)
+                and psutil.Process(p).status() != psutil.STATUS_ZOMBIE]
+    stopped = [r for r in api.log_records() if r.get("message") == "kiln api stopped"]
+    assert sorted(r.get("pid", 0) for r in stopped) == [0, *sorted(now)]
+
+
+def test_engine_workers_register_each_in_the_service_list(start_kiln_factory: StartKiln,
+                                                          shared_db: str) -> None:
+    options = {"database": {"connection": shared_db},
+               "kiln_engine": {"heartbeat_interval": 0.5}}
+    api = start_kiln_factory(command="api", options=options)
+
+    def up() -> list[dict[str, Any]]:
+        answer = httpx.get(api.endpoint("demo") + "/services", timeout=HTTP_TIMEOUT)
+        assert answer.status_code == 200, answer.text
+        return [s for s in answer.json()["services"] if s["status"] == "up"]
+
+    alone = {s["engine_id"] for s in up()}  # the API process's own engine
+    engine = start_kiln_factory(command="engine", options={
+        **options, "DEFAULT": {"num_engine_workers": 2}})
+    assert len(children(engine)) == 2
+    running = [r for r in engine.log_records()
+               if str(r.get("message", "")).startswith("kiln engine running")]
+    assert len(running) == 1 and "pid" not in running[0], engine.logs()
+    engines = wait_until(lambda: len(ids := {s["engine_id"] for s in up()} - alone) == 2
+                         and ids, "two more engines up")
+    assert len(engines) == 2
+    assert engine.stop(signal.SIGTERM) == 0, engine.logs()
+    # each engine unregistered on its way out
+    assert {s["engine_id"] for s in up()} == alone
+
+
+def run_kiln(tmp_path: Path, command: str, sections: dict[str, dict[str, Any]]
+             ) -> subprocess.CompletedProcess[str]:
+    config = write_config(tmp_path / f"{command}.conf", {
+        "DEFAULT": {"state_path": tmp_path / "state", **sections.pop("DEFAULT", {})},
+        **sections})
+    return subprocess.run([*kiln_command(), command, "--config-file", str(config)],
+                          capture_output=True, text=True, env=clean_env(), timeout=120,
+                          stdin=subprocess.DEVNULL)
+
+
+@pytest.mark.parametrize("command", ["api", "serve"])
+def test_api_workers_without_a_broker_are_refused(tmp_path: Path, command: str) -> None:
+    done = run_kiln(tmp_path, command, {"heat_api": {"bind_port": 1, "workers": 2}})
+    assert done.returncode == 2, done.stderr  # a configuration error, as kiln.cli says
+    line = done.stderr.strip().splitlines()[-1]
+    assert line.startswith("kiln: error: [heat_api] workers = 2 (2 processes) needs "
+                           "[DEFAULT] transport_url: without a message broker each API "
+                           "process runs the stack actions it accepts itself"), line
+    assert "run `kiln engine`" in line and "or set [heat_api] workers = 1" in line
+
+
+def test_children_failing_to_start_stop_the_parent_with_their_error(tmp_path: Path
+                                                                    ) -> None:
+    done = run_kiln(tmp_path, "api", {
+        "DEFAULT": {"transport_url": BROKER, "auth_encryption_key": "k" * 32},
+        "heat_api": {"bind_port": 0, "workers": 2},
+        "database": {"connection": "postgresql+psycopg://postgres@127.0.0.1:1/none"}})
+    assert done.returncode == 1, done.stderr
+    errors = [line for line in done.stderr.splitlines() if line.startswith("kiln: error:")]
+    assert len(errors) == 1, done.stderr
+    assert errors[0].startswith("kiln: error: cannot open the database"), errors
+    assert "Kiln is serving" not in done.stderr
