@@ -4,7 +4,12 @@ num_engine_workers``.
 
 One code path for every role (kiln.server): the parent binds the listening sockets, then
 forks the worker processes, each of which runs the ordinary single-process server on the
-inherited sockets (the kernel hands each new connection to one of them). The parent does
+inherited sockets. On Linux each child has a socket of its own on the same address
+(SO_REUSEPORT), and the kernel spreads new connections evenly over them: with one shared
+socket the first child to wake accepts every connection queued at that moment, so 20
+keep-alive clients connecting together all landed on one process. A child's socket
+stays with the parent, so connections queued on it while it restarts wait for its
+replacement rather than being refused. The parent does
 nothing else: it holds no database pool, event loop or thread, so nothing it made is
 shared into a child, and it can fork a replacement for a child that dies at any time. It
 forwards SIGTERM/SIGINT for a graceful stop of all, logs the one "Kiln is serving" line
@@ -250,7 +255,9 @@ class Supervisor:
     kind: str
     count: int
     run: Callable[[], None]
-    sockets: dict[str, socket.socket]
+    #: each slot's listening sockets by listener (the same ones for all without
+    #: SO_REUSEPORT)
+    sockets: list[dict[str, socket.socket]]
     on_ready: Callable[[list[int]], None]
     stop_budget: float | None
     slots: list[_Slot] = field(default_factory=list)
@@ -292,8 +299,11 @@ class Supervisor:
             handler.flush()
         pid = os.fork()
         if pid == 0:
-            _child_main(slot.index, self.sockets, self._status_w, self._life_r,
-                        [self._status_r, self._life_w, self._wake_r, self._wake_w],
+            mine = self.sockets[slot.index]
+            others = [sock.fileno() for socks in self.sockets for sock in socks.values()
+                      if sock not in mine.values() and sock.fileno() >= 0]
+            _child_main(slot.index, mine, self._status_w, self._life_r,
+                        [self._status_r, self._life_w, self._wake_r, self._wake_w, *others],
                         self.run)
         slot.pid, slot.started, slot.ready, slot.restart_at = pid, time.monotonic(), False, None
         slot.error = None
@@ -393,8 +403,9 @@ class Supervisor:
             raise StartupError("; ".join(unclean))
 
     def _begin_stop(self) -> None:
-        for sock in self.sockets.values():
-            sock.close()  # no new connections queue where no child will accept them
+        for socks in self.sockets:
+            for sock in socks.values():
+                sock.close()  # no new connections queue where no child will accept them
         self._kill(signal.SIGTERM)
 
     def _kill(self, sig: int) -> None:
@@ -455,6 +466,32 @@ def _describe(code: int) -> str:
     return f"exited with status {code}"
 
 
+def _spread(probe: socket.socket, count: int) -> list[socket.socket]:
+    """``count`` listening sockets on ``probe``'s address, one per child: on Linux a
+    SO_REUSEPORT group (the kernel balances connections over it), elsewhere ``probe``
+    itself for all (other systems hand a reuse-port group's connections to one socket)."""
+    if not sys.platform.startswith("linux") or not hasattr(socket, "SO_REUSEPORT"):
+        return [probe] * count
+    family, address = probe.family, probe.getsockname()
+    probe.close()
+    group: list[socket.socket] = []
+    try:
+        for _ in range(count):
+            sock = socket.socket(family, socket.SOCK_STREAM)
+            group.append(sock)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+            sock.bind(address)
+            sock.set_inheritable(True)
+    except OSError as exc:
+        for sock in group:
+            sock.close()
+        from kiln.server import StartupError
+        raise StartupError(f"cannot listen on {address[0]}:{address[1]} from "
+                           f"{count} processes: {exc.strerror}") from None
+    return group
+
+
 def supervise(conf: cfg.ConfigOpts, role: str, *, started_at: float | None) -> bool:
     """Run ``role`` as several processes when its option asks for more than one; False
     (nothing done) for one, which the caller runs in-process as always."""
@@ -471,15 +508,19 @@ def supervise(conf: cfg.ConfigOpts, role: str, *, started_at: float | None) -> b
     encryption_key.resolve(conf)
     encryption_key.log_notes()
     role_: server.Role = role  # type: ignore[assignment]
-    socks: dict[str, socket.socket] = {}
+    per_slot: list[dict[str, socket.socket]] = [{} for _ in range(count)]
     try:
         for group in server.listeners(conf, role_):
-            socks[group] = server.bind_listener(conf, group, role_)
+            # bound once plainly first: a port another program (or another Kiln) holds
+            # is the same clear error as for one process
+            probe = server.bind_listener(conf, group, role_)
+            for slot, sock in zip(per_slot, _spread(probe, count), strict=True):
+                slot[group] = sock
         kind = KIND[role]
 
         def on_ready(pids: list[int]) -> None:
-            if socks:
-                server._log_serving(conf, role_, list(socks.items()), started_at)
+            if per_slot[0]:
+                server._log_serving(conf, role_, list(per_slot[0].items()), started_at)
             else:
                 server.LOG.info("kiln engine running: %d engine processes (pids %s)",
                                 len(pids), ", ".join(map(str, pids)))
@@ -489,11 +530,12 @@ def supervise(conf: cfg.ConfigOpts, role: str, *, started_at: float | None) -> b
         timeout = conf.graceful_shutdown_timeout or None
         Supervisor(kind=kind, count=count,
                    run=lambda: server.run_in_process(conf, role_, started_at=started_at),
-                   sockets=socks, on_ready=on_ready,
+                   sockets=per_slot, on_ready=on_ready,
                    stop_budget=None if timeout is None
                    else 2 * timeout + server.STOP_GRACE).serve()
     finally:
-        for sock in socks.values():
-            sock.close()
+        for socks in per_slot:
+            for sock in socks.values():
+                sock.close()
     LOG.info("kiln %s stopped", server.COMMAND[role_])
     return True

@@ -6,6 +6,7 @@ requests are refused."""
 
 from __future__ import annotations
 
+import http.client
 import signal
 import subprocess
 import time
@@ -70,6 +71,32 @@ def answering_pids(proc: KilnProcess, want: set[int], rounds: int = 20) -> set[i
     return seen
 
 
+def pids_of_connections_opened_together(proc: KilnProcess, count: int = 20) -> list[int]:
+    """Open ``count`` connections at once (as a pool of keep-alive clients does), then
+    send one request on each: the pid that answered on each connection."""
+    assert proc.port is not None
+    conns = [http.client.HTTPConnection("127.0.0.1", proc.port, timeout=HTTP_TIMEOUT)
+             for _ in range(count)]
+    for conn in conns:
+        conn.connect()
+    ids = []
+    for conn in conns:
+        conn.request("GET", "/v1/demo/stacks")
+        answer = conn.getresponse()
+        answer.read()
+        assert answer.status == 200
+        ids.append(answer.getheader("x-openstack-request-id"))
+        conn.close()
+
+    def logged() -> dict[str, int] | None:
+        by_id = {r["request_id"]: int(r["pid"]) for r in proc.log_records()
+                 if r.get("logger") == "kiln.access" and "pid" in r}
+        return by_id if set(ids) <= set(by_id) else None
+
+    by_id = wait_until(logged, "the access lines")
+    return [by_id[i] for i in ids]
+
+
 def serving_lines(proc: KilnProcess) -> list[dict[str, Any]]:
     return [r for r in proc.log_records()
             if str(r.get("message", "")).startswith("Kiln is serving")]
@@ -91,6 +118,10 @@ def test_api_workers_serve_restart_and_stop(start_kiln_factory: StartKiln,
     first = wait_until(lambda: len(children(api)) == 2 and children(api), "2 children")
     # both children answer on the one socket the parent bound; their lines carry their pid
     assert answering_pids(api, set(first)) == set(first), api.logs()
+    # connections opened together are spread over both (each child has a socket of its
+    # own in one SO_REUSEPORT group): not all taken by the first child to wake
+    spread = pids_of_connections_opened_together(api)
+    assert set(spread) == set(first) and min(map(spread.count, first)) >= 3, spread
     wait_until(lambda: serving_lines(api), "the serving line")
     assert len(serving_lines(api)) == 1, "the parent says it serves, once"
     assert "pid" not in serving_lines(api)[0]
