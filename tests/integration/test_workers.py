@@ -122,6 +122,13 @@ def test_api_workers_serve_restart_and_stop(start_kiln_factory: StartKiln,
     # own in one SO_REUSEPORT group): not all taken by the first child to wake
     spread = pids_of_connections_opened_together(api)
     assert set(spread) == set(first) and min(map(spread.count, first)) >= 3, spread
+    # the parent made nothing a child could share: one thread, no database connection
+    parent = psutil.Process(api.proc.pid)
+    assert parent.num_threads() == 1
+    assert [c for c in parent.net_connections() if c.status != psutil.CONN_LISTEN] == []
+    tagged = [r for r in api.log_records() if "pid" in r]
+    assert {(r["worker"], r["pid"]) for r in tagged} <= {(0, first[0]), (1, first[1]),
+                                                          (0, first[1]), (1, first[0])}
     wait_until(lambda: serving_lines(api), "the serving line")
     assert len(serving_lines(api)) == 1, "the parent says it serves, once"
     assert "pid" not in serving_lines(api)[0]
@@ -129,6 +136,12 @@ def test_api_workers_serve_restart_and_stop(start_kiln_factory: StartKiln,
     # a child killed outright is replaced, and the new one answers too
     victim = first[0]
     psutil.Process(victim).kill()
+    # connections made meanwhile wait for the replacement rather than being refused
+    with ThreadPoolExecutor(10) as pool:
+        codes = list(pool.map(lambda _: httpx.get(api.endpoint("demo") + "/stacks",
+                                                  timeout=HTTP_TIMEOUT).status_code,
+                              range(10)))
+    assert codes == [200] * 10
     now = wait_until(lambda: (len(c := children(api)) == 2 and victim not in c and c),
                      "a replacement child")
     (new,) = set(now) - set(first)
@@ -166,9 +179,23 @@ def test_engine_workers_register_each_in_the_service_list(start_kiln_factory: St
     engines = wait_until(lambda: len(ids := {s["engine_id"] for s in up()} - alone) == 2
                          and ids, "two more engines up")
     assert len(engines) == 2
-    assert engine.stop(signal.SIGTERM) == 0, engine.logs()
+    assert engine.stop(signal.SIGINT) == 0, engine.logs()
     # each engine unregistered on its way out
     assert {s["engine_id"] for s in up()} == alone
+
+
+def test_workers_stop_when_their_parent_is_killed(start_kiln_factory: StartKiln,
+                                                  tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'shared.sqlite'}"
+    engine = start_kiln_factory(command="engine", options={
+        "database": {"connection": db}, "DEFAULT": {"num_engine_workers": 2}})
+    workers = [psutil.Process(p) for p in children(engine)]
+    assert len(workers) == 2
+    assert engine.stop(signal.SIGKILL) == -signal.SIGKILL
+    _, alive = psutil.wait_procs(workers, timeout=60)
+    assert not alive
+    stopped = [r for r in engine.log_records() if r.get("message") == "kiln engine stopped"]
+    assert sorted(r["pid"] for r in stopped) == sorted(w.pid for w in workers)
 
 
 def run_kiln(tmp_path: Path, command: str, sections: dict[str, dict[str, Any]]
@@ -181,15 +208,30 @@ def run_kiln(tmp_path: Path, command: str, sections: dict[str, dict[str, Any]]
                           stdin=subprocess.DEVNULL)
 
 
-@pytest.mark.parametrize("command", ["api", "serve"])
-def test_api_workers_without_a_broker_are_refused(tmp_path: Path, command: str) -> None:
-    done = run_kiln(tmp_path, command, {"heat_api": {"bind_port": 1, "workers": 2}})
+@pytest.mark.parametrize(("command", "group"), [
+    ("api", "heat_api"), ("serve", "heat_api"), ("api-cfn", "heat_api_cfn")])
+def test_api_workers_without_a_broker_are_refused(tmp_path: Path, command: str,
+                                                  group: str) -> None:
+    done = run_kiln(tmp_path, command, {group: {"bind_port": 1, "workers": 2}})
     assert done.returncode == 2, done.stderr  # a configuration error, as kiln.cli says
     line = done.stderr.strip().splitlines()[-1]
-    assert line.startswith("kiln: error: [heat_api] workers = 2 (2 processes) needs "
+    assert line.startswith(f"kiln: error: [{group}] workers = 2 (2 processes) needs "
                            "[DEFAULT] transport_url: without a message broker each API "
                            "process runs the stack actions it accepts itself"), line
-    assert "run `kiln engine`" in line and "or set [heat_api] workers = 1" in line
+    assert "run `kiln engine`" in line and f"or set [{group}] workers = 1" in line
+
+
+def test_a_taken_port_is_the_one_process_error(tmp_path: Path) -> None:
+    import socket
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        done = run_kiln(tmp_path, "api", {
+            "DEFAULT": {"transport_url": BROKER},
+            "heat_api": {"bind_port": taken.getsockname()[1], "workers": 2}})
+    assert done.returncode == 1, done.stderr
+    assert "address already in use" in done.stderr.strip().splitlines()[-1]
+    assert "started API process" not in done.stderr
 
 
 def test_children_failing_to_start_stop_the_parent_with_their_error(tmp_path: Path
@@ -203,3 +245,26 @@ def test_children_failing_to_start_stop_the_parent_with_their_error(tmp_path: Pa
     assert len(errors) == 1, done.stderr
     assert errors[0].startswith("kiln: error: cannot open the database"), errors
     assert "Kiln is serving" not in done.stderr
+
+
+def test_children_that_keep_dying_at_start_stop_the_parent(start_kiln_factory: StartKiln,
+                                                           tmp_path: Path) -> None:
+    db = tmp_path / "shared.sqlite"
+    api = start_kiln_factory(command="api", options={
+        "DEFAULT": {"transport_url": BROKER}, "database": {"connection": f"sqlite:///{db}"},
+        "heat_api": {"workers": 2}})
+    first = wait_until(lambda: len(children(api)) == 2 and children(api), "2 children")
+    # the running children keep the database they opened; a new one finds garbage
+    garbage = tmp_path / "garbage"
+    garbage.write_bytes(b"this is no database\n" * 200)
+    for suffix in ("-wal", "-shm"):
+        Path(f"{db}{suffix}").unlink(missing_ok=True)
+    garbage.replace(db)
+    psutil.Process(first[0]).kill()
+    # restarted after 0.5, 1, 2, 4 s, each failing: the fifth failure ends it all
+    assert api.proc.wait(timeout=120) == 1, api.logs()
+    error = api.logs().strip().splitlines()[-1]
+    assert error.startswith("kiln: error: API processes keep dying at start (5 times in a "
+                            "row); the last: cannot open the database"), error
+    assert not psutil.pid_exists(first[1]) or psutil.Process(first[1]).status() == \
+        psutil.STATUS_ZOMBIE
