@@ -133,6 +133,14 @@ def test_api_workers_serve_restart_and_stop(start_kiln_factory: StartKiln,
     assert len(serving_lines(api)) == 1, "the parent says it serves, once"
     assert "pid" not in serving_lines(api)[0]
 
+    # the port is taken for anyone else, a second Kiln too, although the children's
+    # sockets share it among themselves (SO_REUSEPORT)
+    second = run_kiln(api.workdir / "second", "api", {
+        "DEFAULT": {"transport_url": BROKER}, "database": {"connection": shared_db},
+        "heat_api": {"bind_port": api.port, "workers": 2}})
+    assert second.returncode == 1, second.stderr
+    assert "address already in use" in second.stderr.strip().splitlines()[-1]
+
     # a child killed outright is replaced, and the new one answers too
     victim = first[0]
     psutil.Process(victim).kill()
@@ -200,6 +208,7 @@ def test_workers_stop_when_their_parent_is_killed(start_kiln_factory: StartKiln,
 
 def run_kiln(tmp_path: Path, command: str, sections: dict[str, dict[str, Any]]
              ) -> subprocess.CompletedProcess[str]:
+    tmp_path.mkdir(parents=True, exist_ok=True)
     config = write_config(tmp_path / f"{command}.conf", {
         "DEFAULT": {"state_path": tmp_path / "state", **sections.pop("DEFAULT", {})},
         **sections})
