@@ -270,7 +270,7 @@ def test_children_that_keep_dying_at_start_stop_the_parent(start_kiln_factory: S
         Path(f"{db}{suffix}").unlink(missing_ok=True)
     garbage.replace(db)
     psutil.Process(first[0]).kill()
-    # restarted after 0.5, 1, 2, 4 s, each failing: the fifth failure ends it all
+    # restarted after 0.5, 1, 2, 4 and 8 s, each failing: the fifth failure ends it all
     assert api.proc.wait(timeout=120) == 1, api.logs()
     error = api.logs().strip().splitlines()[-1]
     assert error.startswith("kiln: error: API processes keep dying at start (5 times in a "
