@@ -275,10 +275,11 @@ def _redact(url: str) -> str:
 
 @main.command("config-reference")
 @click.option("--write", "target", type=click.Path(dir_okay=False, exists=True),
-              help="Replace the marked reference section of this file (e.g. README.md) "
-                   "instead of printing.")
+              help="Replace the marked reference section of this file (e.g. "
+                   "docs/configuration.md) instead of printing.")
 def config_reference(target: str | None) -> None:
-    """Print every configuration option as Markdown (the README's reference section)."""
+    """Print every configuration option as Markdown (docs/configuration.md's reference
+    section)."""
     from kiln.conf_reference import render_markdown, replace_section
     text = render_markdown()
     if target is None:

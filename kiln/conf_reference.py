@@ -1,6 +1,7 @@
 """The configuration reference, generated from the registered options.
 
-The README's reference section is this module's output (``kiln config-reference``), and a
+The reference section of docs/configuration.md is this module's output (``kiln
+config-reference --write docs/configuration.md``; any file with the markers works), and a
 test compares the two, so the documentation cannot drift from the options Kiln accepts.
 """
 
@@ -59,7 +60,7 @@ def _section_rows(opts: dict[str, Any]) -> list[str]:
 
 
 def render_markdown(conf: cfg.ConfigOpts = CONF) -> str:
-    """Every option, section by section, as Markdown tables between the README markers.
+    """Every option, section by section, as Markdown tables between the reference markers.
 
     The notification options are oslo.messaging's (registered on demand, see
     :mod:`kiln.oslo_notifier`); ``[oslo_messaging_rabbit]`` is left to its documentation."""
@@ -85,7 +86,8 @@ def replace_section(document: str, reference: str) -> str:
         start = document.index(BEGIN_MARKER)
         end = document.index(END_MARKER, start) + len(END_MARKER)
     except ValueError:
-        raise ValueError("no configuration reference markers found") from None
+        raise ValueError("no configuration reference markers found (the reference is "
+                         "in docs/configuration.md)") from None
     if document[end:end + 1] == "\n":
         end += 1
     return document[:start] + reference + document[end:]

@@ -296,10 +296,10 @@ class PasswordDelegation:
 
 
 def build_alarms(conf: cfg.ConfigOpts, service: Any, role: Role) -> Any:
-    """The alarm side of the process (kiln.api.cloudwatch.alarm_process): the CloudWatch
+    """The alarm side of the process (kiln.engine.service.alarm_process): the CloudWatch
     API's service and, in ``kiln serve`` and ``kiln engine``, the watcher. Built once the
-    engine has started, on its database."""
-    from kiln.api.cloudwatch.alarm_process import AlarmProcess
+    engine has started, on its store; it imports no API."""
+    from kiln.engine.service.alarm_process import AlarmProcess
     return AlarmProcess(conf, service, watch=role in WATCHERS)
 
 
@@ -490,7 +490,8 @@ def _warn_of_unserved_urls(conf: cfg.ConfigOpts, role: Role) -> None:
 
 def _app_for(group: str, service: Any, conf: cfg.ConfigOpts, alarms: Any) -> Any:
     if group == "heat_api_cloudwatch":
-        return alarms.app()
+        from kiln.api.cloudwatch.app import cloudwatch_app
+        return cloudwatch_app(alarms.alarms, service, conf)
     if group == "heat_api_cfn":
         from kiln.api.cfn.app import create_cfn_app
         return create_cfn_app(service, conf)

@@ -1,4 +1,4 @@
-"""Capture `kiln stack create --wait` in progress as an SVG for the README.
+"""Capture `kiln stack create --wait` in progress as an SVG for docs/cli.md.
 
 It starts a real ``kiln serve`` on an ephemeral port, runs the real ``kiln stack create``
 on a pseudo-terminal (tests/support/terminal.py), and when the live display shows work

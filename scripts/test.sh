@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The one test command (README, CI): installs what the tests need into .venv-test, then
 # runs ruff, mypy --strict (and its Any-expressions gate), the import-layer contracts, the
-# performance gate and every suite (unit, functional, integration) with pytest-xdist.
+# performance gate, the documentation build (mkdocs build --strict) and every suite (unit,
+# functional, integration) with pytest-xdist.
 # The tests have their own environment so that a `kiln serve` running from the README's
 # first command (.venv) keeps its installation while this reinstalls Kiln.
 #
@@ -122,6 +123,10 @@ step "import layers (lint-imports)" "$VENV/bin/lint-imports" --no-cache
 # instruction counts of the hot paths (callgrind) against bench/perf_baseline.json: fails
 # on a case 25% slower or starting processes it did not (bench/README.md, "The gate")
 step "performance gate (scripts/perf_gate.py)" "$VENV/bin/python" scripts/perf_gate.py
+# the documentation site (mkdocs.yml): a broken link, anchor or nav entry fails (~1 s)
+docs_site=$(mktemp -d)
+step "docs (mkdocs build --strict)" "$VENV/bin/mkdocs" build --strict --site-dir "$docs_site"
+rm -rf "$docs_site"
 wait "$keystone_install" || true   # a failure is reported by the tests that need it
 cat "$keystone_log"; rm -f "$keystone_log"
 wait "$chromium_install" || tail -3 "$chromium_log"

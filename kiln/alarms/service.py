@@ -1,9 +1,10 @@
 """AlarmService: metrics and alarms as the CloudWatch API and the alarm resources use them.
 
-It owns the alarm tables (through the shared :class:`kiln.db.facade.Database`) and
-nothing of the engine: an alarm's actions run through an :class:`ActionRunner` (the
-engine's signals, see :mod:`kiln.api.cloudwatch.alarm_actions`), so the API process and the engine
-process may each hold one. Every call is scoped to a project. Errors are
+It owns the alarm tables (through the shared :class:`kiln.db.facade.Database`; the
+engine builds it with its store's ``alarms()``) and nothing of the engine: an alarm's
+actions run through an :class:`ActionRunner` (the engine's signals, see
+:mod:`kiln.engine.service.alarm_actions`), so the API process and the engine process may
+each hold one. Every call is scoped to a project. Errors are
 :class:`kiln.alarms.rules.InvalidParameter` (AWS's 400 codes) or :class:`NotFound`.
 """
 

@@ -1,4 +1,4 @@
-"""The seed template of a Heat user (tests/cloud/templates/seed.yaml, the README's worked
+"""The seed template of a Heat user (tests/cloud/templates/seed.yaml, docs/resources.md's worked
 example): created, scaled from one server to three, resized, and deleted, through
 kiln serve and heatclient, checked in the real Nova and Neutron."""
 

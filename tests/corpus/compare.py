@@ -155,7 +155,7 @@ def explain(heat: Steps, kiln: Steps) -> str:
 
 
 def category(reason: str) -> str:
-    """The reason without the values: what the README counts."""
+    """The reason without the values: what docs/heat-compatibility.md counts."""
     return reason.split(":", 1)[0].split(" ", 2)[-1]
 
 

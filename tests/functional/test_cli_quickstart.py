@@ -1,5 +1,5 @@
-"""The README's quick start, run verbatim (endpoint port aside) against a real `kiln serve`
-with the real `openstack` CLI, checking what the user sees at each step."""
+"""The quick start (docs/getting-started.md), run verbatim (endpoint port aside) against a
+real `kiln serve` with the real `openstack` CLI, checking what the user sees at each step."""
 
 from __future__ import annotations
 
@@ -7,15 +7,15 @@ import re
 import shlex
 from pathlib import Path
 
+from tests.support import docs
 from tests.support.clients import OpenStackCLI
 from tests.support.server import KilnProcess
 
-README = (Path(__file__).resolve().parents[2] / "README.md").read_text()
 README_ENDPOINT = "http://127.0.0.1:8004/v1/demo"
 
 
 def quick_start_block() -> str:
-    section = README.split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    section = docs.section(docs.page("getting-started.md"), "Quick start")
     match = re.search(r"```sh\n(.*?)```", section, re.S)
     assert match, "the quick start has a sh code block"
     return match.group(1)

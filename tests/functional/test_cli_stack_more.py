@@ -1,4 +1,4 @@
-"""More of `kiln stack` as its user meets it: the README's commands run verbatim, files a
+"""More of `kiln stack` as its user meets it: the commands of docs/cli.md run verbatim, files a
 template refers to, a rolled-back create, the plan of `update --dry-run`, and logging in
 through a real Keystone with the openstack CLI's OS_* variables."""
 
@@ -25,6 +25,7 @@ from tests.functional.test_cli_stack import (
     kiln_stack,
     ok,
 )
+from tests.support import docs
 from tests.support.fixtures import StartKeystone
 from tests.support.keystone import KeystoneProcess
 from tests.support.local_http import local_http_server
@@ -32,22 +33,22 @@ from tests.support.server import KilnProcess, clean_env, kiln_command
 
 __all__ = ["endpoint"]  # the fixture, shared with test_cli_stack
 
-README = (Path(__file__).resolve().parents[2] / "README.md").read_text()
 README_ENDPOINT = "http://127.0.0.1:8004/v1/demo"
 
 
-def _section(title: str) -> str:
-    return README.split(f"## {title}", 1)[1].split("\n## ", 1)[0]
+def _section(name: str, title: str) -> str:
+    return docs.section(docs.page(name), title)
 
 
 def _quick_start_template() -> tuple[str, str]:
-    match = re.search(r"cat > (\S+) <<'YAML'\n(.*?)\nYAML\n", _section("Quick start"), re.S)
+    match = re.search(r"cat > (\S+) <<'YAML'\n(.*?)\nYAML\n",
+                      _section("getting-started.md", "Quick start"), re.S)
     assert match, "the quick start writes its template with a heredoc"
     return match[1], match[2] + "\n"
 
 
 def test_readme_kiln_stack_commands(kiln_server: KilnProcess, tmp_path: Path) -> None:
-    section = _section("The `kiln stack` command")
+    section = docs.page("cli.md")
     block = re.search(r"```sh\n(.*?)```", section, re.S)
     assert block
     filename, body = _quick_start_template()
@@ -67,13 +68,34 @@ def test_readme_kiln_stack_commands(kiln_server: KilnProcess, tmp_path: Path) ->
     value = field_table(results["outputs"].stdout)["output_value"]
     assert len(value) == 16 and value.isalnum()
     assert "CREATE_COMPLETE" in results["events"].stdout
-    # the plan the README shows is the one printed
+    # the plan docs/cli.md shows is the one printed
     shown = re.search(r"```\n(\s*Plan for stack.*?)```", section, re.S)
     assert shown
     assert results["preview"].stdout == textwrap.dedent(shown[1])
     assert field_table(results["update"].stdout)["stack_status"] == "UPDATE_COMPLETE"
     assert "Stack s1 DELETE_COMPLETE" in results["delete"].stderr
 
+
+def test_the_readme_tour(kiln_server: KilnProcess, tmp_path: Path) -> None:
+    """The README's one-minute tour, line by line (the endpoint's port aside): the
+    template it writes, then each `.venv/bin/kiln stack` command, run with this Kiln."""
+    section = docs.section(docs.readme(), "A one-minute tour")
+    (block,) = re.findall(r"```sh\n(.*?)```", section, re.S)
+    heredoc = re.search(r"cat > (\S+) <<'YAML'\n(.*?)\nYAML\n", block, re.S)
+    assert heredoc
+    (tmp_path / heredoc[1]).write_text(heredoc[2] + "\n")
+    lines = [line for line in block.splitlines() if line.startswith(".venv/bin/kiln ")]
+    assert block.startswith(f"export OS_ENDPOINT={README_ENDPOINT}\n")
+    results = {}
+    for line in lines:
+        words = shlex.split(line)
+        assert words[1] == "stack"
+        results[words[2]] = ok(kiln_stack(kiln_server.endpoint("demo"), tmp_path, *words[2:]))
+    assert list(results) == ["create", "outputs", "delete"]
+    assert field_table(results["create"].stdout)["stack_status"] == "CREATE_COMPLETE"
+    value = field_table(results["outputs"].stdout)["output_value"]
+    assert len(value) == 16 and value.isalnum()
+    assert "DELETE_COMPLETE" in results["delete"].stderr
 
 def test_files_a_template_refers_to(endpoint: str, tmp_path: Path) -> None:
     """get_file, a template used as a type (in a subdirectory, with its own get_file) and an

@@ -3,7 +3,7 @@
 never dropped, and the stack always settles in the winner's state. What is checked per
 race is in tests/support/races.py.
 
-CI runs each pair ``KILN_RACE_RUNS`` times (default 1); the README's figures come from
+CI runs each pair ``KILN_RACE_RUNS`` times (default 1); docs/contributing.md's figures come from
 ``KILN_RACE_RUNS=6 KILN_RACE_REPORT=/tmp/races.txt bash scripts/test.sh
 tests/functional/test_race_matrix.py`` (the tally of outcomes is written to that file).
 """

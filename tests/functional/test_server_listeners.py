@@ -16,6 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.support import docs
 from tests.support.clients import heat_client, wait_for_stack_status
 from tests.support.commands import run_kiln
 from tests.support.fixtures import StartKiln
@@ -206,16 +207,13 @@ def test_a_graceful_stop_says_what_it_waits_for_and_the_takeover_names_the_stack
 
 
 
-README = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-
-
 def test_the_readme_serve_command_with_listeners_off(start_kiln_factory: StartKiln) -> None:
-    section = README.split("\n## Running it", 1)[1].split("\n## ", 1)[0]
+    section = docs.page("running.md")
     [command] = [line for line in section.splitlines()
                  if line.startswith(".venv/bin/kiln serve --")]
     words = command.split()
     assert words[:2] == [".venv/bin/kiln", "serve"] and words[-2] == "--port"
-    port = free_port()  # the README's port, moved to one free on this machine
+    port = free_port()  # the page's port, moved to one free on this machine
     server = start_kiln_factory(port=port, args=[*words[2:-1], str(port)])
     [line] = _serving(server.log_records())
     assert line["message"] == (f"Kiln is serving: API http://127.0.0.1:{port}, dashboard "

@@ -368,7 +368,7 @@ def sandbox(path: Path) -> Iterator[Sandbox]:
 def main(argv: Sequence[str]) -> int:
     """``python -m tests.support.agents``: install the agents (scripts/test.sh runs this
     in the background). ``python -m tests.support.agents DIR COLLECTOR-ARGS...``: also run
-    the chain once in the instance root DIR (made if missing), as the README shows."""
+    the chain once in the instance root DIR (made if missing), as docs/agents.md shows."""
     try:
         install = install_agents()
     except InstallFailed as failure:

@@ -111,7 +111,7 @@ def test_a_configured_driver_sends_from_its_thread() -> None:
     conf.set_override("transport_url", "fake://", group="oslo_messaging_notifications")
     notifier = oslo_notifier.build_notifier(conf)
     assert notifier.enabled
-    assert notifier._queue.maxsize == 10000  # type: ignore[attr-defined]  # README's bound
+    assert notifier._queue.maxsize == 10000  # type: ignore[attr-defined]  # docs/notifications.md's bound
     notifier.send("orchestration.stack.create.start", "INFO", {"stack_name": "s"},
                   {"user_id": "u"})
     notifier.close()

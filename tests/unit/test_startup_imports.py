@@ -12,13 +12,14 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 #: what `kiln serve` imports on its way to serving (kiln.cli, kiln.server's run path)
 #: and the Heat API app it builds, with the default (noauth) configuration
 PROBE = """
 import json, sys
 import kiln.cli, kiln.server, kiln.logging, kiln.engine.service
-import kiln.api.cloudwatch.alarm_process
+import kiln.engine.service.alarm_process
 from kiln.api.app import create_app
 import kiln.api.cfn.app
 from kiln.conf import CONF
@@ -34,9 +35,9 @@ UNUSED_IN_NOAUTH = ("keystoneauth1", "requests", "kiln.client", "rich", "pygment
                     "oslo_messaging", "kombu", "eventlet")
 
 
-def loaded_by(code: str) -> list[str]:
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=300, check=False)
+def loaded_by(code: str, *args: str) -> list[str]:
+    done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True,
+                          text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr
     modules: list[str] = json.loads(done.stdout.splitlines()[-1])
     return modules
@@ -60,3 +61,33 @@ def test_the_client_command_is_still_there() -> None:
                         "assert main.get_command(ctx, 'stack') is not None\n"
                         "print(json.dumps(sorted(sys.modules)))\n")
     assert "kiln.client.commands" in modules
+
+
+#: ``kiln engine`` as the CLI runs it (kiln.server.run with the engine role), stopped as
+#: soon as it has started: the engine, the alarm process and its watcher are built
+ENGINE_ROLE = """
+import asyncio, json, sys
+import kiln.cli, kiln.server
+from kiln.conf_loader import load_config
+conf = load_config([sys.argv[1]])
+async def main():
+    stop = asyncio.Event()
+    stop.set()
+    await kiln.server.run(conf, "engine", stop=stop)
+asyncio.run(main())
+print(json.dumps(sorted(sys.modules)))
+"""
+
+
+def test_the_engine_role_imports_no_api(tmp_path: Path) -> None:
+    """``kiln engine`` serves no HTTP: it runs the engine and the alarm watcher, whose
+    wiring (kiln.engine.service.alarm_process) lives in the engine's service layer, so
+    nothing under kiln.api is loaded (issue 23, step 3). It used to import
+    kiln.api.cloudwatch to run the watcher."""
+    conf = tmp_path / "kiln.conf"
+    conf.write_text(f"[DEFAULT]\nstate_path = {tmp_path}/state\n")
+    modules = loaded_by(ENGINE_ROLE, str(conf))
+    assert "kiln.engine.service.alarm_process" in modules  # the watcher was built
+    assert "kiln.alarms.watcher" in modules
+    api = [m for m in modules if m == "kiln.api" or m.startswith("kiln.api.")]
+    assert api == []

@@ -4,7 +4,7 @@ same tree as JSON when the request says ``ContentType=JSON`` (heat-cfntools asks
 The XML follows Heat's serializer: a dict is one element per key, a list one ``member``
 element per item, ``TemplateBody`` and ``Metadata`` are JSON text, no namespace (the
 os-collect-config cfn collector finds elements by bare name). Where Heat writes text
-boto3 cannot read, Kiln writes what AWS writes (and says so in the README): an absent
+boto3 cannot read, Kiln writes what AWS writes (and says so in docs/signals.md): an absent
 time is left out rather than written ``None``, booleans are ``true``/``false``.
 """
 

@@ -1,8 +1,7 @@
 """The CloudWatch-compatible query API (Heat's heat-api-cloudwatch), on
 ``[heat_api_cloudwatch] bind_host/bind_port``: :mod:`.protocols` (the wire formats),
 :mod:`.operations` (the eleven actions), :mod:`.app` (signatures, errors, dispatch).
-
-Also the alarm side of a process, which talks to EngineService as the APIs do and so
-sits in this layer, above kiln.alarms (which knows only the database):
-:mod:`.alarm_process` (the AlarmService, the watcher, the app) and :mod:`.alarm_actions`
-(an alarm's actions as EngineService signals or POSTs)."""
+(:func:`.app.cloudwatch_app`: a process's app over the AlarmService its engine service
+built). The alarm side of a process (the AlarmService, the watcher, an alarm's actions as
+EngineService signals or POSTs) is the engine's: :mod:`kiln.engine.service.alarm_process`,
+so ``kiln engine`` runs the watcher without importing this package."""

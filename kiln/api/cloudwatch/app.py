@@ -24,6 +24,7 @@ from kiln.alarms.rules import InvalidParameter
 from kiln.alarms.service import AlarmService, NotFound
 from kiln.api.aws import errors as aws_errors
 from kiln.api.aws.credentials import Authenticator
+from kiln.api.aws.keypairs import service_signature_checker
 from kiln.api.aws.received import received
 from kiln.api.cloudwatch import protocols
 from kiln.api.cloudwatch.operations import ACTIONS, AGENT_ACTIONS
@@ -42,6 +43,13 @@ def _protocol(request: Request) -> str:
     if request.headers.get("x-amz-target", "").startswith(protocols.TARGET_PREFIX + "."):
         return "json"
     return "query"
+
+
+def cloudwatch_app(alarms: AlarmService, service: Any, conf: Any) -> Starlette:
+    """The CloudWatch API of a process: over the AlarmService its engine service built
+    (:class:`kiln.engine.service.alarm_process.AlarmProcess`), checking signatures
+    through Keystone in keystone mode, else against the keypairs Kiln issued."""
+    return create_cloudwatch_app(alarms, service_signature_checker(conf, service))
 
 
 def create_cloudwatch_app(alarms: AlarmService, authenticator: Authenticator, *,

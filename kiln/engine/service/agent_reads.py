@@ -4,7 +4,7 @@ os-collect-config, cfn-hup and friends ask for one resource's metadata every few
 from every server; the general resource show resolves every attribute and lists every
 resource of the stack (for ``required_by``), which at hundreds of requests a second is
 most of the machine. These reads give the same fields from one trip to the database
-(:mod:`kiln.db.agent_view`), and decide whether a server's own keypair may read the
+(``store.resources.for_agent``), and decide whether a server's own keypair may read the
 resource without loading the stack, except for the rare owners whose plugin decides
 (an AWS::IAM::AccessKey governed by its user's policy).
 """
@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from kiln.db.agent_view import AgentView, agent_view_rows
 from kiln.db.records import StackRecord
 from kiln.engine.model.context import RequestContext
 from kiln.engine.service import replies as fmt
@@ -40,9 +39,9 @@ class AgentReads(Reads):
         may read only its own stack, and there what the owner allows."""
         named = stack_identity.get("stack_name")
         key = str(stack_identity.get("stack_id") or named or "")
-        view: AgentView = await self.db.read_now(
-            agent_view_rows, key=key, scope=None if ctx.is_admin else ctx.project_id,
-            project_id=ctx.project_id, resource_name=resource_name, owner=agent_owner)
+        view = await self.store.resources.for_agent(
+            key, resource_name, scope=None if ctx.is_admin else ctx.project_id,
+            project_id=ctx.project_id, owner=agent_owner)
         rec = view.stack
         if rec is None or (named and rec.name != named):
             raise EntityNotFound(f"The Stack ({named or key}) could not be found.")
@@ -52,7 +51,8 @@ class AgentReads(Reads):
             if rec.id != agent_stack_id:
                 raise Forbidden("this keypair may only reach its own stack")
             if agent_owner is not None and agent_owner != resource_name and \
-                    not await self._owner_allows(ctx, rec, view, agent_owner, resource_name):
+                    not await self._owner_allows(ctx, rec, view.owner_type, agent_owner,
+                                                 resource_name):
                 raise Forbidden(f"this keypair may not describe {resource_name}")
         if view.resource is None:
             raise ResourceNotFound.in_stack(resource_name, rec.name)
@@ -60,14 +60,14 @@ class AgentReads(Reads):
         return fmt.resource(view.resource, rec, required_by=[], detail=True,
                             description=descriptions.get(resource_name, ""), attributes={})
 
-    async def _owner_allows(self, ctx: RequestContext, rec: StackRecord, view: AgentView,
-                            owner: str, resource_name: str) -> bool:
+    async def _owner_allows(self, ctx: RequestContext, rec: StackRecord,
+                            owner_type: str | None, owner: str, resource_name: str) -> bool:
         """Whether another resource's keypair may read ``resource_name``: only where the
         owner's plugin says so (``access_allowed``); others read only themselves."""
-        if view.owner_type is None:
+        if owner_type is None:
             return False
         try:
-            plugin = self.plugins(view.owner_type, {})
+            plugin = self.plugins(owner_type, {})
         except KilnError:
             plugin = None   # a provider template's type: ask the loaded stack
         if plugin is not None and plugin.access_allowed is Resource.access_allowed:

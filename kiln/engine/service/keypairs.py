@@ -9,7 +9,6 @@ is left (``db.stacks.soft_delete_stack``).
 
 from __future__ import annotations
 
-from kiln.db import keypairs as db_keypairs
 from kiln.db.records import KeypairRecord
 from kiln.engine.model.context import RequestContext
 from kiln.engine.model.live_stack import IssuedKeypair
@@ -28,25 +27,23 @@ class KeypairOps(ServiceBase):
         """The keypair with this access key, secret included; None if there is none."""
         if not access_key or len(access_key) > 64:
             return None
-        rec = await self.db.run(db_keypairs.get_keypair, access_key)
+        rec = await self.store.keypairs.get(access_key)
         return None if rec is None else keypair_view(rec)
 
     def ec2_keypair_revocations(self) -> int:
-        return db_keypairs.revocations()
+        return self.store.keypairs.revocations()
 
     async def issue_ec2_keypair(self, *, project_id: str, user_id: str,
                                 stack_id: str | None = None,
                                 resource_name: str | None = None) -> IssuedKeypair:
-        rec = await self.db.write(db_keypairs.create_keypair, project_id=project_id,
-                                  user_id=user_id, stack_id=stack_id,
-                                  resource_name=resource_name)
+        rec = await self.store.keypairs.issue(project_id=project_id, user_id=user_id,
+                                              stack_id=stack_id, resource_name=resource_name)
         return keypair_view(rec)
 
     async def resource_ec2_keypair(self, stack_id: str,
                                    resource_name: str) -> IssuedKeypair | None:
         """The oldest keypair issued for a stack's resource, if any."""
-        found = await self.db.run(db_keypairs.list_keypairs, stack_id=stack_id,
-                                  resource_name=resource_name)
+        found = await self.store.keypairs.of_resource(stack_id, resource_name)
         return keypair_view(found[0]) if found else None
 
     async def ec2_access_allowed(self, ctx: RequestContext, stack_identity: Identity,
@@ -62,4 +59,4 @@ class KeypairOps(ServiceBase):
         return slot.plugin.access_allowed(resource_name)
 
     async def delete_ec2_keypair(self, access_key: str) -> bool:
-        return bool(await self.db.write(db_keypairs.delete_keypair, access_key))
+        return bool(await self.store.keypairs.revoke(access_key))

@@ -58,12 +58,6 @@ class ServiceBase(EngineServiceAPI):
         """The engine's one door to the database (:mod:`kiln.engine.store`)."""
         return self.engine.store
 
-    @property
-    def db(self) -> Database:
-        """The facade itself, for the modules whose calls have not moved behind the
-        store yet (docs/contracts.md) and for the alarms wired beside the engine."""
-        return self.engine.db
-
     async def start(self) -> None:
         if self._db is None:
             self._db = await open_database(self._db_url)

@@ -4,8 +4,6 @@ in :mod:`kiln.engine.actions.snapshot`.
 
 from __future__ import annotations
 
-from kiln.db import snapshots as db_snapshots
-from kiln.db import stacks as db_stacks
 from kiln.db.records import SnapshotRecord, StackRecord
 from kiln.engine.actions.adopt import stack_data
 from kiln.engine.actions.snapshot import run_restore, run_snapshot
@@ -45,8 +43,7 @@ def snapshot_body(rec: SnapshotRecord) -> SnapshotReply:
 class SnapshotOps(ServiceBase):
     async def _snapshot(self, ctx: RequestContext, rec: StackRecord,
                         snapshot_id: str) -> SnapshotRecord:
-        snap: SnapshotRecord | None = await self.db.run(db_snapshots.get_snapshot,
-                                                        snapshot_id)
+        snap = await self.store.snapshots.get(snapshot_id)
         if snap is None or (snap.project_id != ctx.project_id and not ctx.is_admin):
             raise NotFound(f"Snapshot with id {snapshot_id} not found")
         if snap.stack_id != rec.id:
@@ -63,7 +60,7 @@ class SnapshotOps(ServiceBase):
                                    "in progress.")
         limit = self.conf.max_snapshots_per_stack
         if not ctx.is_admin and limit >= 0:
-            count = await self.db.run(db_snapshots.count_snapshots, rec.id)
+            count = await self.store.snapshots.count(rec.id)
             if count >= limit:
                 raise RequestLimitExceeded(
                     "Request limit exceeded: You have reached the maximum snapshots per "
@@ -71,9 +68,9 @@ class SnapshotOps(ServiceBase):
         await acting.for_request(engine, rec.root_stack_id, rec.name, ctx)
         async with engine.claim(rec.id, rec.name, SNAPSHOT) as claim:
             stack = await engine.load(rec.id)
-            snap = await self.db.write(db_snapshots.create_snapshot, rec.id, ctx.project_id,
-                                       name, action=CREATE, status=IN_PROGRESS,
-                                       data=stack_data(stack, no_resources=True))
+            snap = await self.store.snapshots.add(rec.id, ctx.project_id, name,
+                                                  action=CREATE, status=IN_PROGRESS,
+                                                  data=stack_data(stack, no_resources=True))
             await engine.recorder.stack(stack, SNAPSHOT, IN_PROGRESS,
                                         stack_started(SNAPSHOT))
             claim.launch(lambda: run_snapshot(engine, stack, snap.id), stack)
@@ -87,7 +84,7 @@ class SnapshotOps(ServiceBase):
     async def list_snapshots(self, ctx: RequestContext, stack_identity: Identity,
                              ) -> list[SnapshotReply]:
         rec = await self._find(ctx, stack_identity)
-        rows = await self.db.run(db_snapshots.list_snapshots, rec.id)
+        rows = await self.store.snapshots.of_stack(rec.id)
         return [snapshot_body(r) for r in rows]
 
     async def delete_snapshot(self, ctx: RequestContext, stack_identity: Identity,
@@ -97,7 +94,7 @@ class SnapshotOps(ServiceBase):
         running = rec.action == SNAPSHOT and rec.status == IN_PROGRESS
         if snap.action in (None, CREATE) and snap.status == IN_PROGRESS and running:
             raise NotSupported("Deleting in-progress snapshot is not supported.")
-        await self.db.write(db_snapshots.delete_snapshot, snapshot_id)
+        await self.store.snapshots.remove(snapshot_id)
 
     async def stack_restore(self, ctx: RequestContext, stack_identity: Identity,
                             snapshot_id: str) -> None:
@@ -117,10 +114,9 @@ class SnapshotOps(ServiceBase):
         engine = self.engine
         files = dict(data.get("files") or {})
         env = environment_from_stored(dict(data.get("environment") or {}), files)
-        template_id = await self.db.write(db_stacks.create_raw_template,
-                                          dict(data.get("template") or {}),
-                                          env.env_as_dict(), files, ())
-        raw = await self.db.run(db_stacks.get_raw_template, template_id)
+        template_id = await self.store.stacks.add_template(dict(data.get("template") or {}),
+                                                           env.env_as_dict(), files, ())
+        raw = await self.store.stacks.raw_template(template_id)
         info = current.info
         new_info = type(info)(**{**info.__dict__, "raw_template_id": template_id,
                                  "prev_raw_template_id": info.raw_template_id})

@@ -72,7 +72,23 @@ class KeypairStore:
     def __init__(self, db: Database) -> None:
         self._db = db
 
-    def issue(self, *, project_id: str, user_id: str, stack_id: str, resource_name: str,
+    async def get(self, access_key: str) -> KeypairRecord | None:
+        """The keypair with this access key, its secret unsealed."""
+        return await self._db.run(db_keypairs.get_keypair, access_key)
+
+    async def of_resource(self, stack_id: str, resource_name: str) -> list[KeypairRecord]:
+        """The keypairs issued to a stack's resource, oldest first."""
+        return await self._db.run(db_keypairs.list_keypairs, stack_id=stack_id,
+                                  resource_name=resource_name)
+
+    @staticmethod
+    def revocations() -> int:
+        """How many committed transactions of this process have deleted keypairs: a
+        signature cache forgets what it holds when this moves."""
+        return db_keypairs.revocations()
+
+    def issue(self, *, project_id: str, user_id: str, stack_id: str | None,
+              resource_name: str | None,
               access_key: str | None = None,
               secret: str | None = None) -> asyncio.Future[KeypairRecord]:
         """A keypair for the resource: ``access_key``/``secret`` as given (a Keystone

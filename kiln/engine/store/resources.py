@@ -16,6 +16,7 @@ from typing import Any, Generic, TypeVar
 
 from sqlalchemy.orm import Session
 
+from kiln.db import agent_view as db_agent_view
 from kiln.db import events as db_events
 from kiln.db import resources as db_resources
 from kiln.db import signals as db_signals
@@ -171,6 +172,17 @@ class ResourceStore:
             return stack, db_resources.get_resource_by_name(s, stack_id, name)
 
         return await self._db.run(read)
+
+    async def for_agent(self, key: str, resource_name: str, *, scope: str | None,
+                        project_id: str, owner: str | None = None,
+                        ) -> db_agent_view.AgentView:
+        """What a server's agent polls: the stack ``key`` names (an id within ``scope``,
+        None: any project; else a name of ``project_id``), its resource of that name
+        and, for a keypair ``owner``'s caller, the owner's type; only the columns an
+        agent is shown, in one short read (inline on SQLite: :mod:`kiln.db.agent_view`)."""
+        return await self._db.read_now(db_agent_view.agent_view_rows, key=key, scope=scope,
+                                       project_id=project_id, resource_name=resource_name,
+                                       owner=owner)
 
     def mark_abandoned(self, resource_id: int, reason: str) -> asyncio.Future[bool]:
         """FAILED, its engine and token cleared: the action a dead engine left the row

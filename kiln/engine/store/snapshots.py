@@ -1,4 +1,5 @@
-"""Snapshot rows as the SNAPSHOT action and its recovery settle them."""
+"""Snapshot rows: the API's snapshot calls (count, add, get, list, remove) and the
+SNAPSHOT action and its recovery settling them."""
 
 from __future__ import annotations
 
@@ -17,7 +18,25 @@ class SnapshotStore:
         self._db = db
 
     async def of_stack(self, stack_id: str) -> list[SnapshotRecord]:
+        """The stack's snapshots, oldest first."""
         return await self._db.run(db_snapshots.list_snapshots, stack_id)
+
+    async def get(self, snapshot_id: str) -> SnapshotRecord | None:
+        return await self._db.run(db_snapshots.get_snapshot, snapshot_id)
+
+    async def count(self, stack_id: str) -> int:
+        """How many snapshots the stack has (``max_snapshots_per_stack``)."""
+        return await self._db.run(db_snapshots.count_snapshots, stack_id)
+
+    def add(self, stack_id: str, project_id: str, name: str | None, *, action: str,
+            status: str, data: Any) -> asyncio.Future[SnapshotRecord]:
+        """A new snapshot row (the SNAPSHOT action then settles it)."""
+        return self._db.write(db_snapshots.create_snapshot, stack_id, project_id, name,
+                              action=action, status=status, data=data)
+
+    def remove(self, snapshot_id: str) -> asyncio.Future[bool]:
+        """Whether there was such a snapshot."""
+        return self._db.write(db_snapshots.delete_snapshot, snapshot_id)
 
     def settle(self, snapshot_id: str, status: str, reason: str,
                data: Any) -> asyncio.Future[bool]:

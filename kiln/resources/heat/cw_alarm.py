@@ -5,7 +5,7 @@ Heat 27 keeps HARestarter only as a placeholder; Kiln restores what it was for w
 today's tools: when an alarm signals the restarter, its victim (``InstanceId``, a
 reference to a resource of the same stack) is marked unhealthy and the stack is updated
 with its own template, which replaces the victim and what depends on it
-(kiln.api.cloudwatch.alarm_actions does this after the signal).
+(kiln.engine.service.alarm_actions does this after the signal).
 """
 
 from __future__ import annotations

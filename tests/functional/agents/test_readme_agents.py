@@ -1,68 +1,52 @@
-"""The README's software-deployment example, run as written (endpoint port and paths
-aside): the template, the `openstack` commands, and the agent chain's command line."""
+"""The software-deployment example (docs/agents.md), run as written with bash (endpoint
+port, the instance directory and the tests' interpreter aside): the template, the
+`openstack` commands, the wait for the metadata URL, and the agent chain run locally with
+the same arguments as the server's command line."""
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import subprocess
 import sys
 from pathlib import Path
 
-from tests.functional.agents.deploying import wait_for
+from tests.support import docs
 from tests.support.agents import CHAIN_TIMEOUT, agents_or_skip
-from tests.support.clients import OpenStackCLI
 from tests.support.server import KilnProcess, clean_env
 
-README = (Path(__file__).resolve().parents[3] / "README.md").read_text()
+ROOT = Path(__file__).resolve().parents[3]
 ENDPOINT = "http://127.0.0.1:8004/v1/demo"
+LOCAL = ".venv-test/bin/python -m tests.support.agents /tmp/instance "
 
 
 def _blocks() -> list[str]:
-    section = README.split("## Software deployments with Heat's agents", 1)[1]
-    section = section.split("\n## ", 1)[0]
-    return re.findall(r"```sh\n(.*?)```", section, re.S)
-
-
-def _openstack(line: str) -> list[str]:
-    words = shlex.split(line)
-    assert words[:5] == ["openstack", "--os-auth-type", "none", "--os-endpoint", ENDPOINT]
-    return words[5:]
+    return re.findall(r"```sh\n(.*?)```", docs.page("agents.md"), re.S)
 
 
 def test_readme_software_deployment(kiln: KilnProcess, tmp_path: Path) -> None:
     agents_or_skip()
     first, on_server, locally = _blocks()
-    match = re.search(r"cat > (\S+) <<'YAML'\n(.*?)\nYAML\n", first, re.S)
-    assert match
-    (tmp_path / match.group(1)).write_text(match.group(2) + "\n")
-    cli = OpenStackCLI(kiln.endpoint("demo"), cwd=tmp_path)
-    create, show_url = [_openstack(x) for x in first.splitlines() if x.startswith("openstack")]
-    cli.run(*create)
-
-    def printed_url() -> str:
-        return cli.run(*show_url).stdout.strip()
-
-    url = wait_for(printed_url, lambda u: u.startswith("http"), "the metadata URL")
+    assert f'OS="openstack --os-auth-type none --os-endpoint {ENDPOINT}"' in first
 
     # the server's command line and the local one give the collector the same arguments
     server_words = shlex.split(on_server.strip())
     assert server_words[:5] == ["os-collect-config", "--one-time", "--command",
                                 "os-refresh-config", "--request-metadata-url"]
-    run_line, show_greeting = [x for x in locally.splitlines() if x.strip()]
-    local_words = shlex.split(run_line)
-    assert local_words[:3] == [".venv-test/bin/python", "-m", "tests.support.agents"]
-    assert local_words[4:] == server_words[4:]
-    args = [url if w == "$URL" else w for w in local_words[4:]]
-    done = subprocess.run([sys.executable, "-m", "tests.support.agents",
-                           str(tmp_path / "instance"), *args],
-                          capture_output=True, text=True, timeout=CHAIN_TIMEOUT,
-                          env=clean_env(), cwd=Path(__file__).resolve().parents[3],
+    [run_line] = [line for line in locally.splitlines() if "tests.support.agents" in line]
+    assert run_line.startswith(LOCAL)
+    assert shlex.split(run_line)[4:] == server_words[4:]
+
+    script = (first + locally).replace(f"{ENDPOINT.rsplit('/v1', 1)[0]}/", f"{kiln.url}/")
+    script = script.replace(LOCAL, f"{shlex.quote(sys.executable)} -m tests.support.agents "
+                                   f"{shlex.quote(str(tmp_path / 'instance'))} ")
+    env = clean_env()
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
+    done = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=CHAIN_TIMEOUT + 120,
                           check=False)
     assert done.returncode == 0, done.stdout + done.stderr
-
-    def greeting() -> str:
-        return cli.run(*_openstack(show_greeting), "-f", "value",
-                       "-c", "output_value").stdout.strip()
-
-    assert wait_for(greeting, lambda g: g != "None", "the greeting") == "Hello, world"
+    # the last command prints the deployment's output
+    assert done.stdout.rstrip().splitlines()[-1] == "Hello, world", done.stdout

@@ -173,3 +173,37 @@ def test_another_process_on_the_same_database(start_kiln_factory: Any, tmp_path:
             rest = stream.until(is_stack(path, "CREATE_COMPLETE"))
         assert ("last", "CREATE_COMPLETE") in [
             (m.json()["resource_name"], m.json()["resource_status"]) for m in rest]
+
+
+def test_the_documented_curl_command(api: httpx.Client, kiln_server: KilnProcess) -> None:
+    """docs/events.md's curl command, run as written (the port and the stack's name aside):
+    it prints the events already stored, then the delete's, and ends with the stack."""
+    import re
+    import subprocess
+
+    from tests.support import docs
+
+    (command,) = re.findall(r"```sh\n(.*?)```", docs.page("events.md"), re.S)
+    assert command.startswith("curl -N 'http://127.0.0.1:8004/v1/demo/stacks/s1/events?")
+    path = create(api)
+    name = path.split("/")[2]
+    deadline = time.monotonic() + 60
+    while api.get(path).json()["stack"]["stack_status"] != "CREATE_COMPLETE":
+        assert time.monotonic() < deadline, "the stack never completed"
+        time.sleep(0.2)
+    command = command.replace("http://127.0.0.1:8004/", f"{kiln_server.url}/").replace(
+        "/stacks/s1/", f"/stacks/{name}/")
+    curl = subprocess.Popen(["bash", "-c", command], stdout=subprocess.PIPE, text=True)
+    try:
+        assert curl.stdout is not None
+        seen = ""
+        while "CREATE_COMPLETE" not in seen:   # the stored events come first
+            line = curl.stdout.readline()
+            assert line, "curl ended before the stored events"
+            seen += line
+        assert api.delete(path).status_code == 204
+        rest, _ = curl.communicate(timeout=60)
+    finally:
+        curl.kill()
+    assert curl.returncode == 0
+    assert "DELETE_COMPLETE" in rest and rest.rstrip().endswith("event: end\ndata: {}")

@@ -5,7 +5,7 @@ not at all), through a real ``kiln serve`` on the wire (httpx) and python-heatcl
 Every expected answer is what Heat 27.0.1 answered to the same request (set
 KILN_API_COMPARE_URL to run this module against a real Heat); the cases marked
 ``kiln_only`` are Kiln's deliberate differences, where Heat answers with a 400 that
-gives no reason or leaks a Python error (README, "Differences from Heat").
+gives no reason or leaks a Python error (docs/heat-compatibility.md, "Differences from Heat").
 """
 
 from __future__ import annotations

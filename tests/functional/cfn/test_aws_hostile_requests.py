@@ -1,5 +1,5 @@
 """Malformed and under-signed requests to the AWS-style listeners (CFN, CloudWatch) of a
-real ``kiln serve`` (issue 22, findings 9 and 10), and the README's wait-condition curl
+real ``kiln serve`` (issue 22, findings 9 and 10), and the wait-condition curl
 example run as written. Every refusal is a 4xx in AWS's format with no traceback; the
 requests are built and signed by botocore's own signers (SigV2, SigV4), or by hand where
 no client would send them."""
@@ -11,18 +11,18 @@ import re
 import shlex
 import subprocess
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
 import httpx
 import pytest
 
+from tests.support import docs
 from tests.support.aws import Keypair, issue_keypair
 from tests.support.clients import heat_client, wait_for_stack_status
 from tests.support.server import HTTP_TIMEOUT, KilnProcess, start_kiln
 
-README = (Path(__file__).resolve().parents[3] / "README.md").read_text()
+SIGNALS = docs.page("signals.md")
 CW_TARGET = "GraniteServiceVersion20100801"
 CBOR_PATH = f"/service/{CW_TARGET}/operation/ListMetrics"
 
@@ -251,7 +251,7 @@ def test_absurd_dates_in_a_signature_are_a_4xx(kiln: KilnProcess) -> None:
     assert_refused(answer, 400, "IncompleteSignature")
 
 
-# -- the README's wait-condition curl example, as written ------------------------------------
+# -- the wait-condition curl example of docs/signals.md, as written ----------------------------
 
 AWS_WAIT = {
     "AWSTemplateFormatVersion": "2010-09-09",
@@ -265,8 +265,8 @@ AWS_WAIT = {
 
 
 def readme_curl() -> str:
-    """The curl command of the README's signals table (its AWS handle row)."""
-    (found,) = re.findall(r"`(curl -X PUT --data-binary '[^`]*' URL)`", README)
+    """The curl command of the signals table (docs/signals.md) (its AWS handle row)."""
+    (found,) = re.findall(r"`(curl -X PUT --data-binary '[^`]*' URL)`", SIGNALS)
     return str(found)
 
 

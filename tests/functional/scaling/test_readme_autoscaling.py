@@ -1,6 +1,6 @@
-"""The README's autoscaling example, run as written (ports aside, and a watcher round of
-half a second instead of ten) against a real ``kiln serve`` with the real ``openstack``
-CLI, ``kiln ec2-credentials`` and boto3."""
+"""The autoscaling example (docs/autoscaling.md), run as written (ports aside, and a
+watcher round of half a second instead of ten) against a real ``kiln serve`` with the real
+``openstack`` CLI, ``kiln ec2-credentials`` and boto3."""
 
 from __future__ import annotations
 
@@ -15,12 +15,12 @@ from typing import Any
 
 import pytest
 
+from tests.support import docs
 from tests.support.clients import OpenStackCLI, heat_client
 from tests.support.server import KilnProcess, kiln_command, start_kiln
 
 pytestmark = pytest.mark.slow
-README = (Path(__file__).resolve().parents[3] / "README.md").read_text()
-SECTION = README.split("## Autoscaling and alarms", 1)[1].split("\n## ", 1)[0]
+SECTION = docs.page("autoscaling.md")
 
 
 @pytest.fixture(scope="module")
@@ -66,7 +66,7 @@ def test_readme_autoscaling_example(kiln: KilnProcess, tmp_path: Path) -> None:
         deadline = time.monotonic() + 150
         while size() != wanted:
             assert time.monotonic() < deadline, f"size never became {wanted}"
-            exec(compile(snippet, "README.md", "exec"), {})   # the README's own lines
+            exec(compile(snippet, "autoscaling.md", "exec"), {})   # the page's own lines
             time.sleep(1.0)  # one sample a second, bounded by the deadline
 
     assert cli.json("stack", "output", "show", "web", "size")["output_value"] == 1

@@ -9,7 +9,7 @@ still delete cleanly (what a user does next).
 ``KILN_CRASH_RUNS`` kills per backend (default 6 on SQLite and 3 on the servers, which
 CI runs); the runs cycle through the actions from a seeded start. ``KILN_CRASH_SEED``
 replays a failure (each assertion names the seed, the run and the action). The full
-count, as recorded in the README: ``KILN_CRASH_RUNS=100 bash scripts/test.sh
+count, as recorded in docs/contributing.md: ``KILN_CRASH_RUNS=100 bash scripts/test.sh
 tests/integration/crash/test_crash_matrix.py``.
 """
 

@@ -37,7 +37,7 @@ async def test_dead_engines_stack_is_taken_over(svc: EngineService) -> None:
     ctx = RequestContext(project_id="recovery", is_admin=False, roles=("member",))
     stack = await create(svc, ctx, "taken", TEMPLATE)
     sid = stack["id"]
-    with svc.db.session() as s:
+    with svc.store.database.session() as s:
         db_locks.register_engine(s, GHOST, host="h", hostname="h")
     crash(svc, sid, "CREATE", {
         "b": mid("CREATE", done_token(), physical_resource_id="b-physical"),
@@ -46,7 +46,7 @@ async def test_dead_engines_stack_is_taken_over(svc: EngineService) -> None:
     })
     assert svc.recovery is not None
     assert await svc.recovery.sweep() == []             # the ghost still heartbeats
-    with svc.db.session() as s:
+    with svc.store.database.session() as s:
         s.execute(sa.update(Service).where(Service.engine_id == GHOST)
                   .values(updated_at=dt.datetime(2000, 1, 1)))
     assert await svc.recovery.sweep() == [sid]
@@ -58,5 +58,5 @@ async def test_dead_engines_stack_is_taken_over(svc: EngineService) -> None:
     states = await resources(svc, ctx, stack["stack_identity"])
     assert (states["a"], states["b"], states["c"]) == (
         "CREATE_COMPLETE", "CREATE_COMPLETE", "CREATE_FAILED")
-    with svc.db.session() as s:
+    with svc.store.database.session() as s:
         assert db_locks.get_stack_lock(s, sid) is None

@@ -85,8 +85,8 @@ async def child_of(svc: EngineService, ctx: RequestContext, ident: Any) -> str:
 
 
 async def child_events(svc: EngineService, child_id: str) -> Child:
-    rows = await svc.engine.db.run(db_events.list_events,
-                                   EventQuery(stack_ids=(child_id,), sort_dir="asc"))
+    rows = await svc.store.database.run(db_events.list_events,
+                                        EventQuery(stack_ids=(child_id,), sort_dir="asc"))
     return Child([Ev(r.resource_name, f"{r.resource_action}_{r.resource_status}",
                      r.created_at, r.resource_type == "OS::Heat::Stack") for r in rows])
 

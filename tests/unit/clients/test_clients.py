@@ -113,10 +113,10 @@ async def test_not_found_on_delete_counts_as_deleted() -> None:
 
 def test_the_readmes_cloud_configuration_loads(tmp_path: Any) -> None:
     import re
-    from pathlib import Path
 
-    readme = (Path(__file__).parents[3] / "README.md").read_text()
-    (example,) = re.findall(r"```ini cloud\n(.*?)```", readme, re.S)
+    from tests.support import docs
+
+    (example,) = re.findall(r"```ini cloud\n(.*?)```", docs.page("resources.md"), re.S)
     settings = CloudSettings.from_conf(_conf(tmp_path, example))
     assert settings.configured
     assert settings.auth["username"] == "demo"

@@ -89,7 +89,8 @@ def caller() -> RequestContext:
 
 
 async def stored(svc: EngineService, stack_id: str) -> UserCredsRecord | None:
-    found: UserCredsRecord | None = await svc.db.run(db_user_creds.get_user_creds, stack_id)
+    found: UserCredsRecord | None = await svc.store.database.run(
+        db_user_creds.get_user_creds, stack_id)
     return found
 
 

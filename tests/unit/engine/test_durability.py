@@ -22,8 +22,8 @@ SERVICE: list[EngineService] = []
 
 class _Observer(Resource):
     async def handle_create(self) -> Any:
-        rec = await SERVICE[0].db.run(db_resources.get_resource_by_name,
-                                      self.runtime.stack_id, self.name)
+        rec = await SERVICE[0].store.database.run(db_resources.get_resource_by_name,
+                                                  self.runtime.stack_id, self.name)
         SEEN[self.name] = (rec.action, rec.status)
         return None
 

@@ -42,7 +42,7 @@ TEMPLATE = hot({
 def crash(svc: EngineService, stack_id: str, action: str,
           rows: dict[str, dict[str, Any]], *, holder: str | None = GHOST) -> None:
     """Rewrite a stored stack as a crashed engine would have left it."""
-    with svc.db.session() as s:
+    with svc.store.database.session() as s:
         s.execute(sa.update(Stack).where(Stack.id == stack_id)
                   .values(action=action, status="IN_PROGRESS", engine_id=holder))
         by_name = {r.name: r for r in db_resources.list_resources(s, stack_id)}
@@ -86,7 +86,7 @@ async def test_create_resumes_from_tokens_and_starts_the_rest(
     # b was continued with check_create_complete, not created again
     b = await service.describe_stack_resource(ctx, stack["stack_identity"], "b")
     assert b["physical_resource_id"] == "b-physical"
-    with service.db.session() as s:
+    with service.store.database.session() as s:
         assert db_locks.get_stack_lock(s, sid) is None
 
 
@@ -135,7 +135,7 @@ async def test_delete_continues_and_finishes(service: EngineService,
     await recover(service, sid)
     shown = await service.show_stack(ctx, stack["stack_identity"])
     assert shown["stack_status"] == "DELETE_COMPLETE"
-    with service.db.session() as s:
+    with service.store.database.session() as s:
         assert db_resources.list_resources(s, sid) == []
 
 
@@ -170,12 +170,12 @@ async def test_live_engines_keep_their_stacks(service: EngineService,
                                               ctx: RequestContext) -> None:
     stack = await create(service, ctx, "alive", TEMPLATE)
     sid = stack["id"]
-    with service.db.session() as s:
+    with service.store.database.session() as s:
         db_locks.register_engine(s, GHOST, host="h", hostname="h")
     crash(service, sid, "CREATE", {"c": mid("CREATE", done_token())})
     assert service.recovery is not None
     assert await service.recovery.sweep() == []          # heartbeat is fresh
-    with service.db.session() as s:
+    with service.store.database.session() as s:
         s.execute(sa.update(Service).where(Service.engine_id == GHOST)
                   .values(updated_at=dt.datetime(2000, 1, 1)))
     assert await recover(service, sid) == [sid]          # silent too long: taken over
@@ -219,12 +219,12 @@ async def test_a_lock_this_engine_failed_to_release_is_not_kept(
     database error) must not make every later action on the stack a 409 forever."""
     stack = await create(service, ctx, "stuck", TEMPLATE)
     sid = stack["id"]
-    with service.db.session() as s:
+    with service.store.database.session() as s:
         s.execute(sa.update(Stack).where(Stack.id == sid).values(
             engine_id=service.engine.engine_id, lock_time=dt.datetime(2000, 1, 1)))
     assert service.recovery is not None
     assert await service.recovery.sweep() == []      # nothing to resume: COMPLETE
-    with service.db.session() as s:
+    with service.store.database.session() as s:
         assert db_locks.get_stack_lock(s, sid) is None
     await service.delete_stack(ctx, stack["stack_identity"])
     await service.wait_for_stack(sid)
@@ -241,7 +241,7 @@ async def test_a_replaced_row_left_in_progress_is_failed_and_the_update_resumed(
     resume crashed and the stack was reset to UPDATE_FAILED instead."""
     stack = await create(service, ctx, "stale", TEMPLATE)
     sid = stack["id"]
-    with service.db.session() as s:
+    with service.store.database.session() as s:
         old = s.execute(sa.select(Resource).where(Resource.stack_id == sid,
                                                   Resource.name == "b")).scalar_one()
         new = Resource(**{c.name: getattr(old, c.name) for c in Resource.__table__.columns
@@ -251,7 +251,7 @@ async def test_a_replaced_row_left_in_progress_is_failed_and_the_update_resumed(
         s.flush()
         old.replaced_by = new.id
     crash(service, sid, "UPDATE", {})
-    with service.db.session() as s:
+    with service.store.database.session() as s:
         s.execute(sa.update(Resource).where(Resource.id == old.id).values(
             action="DELETE", status="IN_PROGRESS", engine_id=GHOST, progress=None,
             progress_action=None))
@@ -259,6 +259,6 @@ async def test_a_replaced_row_left_in_progress_is_failed_and_the_update_resumed(
     shown = await service.show_stack(ctx, stack["stack_identity"])
     assert (shown["stack_status"], shown["stack_status_reason"]) == (
         "UPDATE_COMPLETE", "Stack UPDATE completed successfully")
-    with service.db.session() as s:
+    with service.store.database.session() as s:
         names = [r.name for r in db_resources.list_resources(s, sid)]
     assert sorted(names) == ["a", "b", "c", "d"]  # the superseded row is gone

@@ -57,7 +57,7 @@ async def started(sqlite_url: str) -> EngineService:
 
 def token_committed(svc: EngineService, stack_id: str, name: str) -> Callable[[], Any]:
     async def check() -> bool:
-        with svc.db.session() as s:
+        with svc.store.database.session() as s:
             row = s.execute(sa.select(Resource.progress_action).where(
                 Resource.stack_id == stack_id, Resource.name == name,
                 Resource.replaced_by.is_(None))).first()
@@ -168,8 +168,9 @@ async def test_a_snapshot_cut_short_is_completed(
     template = hot({"a": {"type": "OS::Heat::RandomString"}})
     stack = await create(service, ctx, "snap", template)
     sid, ident = stack["id"], stack["stack_identity"]
-    snap = await service.db.write(db_snapshots.create_snapshot, sid, "demo", "s1",
-                                  action="CREATE", status="IN_PROGRESS", data={})
+    snap = await service.store.database.write(db_snapshots.create_snapshot, sid, "demo",
+                                              "s1", action="CREATE", status="IN_PROGRESS",
+                                              data={})
     crash(service, sid, "SNAPSHOT", {"a": mid("SNAPSHOT")})
     await recover(service, sid)
     shown = await service.show_snapshot(ctx, ident, snap.id)
@@ -187,8 +188,9 @@ async def test_a_snapshot_row_left_in_progress_can_be_deleted(
         service: EngineService, ctx: RequestContext) -> None:
     """A row stuck by an older engine (the stack itself is not snapshotting)."""
     stack = await create(service, ctx, "stuck", hot({"a": {"type": "OS::Heat::None"}}))
-    snap = await service.db.write(db_snapshots.create_snapshot, stack["id"], "demo", "s",
-                                  action="CREATE", status="IN_PROGRESS", data={})
+    snap = await service.store.database.write(db_snapshots.create_snapshot, stack["id"],
+                                              "demo", "s", action="CREATE",
+                                              status="IN_PROGRESS", data={})
     await service.delete_snapshot(ctx, stack["stack_identity"], snap.id)
     assert await service.list_snapshots(ctx, stack["stack_identity"]) == []
 
@@ -198,7 +200,7 @@ CHILD = json.dumps({"heat_template_version": "2018-08-31",
 
 
 def live_children(svc: EngineService, parent_id: str) -> list[str]:
-    with svc.db.session() as s:
+    with svc.store.database.session() as s:
         return [c.id for c in db_stacks.list_child_stacks(s, parent_id)]
 
 
@@ -216,7 +218,7 @@ async def test_a_child_stack_made_by_a_handle_cut_short_is_rolled_back_too(
     shown = await service.show_stack(ctx, ident)
     assert shown["stack_status"] == "ROLLBACK_COMPLETE", shown["stack_status_reason"]
     assert live_children(service, sid) == []
-    with service.db.session() as s:
+    with service.store.database.session() as s:
         gone = db_stacks.get_stack(s, child, show_deleted=True)
     assert gone is not None and gone.deleted_at is not None
 
@@ -229,13 +231,13 @@ async def test_a_resumed_delete_takes_its_child_from_the_dead_engine(
                          files={"child.yaml": CHILD})
     sid = stack["id"]
     [child] = live_children(service, sid)
-    with service.db.session() as s:
+    with service.store.database.session() as s:
         s.execute(sa.update(Stack).where(Stack.id == child).values(engine_id=GHOST))
     services = service.engine.support.services
     assert services is not None
     assert await services.delete(child) is True
     await service.wait_for_stack(child)
-    with service.db.session() as s:
+    with service.store.database.session() as s:
         gone = db_stacks.get_stack(s, child, show_deleted=True)
         assert db_locks.get_stack_lock(s, child) is None
     assert gone is not None and gone.deleted_at is not None
@@ -253,13 +255,13 @@ async def test_a_resumed_update_that_rolls_back_removes_what_the_old_template_la
                                                 "bad": bad}), {}, {},
                                {"disable_rollback": True})
     await service.wait_for_stack(sid)
-    with service.db.session() as s:
+    with service.store.database.session() as s:
         s.execute(sa.update(Stack).where(Stack.id == sid).values(disable_rollback=False))
     crash(service, sid, "UPDATE", {"bad": mid("CREATE")})
     await recover(service, sid)
     shown = await service.show_stack(ctx, ident)
     assert shown["stack_status"] == "ROLLBACK_COMPLETE", shown["stack_status_reason"]
     assert await resources(service, ctx, ident) == {"a": "CREATE_COMPLETE"}
-    with service.db.session() as s:
+    with service.store.database.session() as s:
         names = s.execute(sa.select(Resource.name).where(Resource.stack_id == sid))
         assert sorted(n for (n,) in names) == ["a"]

@@ -135,7 +135,7 @@ async def test_restore_needs_a_complete_snapshot(service: EngineService,
     stack = await create(service, ctx, "inc", TEMPLATE)
     ident = stack["stack_identity"]
     # a snapshot still being taken (as stack_snapshot first stores it)
-    with service.db.session() as s:
+    with service.store.database.session() as s:
         snap = db_snapshots.create_snapshot(s, stack["id"], "demo", "pending",
                                             action="CREATE", status="IN_PROGRESS")
     with pytest.raises(NotSupported) as exc:
@@ -143,7 +143,7 @@ async def test_restore_needs_a_complete_snapshot(service: EngineService,
     assert str(exc.value) == "Restoring incomplete snapshot is not supported."
     # deleting is refused while the stack is taking it (a row left IN_PROGRESS by a
     # crash, with the stack no longer snapshotting, can be deleted: test_recovery_resume)
-    with service.db.session() as s:
+    with service.store.database.session() as s:
         db_stacks.update_stack(s, stack["id"], {"action": "SNAPSHOT",
                                                 "status": "IN_PROGRESS"})
     with pytest.raises(NotSupported) as exc:

@@ -360,11 +360,11 @@ async def test_replacing_every_resource_writes_per_turn_not_per_resource(
     ident = stack["stack_identity"]
     before = await physical_ids(service, ctx, ident)
     n_create_events = len(await events(service, ctx, ident))
-    writes = service.db.writes
+    writes = service.store.database.writes
     stack = await update(service, ctx, ident, strings("two"))
     assert stack["stack_status"] == "UPDATE_COMPLETE"
     # one job per resource for the rows alone was 2n; per turn it is a handful
-    assert service.db.writes - writes < n
+    assert service.store.database.writes - writes < n
     after = await physical_ids(service, ctx, ident)
     assert set(after) == set(before) and not set(after.values()) & set(before.values())
     by_res: dict[str, list[str]] = {}

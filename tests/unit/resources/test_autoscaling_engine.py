@@ -367,7 +367,7 @@ async def test_a_signal_while_the_group_updates_is_refused(service: EngineServic
 async def test_an_alarm_restarts_the_restarters_victim(service: EngineService) -> None:
     from kiln.alarms import rules
     from kiln.alarms.store import AlarmRecord
-    from kiln.api.cloudwatch.alarm_actions import EngineActions
+    from kiln.engine.service.alarm_actions import EngineActions
 
     template = {"heat_template_version": "2021-04-16", "resources": {
         "victim": {"type": "OS::Heat::TestResource", "properties": {"value": "v"}},
@@ -460,7 +460,7 @@ async def test_an_alarm_state_change_is_an_event_of_its_resource(
         service: EngineService) -> None:
     from kiln.alarms import rules
     from kiln.alarms.store import AlarmRecord
-    from kiln.api.cloudwatch.alarm_actions import EngineActions
+    from kiln.engine.service.alarm_actions import EngineActions
 
     template = {"heat_template_version": "2021-04-16", "resources": {
         "cpu": {"type": "OS::Heat::CWLiteAlarm", "properties": {

@@ -177,7 +177,7 @@ async def test_old_points_are_purged_and_refused(db: Database) -> None:
 async def test_a_failing_action_is_recorded_as_failed_history(db: Database) -> None:
     """The real runner: a refused POST, a non-http URL and a signal to another project
     each become a failed Action history item; the alarm's state changes all the same."""
-    from kiln.api.cloudwatch.alarm_actions import EngineActions
+    from kiln.engine.service.alarm_actions import EngineActions
 
     clock = Clock()
     svc = AlarmService(db, runner=EngineActions(service=None, timeout=5), clock=clock)

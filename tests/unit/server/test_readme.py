@@ -1,4 +1,5 @@
-"""The README's promises that can go stale: its opening commands, CI, the config reference."""
+"""The documentation's promises that can go stale: the README's opening commands, CI, the
+configuration reference (docs/configuration.md) and the example configurations."""
 
 from __future__ import annotations
 
@@ -10,9 +11,11 @@ from pathlib import Path
 from kiln.conf import CONF
 from kiln.conf_loader import INTERNAL_OPTIONS, registered_sections
 from kiln.conf_reference import BEGIN_MARKER, END_MARKER, LEFT_OUT, render_markdown
+from tests.support import docs
 
 ROOT = Path(__file__).resolve().parents[3]
 README = (ROOT / "README.md").read_text()
+REFERENCE = (ROOT / "docs" / "configuration.md").read_text()
 FENCE = re.compile(r"^```[a-z]*\n(.*?)^```", re.S | re.M)
 
 
@@ -39,11 +42,11 @@ def test_ci_runs_exactly_the_readme_test_command_with_services_required() -> Non
 
 
 def test_configuration_reference_is_current() -> None:
-    start = README.index(BEGIN_MARKER)
-    end = README.index(END_MARKER) + len(END_MARKER) + 1
-    assert README[start:end] == render_markdown(), (
-        "README's configuration reference is stale: regenerate it with "
-        "`kiln config-reference --write README.md`")
+    start = REFERENCE.index(BEGIN_MARKER)
+    end = REFERENCE.index(END_MARKER) + len(END_MARKER) + 1
+    assert REFERENCE[start:end] == render_markdown(), (
+        "docs/configuration.md is stale: regenerate it with "
+        "`kiln config-reference --write docs/configuration.md`")
 
 
 def test_every_option_is_documented_under_its_section() -> None:
@@ -63,15 +66,16 @@ def test_rewriting_the_reference_keeps_the_rest_of_the_document() -> None:
 
     document = f"intro\n{BEGIN_MARKER}\nold table\n{END_MARKER}\noutro\n"
     assert replace_section(document, "NEW\n") == "intro\nNEW\noutro\n"
-    assert replace_section(README, render_markdown()) == README.replace(
-        README[README.index(BEGIN_MARKER):README.index(END_MARKER) + len(END_MARKER) + 1],
+    assert replace_section(REFERENCE, render_markdown()) == REFERENCE.replace(
+        REFERENCE[REFERENCE.index(BEGIN_MARKER):REFERENCE.index(END_MARKER) + len(END_MARKER)
+                  + 1],
         render_markdown())
 
 
 def test_the_example_configuration_loads(tmp_path: Path) -> None:
     from kiln.conf_loader import load_config
 
-    example = re.findall(r"```ini\n(.*?)```", README, re.S)[0]
+    example = re.findall(r"```ini\n(.*?)```", docs.page("running.md"), re.S)[0]
     path = tmp_path / "kiln.conf"
     path.write_text(example)
     try:
@@ -86,7 +90,7 @@ def test_the_keystone_example_configuration_loads(tmp_path: Path) -> None:
     from kiln.conf_identity import flavor
     from kiln.conf_loader import load_config
 
-    (example,) = [text for text in re.findall(r"```ini\n(.*?)```", README, re.S)
+    (example,) = [text for text in re.findall(r"```ini\n(.*?)```", docs.page("keystone.md"), re.S)
                   if "[keystone_authtoken]" in text]
     path = tmp_path / "kiln.conf"
     path.write_text(example)
@@ -104,7 +108,7 @@ def test_the_stack_user_domain_example_configuration_loads(tmp_path: Path) -> No
     from kiln.auth.stack_users import check_config, domain_configured
     from kiln.conf_loader import load_config
 
-    (example,) = [text for text in re.findall(r"```ini\n(.*?)```", README, re.S)
+    (example,) = [text for text in re.findall(r"```ini\n(.*?)```", docs.page("keystone.md"), re.S)
                   if "stack_domain_admin" in text]
     path = tmp_path / "kiln.conf"
     path.write_text(example)

@@ -49,16 +49,16 @@ class RecordingService:
 
 class NoAlarms:
     """The alarm side of a process whose engine is a recording stand-in: nothing to
-    evaluate, and an app that answers nothing (the tests are about the native API)."""
+    evaluate, and no AlarmService under the CloudWatch app (no request reaches it: the
+    tests are about the native API)."""
+
+    alarms: Any = None
 
     def start(self) -> None:
         pass
 
     async def stop(self) -> None:
         pass
-
-    def app(self) -> Starlette:
-        return Starlette()
 
 
 async def wait_until_listening(port: int, seconds: float = 60.0) -> None:

@@ -79,3 +79,15 @@ def test_oslo_messagings_default_url_is_no_broker(tmp_path: Path) -> None:
     CONF.clear()
     assert process_count(conf_of(tmp_path, "[oslo_messaging_notifications]\n"
                                            "driver = noop\n"), "engine") == 1
+
+
+def test_the_example_of_deployment_workers_md_loads(tmp_path: Path) -> None:
+    import re
+
+    from tests.support import docs
+
+    (example,) = re.findall(r"```ini\n(.*?)```", docs.page("deployment-workers.md"), re.S)
+    conf = conf_of(tmp_path, example)
+    assert process_count(conf, "api") == 4
+    assert process_count(conf, "engine") == 4
+    check(conf, "api", 4)  # a broker is set: several API processes are allowed

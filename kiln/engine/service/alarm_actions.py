@@ -29,7 +29,9 @@ from urllib.parse import unquote, urlparse
 from kiln import urlfetch
 from kiln.alarms.service import ActionFailed
 from kiln.alarms.store import AlarmRecord
-from kiln.engine.service import RequestContext
+from kiln.engine.model.context import RequestContext
+from kiln.engine.service.interface import EngineServiceAPI
+from kiln.engine.service.replies import ResourceReply
 from kiln.errors import KilnError
 
 _NATIVE = re.compile(r"/v1/(?P<project>[^/]+)/stacks/(?P<name>[^/]+)/(?P<id>[^/]+)"
@@ -55,7 +57,7 @@ def signal_target(url: str) -> tuple[str, str, str, str] | None:
 class EngineActions:
     """The :class:`kiln.alarms.service.ActionRunner` of a Kiln process."""
 
-    def __init__(self, service: Any, *, timeout: float = 10.0,
+    def __init__(self, service: EngineServiceAPI, *, timeout: float = 10.0,
                  allowed_hosts: Sequence[str] = ()) -> None:
         self.service = service
         self.timeout = timeout
@@ -98,7 +100,7 @@ class EngineActions:
             LOG.debug("no event for alarm %s", alarm.name, exc_info=True)
 
     async def _restart(self, ctx: RequestContext, identity: dict[str, Any],
-                       restarter: dict[str, Any]) -> str:
+                       restarter: ResourceReply) -> str:
         victim = (restarter.get("metadata") or {}).get("victim")
         if not victim:
             raise ActionFailed("the restarter's InstanceId names no resource of the stack")
