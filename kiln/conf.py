@@ -97,6 +97,10 @@ default_opts = [
                      "and a nested stack's TemplateURL may reach although they are loopback "
                      "or private; link-local addresses (169.254.0.0/16, the metadata "
                      "service) are never fetched. Every redirect is checked too."),
+    cfg.IntOpt("num_engine_workers", min=0,
+               help="Engine processes kiln engine runs, each registered in the service "
+                    "list. Unset (or 0): as Heat, max(4, CPUs) with a [DEFAULT] "
+                    "transport_url, one without (no broker hands an engine work then)."),
     cfg.IntOpt("periodic_interval", default=60,
                help="Seconds between engine housekeeping runs."),
     cfg.StrOpt("host", default="kiln", help="Name of this host, as reported by services "
@@ -122,10 +126,12 @@ database_opts = [
 heat_api_opts = [
     cfg.HostAddressOpt("bind_host", default="127.0.0.1", help="Address the native API binds."),
     cfg.PortOpt("bind_port", default=8004, help="Port of the native API."),
-    cfg.IntOpt("workers", default=1,
-               help="API worker processes: 1 unless a broker is configured (see the "
-                    "deployment guide, docs/deployment.md); without one, any other value "
-                    "stops the start."),
+    cfg.IntOpt("workers", default=1, min=0,
+               help="Processes serving the native API (kiln api; kiln serve: processes "
+                    "each running the whole service), on the same listening socket; 0 "
+                    "means one per CPU. Heat's default is 0; Kiln's is 1. More than 1 "
+                    "needs [DEFAULT] transport_url and kiln engine "
+                    "(docs/deployment-workers.md)."),
 ]
 
 heat_api_cfn_opts = [
@@ -135,6 +141,9 @@ heat_api_cfn_opts = [
     cfg.PortOpt("bind_port", default=8000,
                 help="Port of the CloudFormation-compatible API and of the pre-signed "
                      "wait-condition and signal URLs servers call."),
+    cfg.IntOpt("workers", default=1, min=0,
+               help="Processes of kiln api-cfn, on the same listening socket; 0 means one "
+                    "per CPU. More than 1 needs [DEFAULT] transport_url."),
 ]
 
 heat_api_cloudwatch_opts = [
@@ -142,6 +151,9 @@ heat_api_cloudwatch_opts = [
                        help="Address the CloudWatch-compatible query API binds."),
     cfg.PortOpt("bind_port", default=8003,
                 help="Port of the CloudWatch-compatible query API (heat-api-cloudwatch)."),
+    cfg.IntOpt("workers", default=1, min=0,
+               help="Processes of kiln api-cloudwatch, on the same listening socket; 0 "
+                    "means one per CPU. More than 1 needs [DEFAULT] transport_url."),
 ]
 
 alarm_opts = [

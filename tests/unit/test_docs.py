@@ -58,6 +58,8 @@ RUN_BY = {
     ("running.md", "Running Kiln", "[DEFAULT]"): "tests/unit/server/test_readme.py",
     ("running.md", "Databases", ""): "tests/integration/test_db_upgrade_servers.py",
     ("signals.md", "Servers talk back", ""): "tests/functional/cfn/test_readme_signals.py",
+    ("deployment-workers.md", "Worker processes", "[DEFAULT]"):
+        "tests/unit/server/test_workers_options.py",
 }
 #: blocks no test runs as written, and why (what is tested instead)
 NOT_RUN = {
