@@ -11,8 +11,9 @@ and a child's slots exist before any of its resources runs.
 The :class:`NestedBudget` bounds the resources of the nested stacks whose action is
 running: a child stack waits for its share (its number of resources) before it is
 built or loaded, and gives it back when its action ends, so memory stays flat in the
-number of children while each child still runs its resources in parallel (10,000 in
-flight is ten times ``max_concurrency``'s default). A child of a stack that already
+number of children while each child still runs its resources in parallel (5,000 in
+flight is five times ``max_concurrency``'s default; measured with 20 groups of 1,000:
+peak 149 MB against 170 MB at 10,000, at the same CPU time). A child of a stack that already
 holds a share (directly or through its own parent) never waits: its ancestor cannot
 finish without it, so waiting there could deadlock; only the outermost nested stacks
 queue. A child bigger than the whole budget runs alone.
@@ -27,7 +28,7 @@ import contextlib
 from kiln.engine.runtime.memory import release_freed_memory
 
 #: resources of running nested-stack actions held at once (see the module docstring)
-NESTED_RESOURCES_IN_FLIGHT = 10000
+NESTED_RESOURCES_IN_FLIGHT = 5000
 #: resources granted since the budget was last idle past which its next idle moment
 #: gives the freed memory back to the OS (:mod:`kiln.engine.runtime.memory`)
 TRIM_AFTER = 5000
