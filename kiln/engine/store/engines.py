@@ -18,10 +18,13 @@ class EngineRegistry:
         self._db = db
 
     async def register(self, engine_id: str, *, host: str, hostname: str,
-                       report_interval: int) -> ServiceRecord:
-        """The engine's row, made or revived."""
+                       report_interval: int, binary: str = "heat-engine",
+                       topic: str = "engine") -> ServiceRecord:
+        """The engine's row, made or revived (``binary`` and ``topic`` as Heat's service
+        listing shows them)."""
         return await self._db.run(db_locks.register_engine, engine_id, host=host,
-                                  hostname=hostname, report_interval=report_interval)
+                                  hostname=hostname, report_interval=report_interval,
+                                  binary=binary, topic=topic)
 
     async def heartbeat(self, engine_id: str) -> None:
         await self._db.run(db_locks.heartbeat, engine_id)
