@@ -54,8 +54,9 @@ class EngineClient:
         timeout = float(self.conf.rpc_response_timeout)
         client = self._client.prepare(server=server, timeout=timeout, retry=0)
         try:
-            answer = await asyncio.to_thread(client.call, {}, "invoke", method=method,
-                                             ctx=context_to_dict(ctx), kwargs=dict(kwargs))
+            # the caller's context travels as the message's context, as in Heat
+            answer = await asyncio.to_thread(client.call, context_to_dict(ctx), "invoke",
+                                             name=method, kwargs=dict(kwargs))
         except self._timeout:
             raise ServiceUnavailable(f"The engine did not answer {method} within "
                                      f"{timeout:g} s.") from None

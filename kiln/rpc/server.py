@@ -17,6 +17,7 @@ from typing import Any
 
 from oslo_config import cfg
 
+from kiln.engine.service.forwarding import forwarded_call
 from kiln.engine.service.interface import EngineServiceAPI
 from kiln.errors import KilnError
 from kiln.oslo_notifier import _oslo_messaging
@@ -54,14 +55,15 @@ class Endpoint:
         except Exception:
             LOG.exception("taking stack %s on wake failed", stack_id)
 
-    def invoke(self, ctxt: Mapping[str, Any], method: str, ctx: Mapping[str, Any],
+    def invoke(self, ctxt: Mapping[str, Any], name: str,
                kwargs: Mapping[str, Any]) -> dict[str, Any]:
-        if method not in INVOKABLE:
-            return {"error": error_to_dict(KilnError(f"unknown engine method {method!r}"))}
-        call = getattr(self._service, method)
-        from kiln.engine.service.forwarding import forwarded_call
+        """Run EngineService ``name`` for the caller ``ctxt`` (the message's context):
+        ``{"reply": ...}`` or ``{"error": ...}`` (kiln.rpc.wire)."""
+        if name not in INVOKABLE:
+            return {"error": error_to_dict(KilnError(f"unknown engine method {name!r}"))}
+        call = getattr(self._service, name)
         try:
-            reply = self._run(forwarded_call(call(context_from_dict(ctx), **kwargs)))
+            reply = self._run(forwarded_call(call(context_from_dict(ctxt), **kwargs)))
         except KilnError as exc:
             return {"error": error_to_dict(exc)}
         return {"reply": reply}

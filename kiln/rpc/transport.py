@@ -10,6 +10,7 @@ Heat's.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import warnings
 from typing import Any
 
@@ -37,6 +38,15 @@ def rpc_transport(conf: cfg.ConfigOpts) -> Any:
         from oslo_messaging import opts
 
         register_all(conf, opts.list_opts())
+        # registered by oslo.messaging on its global CONF only, yet read from ours on
+        # every send
+        for module, group in (("oslo_messaging._tracing.client", "oslo_messaging_tracing"),
+                              ("oslo_messaging._metrics.client", "oslo_messaging_metrics")):
+            try:
+                found = importlib.import_module(module)
+            except ImportError:  # another oslo.messaging version
+                continue
+            register_all(conf, [(group, getattr(found, group, []))])
         return om.get_rpc_transport(conf)
 
 

@@ -56,7 +56,8 @@ class Cluster:
     def options(self, transport_url: str = TRANSPORT_URL) -> dict[str, dict[str, Any]]:
         return {
             "DEFAULT": {"transport_url": transport_url, "control_exchange": self.exchange,
-                        "periodic_interval": PERIODIC, "rpc_response_timeout": 30},
+                        "periodic_interval": PERIODIC, "rpc_response_timeout": 30,
+                        "graceful_shutdown_timeout": 2},
             "kiln_engine": {"rpc_topic": self.exchange, "heartbeat_interval": HEARTBEAT,
                             "engine_dead_after": DEAD_AFTER},
             "oslo_messaging_rabbit": {"amqp_auto_delete": "true"},
