@@ -103,6 +103,10 @@ default_opts = [
                     "transport_url, one without (no broker hands an engine work then)."),
     cfg.IntOpt("periodic_interval", default=60,
                help="Seconds between engine housekeeping runs."),
+    cfg.IntOpt("engine_life_check_timeout", default=2, min=1,
+               help="Seconds to wait for an engine to answer whether it is alive (with "
+                    "transport_url: before a request is forwarded to the engine holding "
+                    "its stack)."),
     cfg.StrOpt("host", default="kiln", help="Name of this host, as reported by services "
                                             "and in notifications' publisher_id."),
     cfg.StrOpt("default_notification_level", default="INFO",
@@ -201,6 +205,11 @@ engine_opts = [
                  help="Seconds between engine liveness heartbeats."),
     cfg.FloatOpt("engine_dead_after", default=20.0,
                  help="An engine silent for this long is dead; its work is taken over."),
+    cfg.StrOpt("rpc_topic", default="kiln-engine",
+               help="With transport_url: the RPC topic Kiln's engines listen on, on "
+                    "control_exchange. Not Heat's 'engine', so a Heat sharing the broker "
+                    "never gets Kiln's messages; two Kiln deployments on one broker each "
+                    "need their own (RabbitMQ names a topic's queue after the topic alone)."),
     cfg.IntOpt("max_signals_per_resource", default=1000, min=1,
                help="Signals (distinct ids) one resource keeps, a wait-condition handle "
                     "for one: a signal with a new id beyond this is refused (400, "

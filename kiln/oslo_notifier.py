@@ -28,7 +28,7 @@ LOG = logging.getLogger(__name__)
 
 #: the config file sections and [DEFAULT] keys that mean "notifications are configured"
 SECTIONS = frozenset({"oslo_messaging_notifications", "oslo_messaging_rabbit"})
-DEFAULT_KEYS = frozenset({"transport_url", "control_exchange"})
+DEFAULT_KEYS = frozenset({"transport_url", "control_exchange", "rpc_response_timeout"})
 
 #: notifications waiting for the broker before new ones are dropped
 QUEUE_SIZE = 10000

@@ -148,15 +148,28 @@ def prepare_database_dir(conf: cfg.ConfigOpts, url: str) -> None:
 def build_service(conf: cfg.ConfigOpts, role: Role) -> Any:
     """The EngineService for this process (docs/contracts.md §6).
 
-    Every role gets the same in-process engine for now: there is no dispatch between
-    processes yet, so `kiln api` runs the actions it accepts itself, and `kiln engine` is
-    a process holding an engine on the shared database.
+    Every role gets the same in-process engine. Without ``transport_url`` each runs the
+    actions it accepts itself; with it, :func:`build_messaging` makes the API roles hand
+    them to the ``kiln engine`` processes (kiln.rpc.wiring).
     """
     from kiln.engine.service import EngineService
     from kiln.oslo_notifier import build_notifier
 
     return EngineService(conf=conf, db_url=database_url(conf),
                          delegation=build_delegation(conf), notifier=build_notifier(conf))
+
+
+def build_messaging(conf: cfg.ConfigOpts, role: Role, service: Any) -> Any:
+    """With ``[DEFAULT] transport_url``: the process's part on the broker (kiln.rpc.wiring),
+    attached to ``service`` before it starts; None (nothing imported) without."""
+    if "transport_url" not in conf or not conf.transport_url:
+        return None
+    from kiln.rpc.wiring import build
+
+    messaging = build(conf, role)
+    if messaging is not None:
+        messaging.attach(service)
+    return messaging
 
 
 def build_delegation(conf: cfg.ConfigOpts,
@@ -445,7 +458,10 @@ async def run(conf: cfg.ConfigOpts, role: Role, *, started_at: float | None = No
         for group in listeners(conf, role):
             socks.append((group, workers.inherited(group) or bind_listener(conf, group, role)))
         service = build_service(conf, role)
+        messaging = build_messaging(conf, role, service)
         await start_service(service, database_url(conf))
+        if messaging is not None:
+            await messaging.start(service)
     except BaseException:
         for _, sock in socks:
             sock.close()
@@ -467,6 +483,8 @@ async def run(conf: cfg.ConfigOpts, role: Role, *, started_at: float | None = No
             await _serve_http(conf, role, service, socks, stop, started_at, alarms, servers)
     finally:
         await alarms.stop()
+        if messaging is not None:
+            await messaging.stop()  # no more calls arrive while the engine stops
         await stop_service(service, timeout)
         progress.cancel()
         for _, sock in socks:

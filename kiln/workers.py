@@ -79,19 +79,10 @@ def _option(conf: cfg.ConfigOpts, group: str | None, name: str) -> Any:
 
 
 def transport_url(conf: cfg.ConfigOpts) -> str | None:
-    """``[DEFAULT] transport_url`` when a config file sets it. The option exists only once
-    a file sets a messaging option (kiln.oslo_notifier), and oslo.messaging's default
-    (``rabbit://``) is not a broker the operator chose: Kiln without one dispatches in
-    its own process."""
-    try:
-        value = conf.transport_url
-        where = conf.get_location("transport_url")
-    except (cfg.NoSuchOptError, AttributeError):
-        return None
-    if not value or where is None or where.location in (cfg.Locations.opt_default,
-                                                        cfg.Locations.set_default):
-        return None
-    return str(value)
+    """The broker the operator chose (:func:`kiln.rpc.transport.chosen_url`)."""
+    from kiln.rpc.transport import chosen_url
+
+    return chosen_url(conf)
 
 
 def process_count(conf: cfg.ConfigOpts, role: str) -> int:

@@ -60,6 +60,8 @@ RUN_BY = {
     ("signals.md", "Servers talk back", ""): "tests/functional/cfn/test_readme_signals.py",
     ("deployment-workers.md", "Worker processes", "[DEFAULT]"):
         "tests/unit/server/test_workers_options.py",
+    ("deployment.md", "Topology: three controllers", "[DEFAULT]"):
+        "tests/unit/server/test_workers_options.py",
 }
 #: blocks no test runs as written, and why (what is tested instead)
 NOT_RUN = {

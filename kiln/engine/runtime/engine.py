@@ -80,6 +80,10 @@ class Engine:
         self.side_tasks: dict[asyncio.Task[Any], str] = {}
         #: deferred authentication (kiln.engine.model.delegation; None: noauth)
         self.delegation = delegation
+        #: set in an API process of a kiln.rpc deployment, which runs no stack action:
+        #: :meth:`launch` leaves the admitted stack queued in the database and calls
+        #: this to wake an engine (kiln.engine.model.dispatch.Dispatch.wake)
+        self.handoff: Callable[[str], Awaitable[bool]] | None = None
 
     # -- loading ------------------------------------------------------------------------
     async def load(self, stack_id: str, *, show_deleted: bool = False) -> LiveStack:
@@ -137,6 +141,8 @@ class Engine:
         Once ``work`` is done nothing here refers to its stacks any more (the callable is
         dropped, ``live`` forgets the stack), and a LiveStack makes no reference cycles,
         so reference counting frees it there and then, before the event purge."""
+        if self.handoff is not None:
+            return self._hand_off(stack_id, self.handoff)
         cancel = asyncio.Event()
         self.cancels[stack_id] = cancel
         if stack is not None:
@@ -167,6 +173,29 @@ class Engine:
                 claim = self.claims.get(stack_id)
                 if claim is not None and claim.task is task:
                     await self.claims.give_back(claim)
+
+        task = asyncio.ensure_future(body())
+        self.tasks[stack_id] = task
+        return task
+
+    def _hand_off(self, stack_id: str,
+                  wake: Callable[[str], Awaitable[bool]]) -> asyncio.Task[None]:
+        """Instead of running the admitted action: give the claim and the row lock back
+        (the stack stays IN_PROGRESS with nobody holding it: queued, in the database),
+        then wake an engine. The engine resumes the action from what admission stored
+        (kiln.engine.actions.recover), exactly as it continues a dead engine's. A wake
+        the broker does not take leaves it queued for the engines' sweep."""
+        async def body() -> None:
+            try:
+                claim = self.claims.get(stack_id)
+                if claim is not None and claim.task is task:
+                    await self.claims.give_back(claim)
+                await wake(stack_id)
+            except Exception:  # the stack stays queued: the engines' sweep runs it
+                LOG.exception("cannot wake an engine for stack %s", stack_id)
+            finally:
+                if self.tasks.get(stack_id) is task:
+                    del self.tasks[stack_id]
 
         task = asyncio.ensure_future(body())
         self.tasks[stack_id] = task

@@ -30,12 +30,27 @@ from kiln.engine.store import DATABASE_ERRORS, utcnow
 LOG = logging.getLogger(__name__)
 
 
-class Recovery:
-    """Registration, heartbeat and the periodic sweep of one engine."""
+#: the service-table rows of the processes that run stack actions (as Heat lists its
+#: engines) and of API processes that only admit them (kiln.rpc deployments)
+ENGINE_BINARY, ENGINE_TOPIC = "heat-engine", "engine"
+API_BINARY, API_TOPIC = "kiln-api", "kiln-api"
+#: stacks one sweep takes at most, so that work left by a dead engine (or queued while
+#: the broker was down) spreads over the engines sweeping, instead of all going to the
+#: first one; the rest waits for the next sweep (of this engine or another)
+SWEEP_LIMIT = 8
 
-    def __init__(self, engine: Engine, conf: EngineConf) -> None:
+
+class Recovery:
+    """Registration, heartbeat and the periodic sweep of one engine.
+
+    ``sweeps=False`` (an API process of a kiln.rpc deployment): registered and beating,
+    so that a lock it holds while admitting an action is never taken over as a dead
+    engine's, but it never takes work."""
+
+    def __init__(self, engine: Engine, conf: EngineConf, *, sweeps: bool = True) -> None:
         self.engine = engine
         self.conf = conf
+        self.sweeps = sweeps
         opts = conf.kiln_engine
         self.heartbeat_interval = max(float(opts.heartbeat_interval), 0.05)
         self.dead_after = float(opts.engine_dead_after)
@@ -46,10 +61,14 @@ class Recovery:
         self.recovered: list[str] = []
 
     async def start(self) -> None:
+        binary, topic = (ENGINE_BINARY, ENGINE_TOPIC) if self.sweeps else (API_BINARY,
+                                                                          API_TOPIC)
         await self.engine.store.engines.register(
             self.engine.engine_id, host=self.conf.host, hostname=socket.gethostname(),
-            report_interval=int(self.heartbeat_interval))
-        await self.sweep()
+            report_interval=int(self.heartbeat_interval), binary=binary,
+            topic=topic)
+        if self.sweeps:
+            await self.sweep()
         self._task = asyncio.ensure_future(self._loop())
 
     async def stop(self) -> None:
@@ -72,7 +91,7 @@ class Recovery:
                                     max(next_sweep - loop.time(), 0.0)))
             try:
                 await self.engine.store.engines.heartbeat(self.engine.engine_id)
-                if loop.time() >= next_sweep:
+                if self.sweeps and loop.time() >= next_sweep:
                     next_sweep = loop.time() + self.sweep_interval
                     await self.sweep()
             except asyncio.CancelledError:
@@ -87,20 +106,36 @@ class Recovery:
         found = await engine.store.locks.orphaned(self.dead_after, me)
         taken: list[str] = []
         for rec in found:
-            claim = engine.claims.try_take(rec.id, rec.action)
-            if claim is None:  # a request or an action of this process has it
-                continue
-            try:
-                await self._take_over(rec, claim)
-            finally:
-                if claim.task is None:
-                    await engine.claims.give_back(claim)
-            if claim.task is not None:
+            if len(taken) >= SWEEP_LIMIT:
+                break
+            if await self._try(rec):
                 taken.append(rec.id)
         self.recovered.extend(taken)
         return taken
 
-    async def _take_over(self, rec: StackRecord, claim: Claim) -> None:
+    async def take(self, stack_id: str) -> bool:
+        """Take one queued stack now (an API process's ``wake``): IN_PROGRESS and held by
+        nobody, taken with the sweep's compare-and-set, so of several engines woken (or
+        sweeping) exactly one runs it. False when it is not queued (any more)."""
+        rec = await self.engine.store.stacks.get(stack_id)
+        if rec is None or rec.status != IN_PROGRESS or rec.engine_id is not None:
+            return False
+        return await self._try(rec, woken=True)
+
+    async def _try(self, rec: StackRecord, *, woken: bool = False) -> bool:
+        engine = self.engine
+        claim = engine.claims.try_take(rec.id, rec.action)
+        if claim is None:  # a request or an action of this process has it
+            return False
+        try:
+            await self._take_over(rec, claim, woken=woken)
+        finally:
+            if claim.task is None:
+                await engine.claims.give_back(claim)
+        return claim.task is not None
+
+    async def _take_over(self, rec: StackRecord, claim: Claim, *,
+                         woken: bool = False) -> None:
         """Resume one orphaned stack under ``claim``; the caller gives the claim (and the
         row lock) back unless an action was launched."""
         engine = self.engine
@@ -108,9 +143,17 @@ class Recovery:
             return
         if rec.status != IN_PROGRESS:
             return
-        LOG.warning("taking over stack %s (%s, %s_%s) %s", rec.name, rec.id, rec.action,
-                    rec.status, f"from engine {rec.engine_id}" if rec.engine_id else
-                    "that no engine holds (its engine stopped before finishing it)")
+        if woken:
+            LOG.info("running stack %s (%s, %s_%s) an API process admitted", rec.name,
+                     rec.id, rec.action, rec.status,
+                     extra={"stack_id": rec.id, "engine_id": engine.engine_id})
+        else:
+            LOG.warning("taking over stack %s (%s, %s_%s) %s", rec.name, rec.id,
+                        rec.action, rec.status,
+                        f"from engine {rec.engine_id}" if rec.engine_id else
+                        "that no engine holds (its engine stopped before finishing it, or "
+                        "an API process admitted it)",
+                        extra={"stack_id": rec.id, "engine_id": engine.engine_id})
         try:
             stack = await engine.load(rec.id)
         except Exception:
@@ -160,7 +203,9 @@ class RecoveryOps(ServiceBase):
 
     async def start(self) -> None:
         await super().start()
-        self.recovery = Recovery(self.engine, self.conf)
+        dispatch = self.dispatch
+        sweeps = dispatch is None or dispatch.runs_actions
+        self.recovery = Recovery(self.engine, self.conf, sweeps=sweeps)
         await self.recovery.start()
 
     async def stop(self) -> None:

@@ -9,6 +9,7 @@ from kiln.db.records import StackRecord
 from kiln.engine.actions.nested import NestedOps
 from kiln.engine.model.context import RequestContext
 from kiln.engine.model.delegation import Delegation
+from kiln.engine.model.dispatch import Dispatch
 from kiln.engine.model.live_stack import PluginLookup
 from kiln.engine.model.settings import EngineConf
 from kiln.engine.runtime.engine import Engine
@@ -30,6 +31,10 @@ class ResourceNotFound(EntityNotFound):
 class ServiceBase(EngineServiceAPI):
     """The service's parts: configuration, the plugin lookup, the database and (from
     :meth:`start`) the Engine, built with everything it needs."""
+
+    #: how this process reaches the other engines (kiln.rpc), set before :meth:`start`
+    #: by the process wiring; None: ``kiln serve``'s all-in-one, nothing to reach
+    dispatch: Dispatch | None = None
 
     def __init__(self, conf: EngineConf | None = None, *, db: Database | None = None,
                  db_url: str | None = None, engine_id: str | None = None,

@@ -27,6 +27,7 @@ from kiln.engine.runtime import acting
 from kiln.engine.runtime.claims import Claim
 from kiln.engine.runtime.engine import Engine
 from kiln.engine.service import preview
+from kiln.engine.service.forwarding import ForwardingOps
 from kiln.engine.service.interface import JSON, Identity
 from kiln.engine.service.lifecycle import LifecycleOps
 from kiln.engine.service.replies import StackIdentityReply, identity
@@ -34,7 +35,7 @@ from kiln.engine.store import utcnow
 from kiln.errors import NotSupported, StackValidationFailed
 
 
-class StackOps(LifecycleOps):
+class StackOps(LifecycleOps, ForwardingOps):
     async def create_stack(self, ctx: RequestContext, stack_name: str,
                            template: Mapping[str, Any] | str, params: Mapping[str, Any],
                            files: Mapping[str, str], args: Mapping[str, Any],
@@ -61,6 +62,9 @@ class StackOps(LifecycleOps):
         return preview.nested_previews(stack, preview.stack_preview(stack))
 
     async def delete_stack(self, ctx: RequestContext, stack_identity: Identity) -> None:
+        # the engine running the stack's action stops it, then deletes (as Heat does)
+        if await self.forward_to_holder("delete_stack", ctx, stack_identity):
+            return
         engine = self.engine
         rec = await self._find(ctx, stack_identity)
         await acting.for_request(engine, rec.root_stack_id, rec.name, ctx,
@@ -195,6 +199,10 @@ class StackOps(LifecycleOps):
 
     async def stack_cancel_update(self, ctx: RequestContext, stack_identity: Identity,
                                   cancel_with_rollback: bool = True) -> None:
+        # only the engine running the update can cancel it
+        if await self.forward_to_holder("stack_cancel_update", ctx, stack_identity,
+                                        cancel_with_rollback=cancel_with_rollback):
+            return
         engine = self.engine
         rec = await self._find(ctx, stack_identity)
         allowed = (UPDATE,) if cancel_with_rollback else (UPDATE, CREATE)

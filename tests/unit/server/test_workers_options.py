@@ -91,3 +91,22 @@ def test_the_example_of_deployment_workers_md_loads(tmp_path: Path) -> None:
     assert process_count(conf, "api") == 4
     assert process_count(conf, "engine") == 4
     check(conf, "api", 4)  # a broker is set: several API processes are allowed
+
+
+def test_the_three_controller_example_of_deployment_md_loads(tmp_path: Path) -> None:
+    """docs/deployment.md's heat.conf, as an operator pastes it: it loads, and it names a
+    broker, so each controller's `kiln api` hands its actions to the engines."""
+    import re
+
+    from kiln.rpc.transport import chosen_url, target
+    from tests.support import docs
+
+    (example,) = re.findall(r"```ini\n(.*?)```", docs.page("deployment.md"), re.S)
+    conf = conf_of(tmp_path, example.replace("<the same 32+ characters on every "
+                                             "controller>", "k" * 32))
+    assert chosen_url(conf) == "rabbit://kiln:secret@rabbit:5672/"
+    assert conf.host == "controller1"
+    assert conf.kiln_engine.rpc_topic == "kiln-engine"
+    assert target(conf).topic == "kiln-engine"
+    assert target(conf).exchange == "heat"
+    check(conf, "api", 2)  # several API processes are allowed with a broker

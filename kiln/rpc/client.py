@@ -1,0 +1,88 @@
+"""The :class:`~kiln.engine.model.dispatch.Dispatch` of a process on the broker.
+
+oslo.messaging's client blocks (a call waits for the reply, a cast for the broker), so
+each send runs on a worker thread and the event loop keeps serving requests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from oslo_config import cfg
+
+from kiln.engine.model.context import RequestContext
+from kiln.errors import ServiceUnavailable
+from kiln.oslo_notifier import _oslo_messaging
+from kiln.rpc import transport as rpc_transport
+from kiln.rpc.wire import context_to_dict, error_from_dict
+
+LOG = logging.getLogger(__name__)
+
+
+class EngineClient:
+    """Casts ``wake`` and calls ``invoke`` on the topic ``kiln-engine``."""
+
+    def __init__(self, conf: cfg.ConfigOpts, *, runs_actions: bool,
+                 transport: Any = None) -> None:
+        om = _oslo_messaging()
+        self.conf = conf
+        self.runs_actions = runs_actions
+        self._transport = transport or rpc_transport.rpc_transport(conf)
+        self._own_transport = transport is None
+        self._client = om.get_rpc_client(self._transport, rpc_transport.target(conf))
+        # a cast to a broker that is down must not hold the request: oslo.messaging
+        # would retry forever by default
+        self._cast_client = self._client.prepare(retry=0)
+        self._errors: tuple[type[BaseException], ...] = (om.MessagingException,
+                                                          OSError)
+        self._timeout = om.MessagingTimeout
+
+    async def wake(self, stack_id: str) -> bool:
+        try:
+            await asyncio.to_thread(self._cast_client.cast, {}, "wake", stack_id=stack_id)
+        except Exception as exc:  # noqa: BLE001 - the driver's errors (kombu's, OSError,
+            # oslo.messaging's) all mean the same here: the stack waits for the sweep
+            LOG.warning("cannot wake an engine for stack %s (the broker: %s): it stays "
+                        "queued for the engines' sweep", stack_id, exc)
+            return False
+        return True
+
+    async def invoke(self, method: str, ctx: RequestContext, kwargs: Mapping[str, Any], *,
+                     server: str | None = None) -> Any:
+        timeout = float(self.conf.rpc_response_timeout)
+        # an engine that stopped answering (but whose heartbeat is still fresh) costs
+        # engine_life_check_timeout, not rpc_response_timeout, as in Heat
+        if server is not None and not await self.ping(server):
+            raise ServiceUnavailable(f"The engine {server} holding the stack does not "
+                                     "answer.")
+        client = self._client.prepare(server=server, timeout=timeout, retry=0)
+        try:
+            # the caller's context travels as the message's context, as in Heat
+            answer = await asyncio.to_thread(client.call, context_to_dict(ctx), "invoke",
+                                             name=method, kwargs=dict(kwargs))
+        except self._timeout:
+            raise ServiceUnavailable(f"The engine did not answer {method} within "
+                                     f"{timeout:g} s.") from None
+        except self._errors as exc:
+            raise ServiceUnavailable(f"The engine cannot be reached: {exc}") from None
+        if isinstance(answer, dict) and "error" in answer:
+            raise error_from_dict(answer["error"])
+        return answer.get("reply") if isinstance(answer, dict) else None
+
+    async def ping(self, server: str) -> bool:
+        """Whether engine ``server`` answers within ``engine_life_check_timeout``."""
+        client = self._client.prepare(server=server,
+                                      timeout=float(self.conf.engine_life_check_timeout),
+                                      retry=0)
+        try:
+            await asyncio.to_thread(client.call, {}, "ping")
+        except Exception:  # noqa: BLE001 - any failure to answer is "not alive"
+            return False
+        return True
+
+    def close(self) -> None:
+        if self._own_transport:
+            self._transport.cleanup()
