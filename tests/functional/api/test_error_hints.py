@@ -144,3 +144,63 @@ def test_structure_typos_are_suggested_at_validate(kiln_server: KilnProcess,
     assert answer.status_code == 400
     error = answer.json()["error"]
     assert (error["message"], error["hint"]) == (message, hint)
+
+
+BROKEN_YAML = HOT + "resources:\n  secret:\n    type: OS::Heat::RandomString\n" \
+                    "    properties: {length: 8\n"
+#: PyYAML's words for BROKEN_YAML, which Heat's message quotes after its own
+PYYAML_SAYS = ("while parsing a flow mapping\n  in \"<unicode string>\", line 5, column 17:\n"
+               "        properties: {length: 8\n                    ^\n"
+               "expected ',' or '}', but got '<stream end>'\n"
+               "  in \"<unicode string>\", line 6, column 1:\n    \n    ^")
+YAML_PROBLEM = ("line 6, column 1: expected ',' or '}', but got '<stream end>' "
+                "(while parsing a flow mapping at line 5, column 17)")
+
+
+def test_a_yaml_error_points_at_line_and_column_of_the_template(
+        kiln_server: KilnProcess) -> None:
+    answer = httpx.post(f"{kiln_server.endpoint('demo')}/validate",
+                        json={"template": BROKEN_YAML}, timeout=HTTP_TIMEOUT)
+    assert answer.status_code == 400
+    error = answer.json()["error"]
+    assert error["message"] == ("Template not in valid format: Error parsing template "
+                                f"[root stack] {PYYAML_SAYS}")  # Heat 27's exact text
+    assert error["hint"] == f"template, {YAML_PROBLEM}"
+
+
+@pytest.mark.parametrize("path", ["validate", "stacks"])
+def test_a_yaml_error_in_a_nested_template_names_its_file(kiln_server: KilnProcess,
+                                                          path: str) -> None:
+    body = {"stack_name": "nested-yaml", "files": {"child.yaml": BROKEN_YAML},
+            "template": HOT + "resources:\n  child: {type: child.yaml}\n"}
+    answer = httpx.post(f"{kiln_server.endpoint('demo')}/{path}", json=body,
+                        timeout=HTTP_TIMEOUT)
+    assert answer.status_code == 400
+    error = answer.json()["error"]
+    assert error["message"] == f"Error parsing template child.yaml {PYYAML_SAYS}"
+    assert error["hint"] == f"child.yaml, {YAML_PROBLEM}"
+
+
+@pytest.mark.parametrize("broken", ["template", "nested", "environment"])
+def test_kiln_stack_names_the_file_a_yaml_error_is_in(kiln_server: KilnProcess,
+                                                      tmp_path: Path, broken: str) -> None:
+    (tmp_path / "lib").mkdir()
+    good_env = "parameter_defaults: {}\n"
+    (tmp_path / "t.yaml").write_text(
+        BROKEN_YAML if broken == "template"
+        else HOT + "resources:\n  child: {type: lib/child.yaml}\n")
+    (tmp_path / "lib" / "child.yaml").write_text(BROKEN_YAML if broken == "nested" else HOT)
+    (tmp_path / "env.yaml").write_text(
+        good_env.replace("{}", "{a: [1,\n") if broken == "environment" else good_env)
+    result = subprocess.run(
+        [*kiln_command(), "stack", "validate", "-t", "t.yaml", "-e", "env.yaml"],
+        capture_output=True, text=True, cwd=tmp_path, timeout=120, check=False,
+        env={**clean_env(), "OS_ENDPOINT": kiln_server.endpoint("demo"), "NO_COLOR": "1"})
+    assert result.returncode == 1, result
+    expected = {
+        "template": f"t.yaml, {YAML_PROBLEM}",
+        "nested": f"lib/child.yaml, {YAML_PROBLEM}",
+        "environment": "env.yaml, line 3, column 1: expected the node content, but found "
+                       "'<stream end>' (while parsing a flow node at line 3, column 1)",
+    }[broken]
+    assert result.stderr == f"Error: {expected}\n"
