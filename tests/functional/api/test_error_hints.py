@@ -204,3 +204,90 @@ def test_kiln_stack_names_the_file_a_yaml_error_is_in(kiln_server: KilnProcess,
                        "'<stream end>' (while parsing a flow node at line 3, column 1)",
     }[broken]
     assert result.stderr == f"Error: {expected}\n"
+
+
+#: three resources with a mistake each, and a misspelt function Heat takes as a map
+MISTAKES = HOT + """\
+parameters:
+  size: {type: number, default: 8}
+resources:
+  a:
+    type: OS::Heat::RandomStrin
+  b:
+    type: OS::Heat::RandomString
+    properties: {lenght: 8}
+  c:
+    type: OS::Heat::RandomString
+    properties:
+      length: {get_parm: size}
+  d:
+    type: OS::Heat::Value
+    properties: {value: {get_attr: [a, value]}, tpye: string}
+outputs:
+  o: {value: {get_resource: a}}
+"""
+TYPO_FUNCTION = ('resources.c.properties.length: {get_parm: "size"} is a map, not a '
+                 "function: did you mean get_param?")
+EVERY_ERROR = [
+    {"type": "HTTPBadRequest",
+     "message": "The Resource Type (OS::Heat::RandomStrin) could not be found.",
+     "hint": "resources.a.type: did you mean OS::Heat::RandomString?"},
+    {"type": "HTTPBadRequest",
+     "message": "Property error: resources.b.properties: Unknown Property lenght",
+     "hint": "did you mean length?"},
+    {"type": "HTTPBadRequest",
+     "message": "Property error: resources.d.properties: Unknown Property tpye",
+     "hint": "did you mean type?"},
+]
+
+
+def test_validate_answers_heats_one_error_unless_asked_for_all(
+        kiln_server: KilnProcess) -> None:
+    url = f"{kiln_server.endpoint('demo')}/validate"
+    heats = httpx.post(url, json={"template": MISTAKES}, timeout=HTTP_TIMEOUT)
+    assert heats.status_code == 400
+    assert heats.json()["error"] == {"type": "HTTPBadRequest", "traceback": None,
+                                     **EVERY_ERROR[0]}
+    every = httpx.post(url, params={"all_errors": "true"}, json={"template": MISTAKES},
+                       timeout=HTTP_TIMEOUT)
+    assert every.status_code == 400
+    error = every.json()["error"]
+    assert error["message"] == EVERY_ERROR[0]["message"]  # still Heat's first
+    assert error["errors"] == EVERY_ERROR
+    assert error["warnings"] == [TYPO_FUNCTION]
+
+
+def test_validate_warns_of_a_misspelt_function_heat_accepts(kiln_server: KilnProcess) -> None:
+    fixed = MISTAKES.replace("RandomStrin\n", "RandomString\n").replace(
+        "lenght", "length").replace("tpye", "type")
+    url = f"{kiln_server.endpoint('demo')}/validate"
+    heats = httpx.post(url, json={"template": fixed}, timeout=HTTP_TIMEOUT)
+    assert heats.status_code == 200
+    assert "Warnings" not in heats.json()  # Heat's answer, as Heat's clients expect it
+    kilns = httpx.post(url, params={"all_errors": "true"}, json={"template": fixed},
+                       timeout=HTTP_TIMEOUT)
+    assert kilns.status_code == 200
+    assert kilns.json() == {**heats.json(), "Warnings": [TYPO_FUNCTION]}
+
+
+def test_kiln_stack_validate_lists_every_error_and_warning(kiln_server: KilnProcess,
+                                                          tmp_path: Path) -> None:
+    (tmp_path / "t.yaml").write_text(MISTAKES)
+    run = {"capture_output": True, "text": True, "cwd": tmp_path, "timeout": 120,
+           "check": False, "env": {**clean_env(), "NO_COLOR": "1",
+                                   "OS_ENDPOINT": kiln_server.endpoint("demo")}}
+    result = subprocess.run([*kiln_command(), "stack", "validate", "-t", "t.yaml"], **run)
+    assert result.returncode == 1, result
+    assert result.stdout == ""
+    assert result.stderr == (
+        f"kiln: warning: {TYPO_FUNCTION}\n"
+        f"kiln: error: {EVERY_ERROR[0]['message']}\n  hint: {EVERY_ERROR[0]['hint']}\n"
+        f"kiln: error: {EVERY_ERROR[1]['message']}\n  hint: {EVERY_ERROR[1]['hint']}\n"
+        f"kiln: error: {EVERY_ERROR[2]['message']}\n  hint: {EVERY_ERROR[2]['hint']}\n")
+    (tmp_path / "t.yaml").write_text(MISTAKES.replace("RandomStrin\n", "RandomString\n")
+                                     .replace("lenght", "length").replace("tpye", "type"))
+    result = subprocess.run([*kiln_command(), "stack", "validate", "-t", "t.yaml"], **run)
+    assert result.returncode == 0, result
+    assert result.stderr == f"kiln: warning: {TYPO_FUNCTION}\n"
+    assert result.stdout.startswith("Description: No description\nParameters:\n  size:\n")
+    assert "Warnings" not in result.stdout
