@@ -363,7 +363,8 @@ class BoundTemplate:
         explicit = []
         for dep in snippet.depends_on:
             if dep not in self.template.resources:
-                raise reference_error(dep, name, (keys.resources, name, keys.depends_on))
+                raise reference_error(dep, name, (keys.resources, name, keys.depends_on),
+                                      known=self.template.resources)
             if self.resource_enabled(dep):
                 explicit.append(dep)
         depends = name_set(implied) if not explicit else frozenset(explicit) | implied

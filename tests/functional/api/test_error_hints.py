@@ -132,6 +132,19 @@ STRUCTURE: dict[str, tuple[str, str, str]] = {
                          "resources.s: did you mean properties?"),
     "parameter key": (HOT + "parameters:\n  p: {type: string, defualt: x}\n",
                       "Invalid key 'defualt' for parameter (p)", "did you mean default?"),
+    "get_attr": (HOT + "resources:\n  secret: {type: OS::Heat::None}\n  r:\n"
+                 "    type: OS::Heat::Value\n"
+                 "    properties: {value: {get_attr: [secert, value]}}\n",
+                 'The specified reference "secert" (in r.Properties.value) is incorrect.',
+                 "did you mean secret?"),
+    "get_attr in an output": (HOT + "resources:\n  secret: {type: OS::Heat::None}\n"
+                              "outputs:\n  o: {value: {get_attr: [secert, value]}}\n",
+                              "outputs.o.value.get_attr: The specified reference "
+                              '"secert" (in unknown) is incorrect.', "did you mean secret?"),
+    "depends_on": (HOT + "resources:\n  secret: {type: OS::Heat::None}\n"
+                   "  r: {type: OS::Heat::None, depends_on: [secert]}\n",
+                   'The specified reference "secert" (in r) is incorrect.',
+                   "did you mean secret?"),
 }
 
 
