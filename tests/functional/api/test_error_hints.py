@@ -52,6 +52,19 @@ resources:
     properties: {wait_secs: abc}
 """
 
+RANGED = HOT + """\
+parameters:
+  count:
+    type: number
+    default: 2
+    constraints: [{range: {min: 1, max: 5}, description: between 1 and 5 members}]
+  pin:
+    type: string
+    hidden: true
+    default: "1234"
+    constraints: [{length: {max: 4}, description: four digits at most}]
+"""
+
 #: (template, parameters, Heat's message, Kiln's hint)
 CASES: dict[str, tuple[str, dict[str, Any], str, str]] = {
     "type": (TYPO_TYPE, {}, "The Resource Type (OS::Heat::RandomStrin) could not be found.",
@@ -72,6 +85,9 @@ CASES: dict[str, tuple[str, dict[str, Any], str, str]] = {
     "number property": (NOT_A_NUMBER, {}, "Property error: resources.slow.properties.wait_secs:"
                         " could not convert string to float: 'abc'",
                         "expected a number (such as 8 or 0.5), got 'abc'"),
+    # a constraint's description replaces Heat's words, and with them the value given
+    "described range": (RANGED, {"count": 9}, "Parameter 'count' is invalid: between 1 and 5 "
+                        "members", "the value given was 9"),
 }
 
 
@@ -94,6 +110,22 @@ def test_python_heatclient_sees_the_hint_beside_heats_message(kiln_server: KilnP
     assert str(raised.value) == (
         "ERROR: Property error: resources.secret.properties: Unknown Property lenght")
     assert raised.value.error["error"]["hint"] == "did you mean length?"
+
+
+@pytest.mark.parametrize("params", [{"pin": "123456"}, {"count": 6, "pin": "1"}])
+def test_no_hint_shows_a_hidden_value_or_repeats_one(kiln_server: KilnProcess,
+                                                     params: dict[str, Any]) -> None:
+    answer = httpx.post(f"{kiln_server.endpoint('demo')}/stacks", timeout=HTTP_TIMEOUT,
+                        json={"stack_name": "hinted", "template": RANGED.replace(
+                            ", description: between 1 and 5 members", ""),
+                            "parameters": params})
+    assert answer.status_code == 400
+    error = answer.json()["error"]
+    assert error["message"] == ("Parameter 'pin' is invalid: four digits at most"
+                                if "pin" in params and len(params["pin"]) > 4 else
+                                "Parameter 'count' is invalid: 6 is out of range (min: 1, "
+                                "max: 5)")
+    assert "hint" not in error
 
 
 def test_no_hint_without_a_close_name(kiln_server: KilnProcess) -> None:
