@@ -86,7 +86,9 @@ class BoundTemplate:
             template.parameter_schemas, user_params, environment, identity,
             family=template.version.family, validate=validate_params, context=context)
         self._memo: dict[int, Any] = {}
-        self._conditions = Conditions(template.condition_definitions)
+        self._conditions = Conditions(
+            template.condition_definitions,
+            template.version.available_functions(conditions=True))
         self._enabled: dict[str, bool] = {}
         self._definitions: dict[str, ResourceDefinition] | None = None
         self._parsed = False

@@ -173,6 +173,9 @@ STRUCTURE: dict[str, tuple[str, str, str]] = {
                               "outputs:\n  o: {value: {get_attr: [secert, value]}}\n",
                               "outputs.o.value.get_attr: The specified reference "
                               '"secert" (in unknown) is incorrect.', "did you mean secret?"),
+    "condition function": (HOT + "conditions:\n  prod: {equal: [a, b]}\n",
+                           'Condition validation error: The definition of condition "prod" '
+                           "is invalid: {'equal': ['a', 'b']}", "did you mean equals?"),
     "depends_on": (HOT + "resources:\n  secret: {type: OS::Heat::None}\n"
                    "  r: {type: OS::Heat::None, depends_on: [secert]}\n",
                    'The specified reference "secert" (in r) is incorrect.',
