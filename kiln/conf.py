@@ -97,6 +97,10 @@ default_opts = [
                      "and a nested stack's TemplateURL may reach although they are loopback "
                      "or private; link-local addresses (169.254.0.0/16, the metadata "
                      "service) are never fetched. Every redirect is checked too."),
+    cfg.IntOpt("num_engine_workers", min=0,
+               help="Engine processes kiln engine runs, each registered in the service "
+                    "list. Unset (or 0): as Heat, max(4, CPUs) with a [DEFAULT] "
+                    "transport_url, one without (no broker hands an engine work then)."),
     cfg.IntOpt("periodic_interval", default=60,
                help="Seconds between engine housekeeping runs."),
     cfg.StrOpt("host", default="kiln", help="Name of this host, as reported by services "
@@ -122,10 +126,12 @@ database_opts = [
 heat_api_opts = [
     cfg.HostAddressOpt("bind_host", default="127.0.0.1", help="Address the native API binds."),
     cfg.PortOpt("bind_port", default=8004, help="Port of the native API."),
-    cfg.IntOpt("workers", default=1,
-               help="API worker processes: 1 unless a broker is configured (see the "
-                    "deployment guide, docs/deployment.md); without one, any other value "
-                    "stops the start."),
+    cfg.IntOpt("workers", default=1, min=0,
+               help="Processes serving the native API (kiln api; kiln serve: processes "
+                    "each running the whole service), on the same listening socket; 0 "
+                    "means one per CPU. Heat's default is 0; Kiln's is 1. More than 1 "
+                    "needs [DEFAULT] transport_url and kiln engine "
+                    "(docs/deployment-workers.md)."),
 ]
 
 heat_api_cfn_opts = [
@@ -135,6 +141,9 @@ heat_api_cfn_opts = [
     cfg.PortOpt("bind_port", default=8000,
                 help="Port of the CloudFormation-compatible API and of the pre-signed "
                      "wait-condition and signal URLs servers call."),
+    cfg.IntOpt("workers", default=1, min=0,
+               help="Processes of kiln api-cfn, on the same listening socket; 0 means one "
+                    "per CPU. More than 1 needs [DEFAULT] transport_url."),
 ]
 
 heat_api_cloudwatch_opts = [
@@ -142,6 +151,9 @@ heat_api_cloudwatch_opts = [
                        help="Address the CloudWatch-compatible query API binds."),
     cfg.PortOpt("bind_port", default=8003,
                 help="Port of the CloudWatch-compatible query API (heat-api-cloudwatch)."),
+    cfg.IntOpt("workers", default=1, min=0,
+               help="Processes of kiln api-cloudwatch, on the same listening socket; 0 "
+                    "means one per CPU. More than 1 needs [DEFAULT] transport_url."),
 ]
 
 alarm_opts = [
@@ -228,6 +240,40 @@ api_opts = [
                       "?stream=true) makes while its stack is IN_PROGRESS, to see events "
                       "another process on the same database committed; this process's "
                       "own events are streamed as they are committed, without re-reads."),
+    # per-credential budgets on what servers' agents call (kiln.api.ratelimit): Heat has
+    # none; each API process enforces its own
+    cfg.FloatOpt("agent_signal_rate", default=10.0, min=0,
+                 help="Signals per second one credential may send on this API process, "
+                      "sustained (native resource signals, temp-URL PUTs, the CFN "
+                      "/v1/waitcondition and /v1/signal URLs); the key is the credential "
+                      "that authenticated the call (stack user, EC2 access key, temp URL's "
+                      "or signal token's resource). Over it: 429 with Retry-After, nothing "
+                      "done. 0: unlimited. Each API process has its own budget."),
+    cfg.IntOpt("agent_signal_burst", default=200, min=1,
+               help="Signals one credential may send at once before agent_signal_rate "
+                    "applies (e.g. a group's servers all signalling one wait-condition "
+                    "handle as they boot)."),
+    cfg.FloatOpt("agent_metadata_rate", default=10.0, min=0,
+                 help="Metadata reads per second one credential may make on this API "
+                      "process, sustained (native resource metadata and "
+                      "software_deployments/metadata, temp-URL GETs and HEADs, CFN "
+                      "DescribeStackResource); os-collect-config polls every 30 s. Over "
+                      "it: 429 with Retry-After. 0: unlimited."),
+    cfg.IntOpt("agent_metadata_burst", default=100, min=1,
+               help="Metadata reads one credential may make at once before "
+                    "agent_metadata_rate applies."),
+    cfg.FloatOpt("agent_metric_rate", default=10.0, min=0,
+                 help="PutMetricData calls per second one EC2 credential may make on this "
+                      "API process, sustained (cfn-push-stats pushes once a minute). Over "
+                      "it: AWS's Throttling error, 429 with Retry-After, nothing stored. "
+                      "0: unlimited."),
+    cfg.IntOpt("agent_metric_burst", default=100, min=1,
+               help="PutMetricData calls one credential may make at once before "
+                    "agent_metric_rate applies."),
+    cfg.IntOpt("agent_rate_limit_keys", default=10000, min=1,
+               help="Credentials whose budgets each API process keeps per kind of call, "
+                    "least recently used dropped first (a dropped budget starts full "
+                    "again), so the limiter's own memory is bounded."),
 ]
 
 #: Heat's CORS section (oslo.middleware's filter there); Kiln reads the allowed origins

@@ -83,10 +83,14 @@ class TextFormatter(logging.Formatter):
     """Human-readable lines for a terminal, still carrying the request id."""
 
     def __init__(self) -> None:
-        super().__init__("%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s")
+        super().__init__("%(asctime)s %(levelname)s %(name)s%(worker_tag)s [%(request_id)s] "
+                         "%(message)s")
 
     def format(self, record: logging.LogRecord) -> str:
         record.request_id = getattr(record, "request_id", None) or _request_id.get() or "-"
+        # one of several worker processes (kiln.workers) stamps its index and pid
+        pid = getattr(record, "pid", None)
+        record.worker_tag = f" (worker {getattr(record, 'worker', '?')} pid {pid})" if pid else ""
         return super().format(record)
 
 

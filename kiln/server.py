@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import uvicorn
 from oslo_config import cfg
 
+from kiln import workers
 from kiln.conf_loader import ConfigError, database_url, state_path
 
 if TYPE_CHECKING:
@@ -437,14 +438,12 @@ async def run(conf: cfg.ConfigOpts, role: Role, *, started_at: float | None = No
         stop = asyncio.Event()
         _install_signal_handlers(stop)
     prepare_database_dir(conf, database_url(conf))
-    if role in ("all", "api") and conf.heat_api.workers != 1:
-        raise ConfigError("[heat_api] workers: only 1 is supported")
     from kiln import encryption_key
     encryption_key.resolve(conf)
     socks: list[tuple[str, socket.socket]] = []
     try:
         for group in listeners(conf, role):
-            socks.append((group, bind_listener(conf, group, role)))
+            socks.append((group, workers.inherited(group) or bind_listener(conf, group, role)))
         service = build_service(conf, role)
         await start_service(service, database_url(conf))
     except BaseException:
@@ -461,7 +460,8 @@ async def run(conf: cfg.ConfigOpts, role: Role, *, started_at: float | None = No
     progress = asyncio.create_task(report_stop_progress(stop, servers, service, timeout))
     try:
         if not socks:
-            LOG.info("kiln engine running")
+            if not workers.announce_ready():
+                LOG.info("kiln engine running")
             await stop.wait()
         else:
             await _serve_http(conf, role, service, socks, stop, started_at, alarms, servers)
@@ -539,7 +539,7 @@ async def _serve_http(conf: cfg.ConfigOpts, role: Role, service: Any,
         serving.append(asyncio.create_task(http.serve(sockets=[sock])))
     for http in servers:
         await http.ready.wait()
-    if all(http.started for http in servers):
+    if all(http.started for http in servers) and not workers.announce_ready():
         _log_serving(conf, role, socks, started_at)
     stopping = asyncio.create_task(stop.wait())
     done, _ = await asyncio.wait({*serving, stopping}, return_when=asyncio.FIRST_COMPLETED)
@@ -585,8 +585,15 @@ def limit_malloc_arenas() -> bool:
 
 
 def run_blocking(conf: cfg.ConfigOpts, role: Role, *, started_at: float | None = None) -> None:
-    """Run ``run`` on uvloop when available (faster sockets), else the default loop."""
+    """Run the process, or the several its options ask for (kiln.workers)."""
     limit_malloc_arenas()
+    if not workers.supervise(conf, role, started_at=started_at):
+        run_in_process(conf, role, started_at=started_at)
+
+
+def run_in_process(conf: cfg.ConfigOpts, role: Role, *,
+                   started_at: float | None = None) -> None:
+    """Run ``run`` on uvloop when available (faster sockets), else the default loop."""
     loop_factory: Any = None
     with contextlib.suppress(ImportError):
         import uvloop

@@ -29,6 +29,7 @@ from kiln.api.faults import HTTPError, fault_response
 from kiln.api.openstack_v1.common import json_response
 from kiln.api.openstack_v1.event_stream import StreamRegistry
 from kiln.api.openstack_v1.routes import v1_routes
+from kiln.api.ratelimit import shared_limits
 from kiln.api.response_cache import ResponseCache
 from kiln.api.tempurl import signed_url_app, temp_url_routes
 from kiln.auth.setup import authenticator
@@ -156,6 +157,7 @@ def create_app(service: EngineServiceAPI, conf: cfg.ConfigOpts) -> Starlette:
     app.state.conf = conf
     app.state.stack_responses = ResponseCache()
     app.state.event_streams = StreamRegistry()
+    app.state.agent_limits = shared_limits(conf)
     app.state.policy = None
     auth = authenticator(conf)
     if auth is not None:

@@ -34,6 +34,8 @@ _STATUS_TEXT: dict[int, tuple[str, str]] = {
           "server."),
     415: ("Unsupported Media Type", "The server could not comply with the request since "
           "it is either malformed or otherwise incorrect."),
+    429: ("Too Many Requests", "The client has sent too many requests in a given amount "
+          "of time."),
     500: ("Internal Server Error", "The server has either erred or is incapable of "
           "performing the requested operation."),
     503: ("Service Unavailable", "The server is currently unavailable. Please try again "
@@ -62,6 +64,7 @@ def _default_type(status: int) -> str:
             404: "HTTPNotFound",
             405: "HTTPMethodNotAllowed", 406: "HTTPNotAcceptable", 409: "HTTPConflict",
             413: "HTTPRequestEntityTooLarge", 415: "HTTPUnsupportedMediaType",
+            429: "HTTPTooManyRequests",
             503: "HTTPServiceUnavailable"}.get(status, "HTTPInternalServerError")
 
 
@@ -72,6 +75,12 @@ def bad_request(message: str = GENERIC_BAD_REQUEST, error_type: str = "HTTPBadRe
 
 def not_found(message: str) -> HTTPError:
     return HTTPError(404, message)
+
+
+def too_many_requests(message: str, retry_after: int) -> HTTPError:
+    """A per-credential rate limit refused the call (kiln.api.ratelimit): webob's 429,
+    with when to come back."""
+    return HTTPError(429, message, headers={"Retry-After": str(retry_after)})
 
 
 def fault_body(status: int, error_type: str, message: str | None,

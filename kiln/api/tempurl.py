@@ -26,7 +26,7 @@ from starlette.types import Receive, Scope, Send
 
 from kiln import errors, tempurl
 from kiln.api.body import json_body_too_large, read_bounded
-from kiln.api.faults import HTTPError, bad_request, fault_response
+from kiln.api.faults import HTTPError, bad_request, fault_response, too_many_requests
 from kiln.api.identity import make_identity
 from kiln.api.openstack_v1.common import dumps
 from kiln.engine.service import RequestContext
@@ -74,6 +74,13 @@ async def serve(request: Request) -> Response:
                       sig=query.get("temp_url_sig"), expires=expires, now=time.time())
     except tempurl.TempUrlError as exc:
         raise _unauthorized(str(exc)) from None
+    # the signature proved the caller holds this resource's URL: its budget, spent
+    # before the body is read (kiln.api.ratelimit)
+    kind = "signal" if request.method == "PUT" else "metadata"
+    refusal = request.app.state.agent_limits.take(
+        kind, f"tempurl:{target.stack_id}/{target.resource_name}")
+    if refusal is not None:
+        raise too_many_requests(refusal.message(kind), refusal.retry_after)
     if request.method == "PUT":
         details = await _signal_body(request, request.app.state.conf.max_json_body_size)
         ctx = RequestContext(project_id=found.project_id,

@@ -155,6 +155,49 @@ class HeatAPI:
                                           params=params)["events"]
         return events
 
+    def resource(self, ref: str, name: str) -> JSON:
+        resource: JSON = self.request(
+            "GET", f"/stacks/{ref}/resources/{quote(name, safe='')}")["resource"]
+        return resource
+
+    def signal(self, ref: str, name: str, data: Any) -> Any:
+        return self.request("POST", f"/stacks/{ref}/resources/{quote(name, safe='')}/signal",
+                            json=data)
+
+    def mark_unhealthy(self, ref: str, name: str, unhealthy: bool, reason: str) -> None:
+        self.request("PATCH", f"/stacks/{ref}/resources/{quote(name, safe='')}",
+                     json={"mark_unhealthy": unhealthy, "resource_status_reason": reason})
+
+    def action(self, ref: str, name: str) -> None:
+        """One of ``suspend``, ``resume``, ``check``, ``cancel_update``,
+        ``cancel_without_rollback``: accepted (202), then run by the engine."""
+        self.request("POST", f"/stacks/{ref}/actions", json={name: None})
+
+    def abandon(self, ref: str) -> JSON:
+        data: JSON = self.request("DELETE", f"/stacks/{ref}/abandon")
+        return data
+
+    def snapshots(self, ref: str) -> list[JSON]:
+        snapshots: list[JSON] = self.request("GET", f"/stacks/{ref}/snapshots")["snapshots"]
+        return snapshots
+
+    def create_snapshot(self, ref: str, name: str | None) -> JSON:
+        made: JSON = self.request("POST", f"/stacks/{ref}/snapshots",
+                                  json={"name": name} if name is not None else {})
+        return made
+
+    def snapshot(self, ref: str, snapshot_id: str) -> JSON:
+        snapshot: JSON = self.request(
+            "GET", f"/stacks/{ref}/snapshots/{quote(snapshot_id, safe='')}")["snapshot"]
+        return snapshot
+
+    def delete_snapshot(self, ref: str, snapshot_id: str) -> None:
+        self.request("DELETE", f"/stacks/{ref}/snapshots/{quote(snapshot_id, safe='')}")
+
+    def restore_snapshot(self, ref: str, snapshot_id: str) -> None:
+        self.request("POST",
+                     f"/stacks/{ref}/snapshots/{quote(snapshot_id, safe='')}/restore")
+
     def validate(self, body: Mapping[str, Any]) -> JSON:
         result: JSON = self.request("POST", "/validate", json=body)
         return result

@@ -19,7 +19,12 @@ import click
 
 from kiln.client import plan as plans
 from kiln.client.api import JSON, APIError, HeatAPI, NotFound, stack_ref
-from kiln.client.connection import connect, connection_options, pop_connection_options
+from kiln.client.connection import (
+    AuthFailed,
+    connect,
+    connection_options,
+    pop_connection_options,
+)
 from kiln.client.output import format_option, show_list, show_one, stdout_console
 from kiln.client.progress import follow, stderr_console
 from kiln.client.templates import Bundle, load, parameter_files, parameters
@@ -40,9 +45,49 @@ SHOW_FIELDS = (*SUMMARY_FIELDS, "parameters", "outputs", "links", "parent", "dis
                "stack_owner", "timeout_mins", "tags")
 
 
+#: the one prefix of every error line ``kiln`` prints (kiln.cli's own errors use it too)
+PREFIX = "kiln: error:"
+
+
 def fail(message: str) -> NoReturn:
-    click.echo(f"kiln: error: {message}", err=True)
+    click.echo(f"{PREFIX} {message}", err=True)
     sys.exit(EXIT_FAILED)
+
+
+def _report(exc: click.ClickException, ctx: click.Context | None) -> NoReturn:
+    """Click's own errors (a usage error, a template that cannot be read) in the same one
+    line as ours: ``kiln: error: ...`` where click would print ``Error: ...`` after the
+    usage text."""
+    if isinstance(exc, AuthFailed):
+        exc.show()
+    elif isinstance(exc, click.UsageError):
+        where = exc.ctx or ctx
+        helped = f" (see '{where.command_path} --help')" if where is not None else ""
+        click.echo(f"{PREFIX} {exc.format_message()}{helped}", err=True)
+    else:
+        click.echo(f"{PREFIX} {exc.format_message()}", err=True)
+    sys.exit(exc.exit_code)
+
+
+class _StackGroup(click.Group):
+    """The ``stack`` group: every error under it, click's included, is one
+    ``kiln: error:`` line."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.exceptions.NoArgsIsHelpError:
+            raise
+        except click.ClickException as exc:
+            _report(exc, ctx)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except click.exceptions.NoArgsIsHelpError:
+            raise
+        except click.ClickException as exc:
+            _report(exc, ctx)
 
 
 def _api(ctx: click.Context) -> HeatAPI:
@@ -57,7 +102,7 @@ def _lookup(api: HeatAPI, name: str) -> JSON:
         fail(f"Stack not found: {name}")
 
 
-@click.group("stack")
+@click.group("stack", cls=_StackGroup)
 @connection_options
 @click.pass_context
 def stack(ctx: click.Context, /, **kwargs: Any) -> None:
@@ -250,7 +295,7 @@ def update(ctx: click.Context, name: str, template: str | None,
     api = _api(ctx)
     stack = _lookup(api, name)
     plan = _plan(api, stack, bundle, body, existing)
-    structured = fmt in ("json", "yaml")
+    structured = fmt in ("json", "yaml", "value")  # the plan then goes to stderr
     plans.render(plan, stderr_console() if structured else stdout_console())
     if dry_run:
         if structured:
@@ -462,7 +507,7 @@ def validate(ctx: click.Context, template: str, environments: tuple[str, ...],
         _warn(exc.warnings)
         for error in exc.errors:
             hint = f"\n  hint: {error['hint']}" if error.get("hint") else ""
-            click.echo(f"kiln: error: {error.get('message')}{hint}", err=True)
+            click.echo(f"{PREFIX} {error.get('message')}{hint}", err=True)
         sys.exit(EXIT_FAILED)
     _warn(result.pop("Warnings", []) if isinstance(result, dict) else [])
     show_one(result, "yaml" if fmt == "table" else fmt)
@@ -471,3 +516,7 @@ def validate(ctx: click.Context, template: str, environments: tuple[str, ...],
 def _warn(warnings: list[str]) -> None:
     for warning in warnings:
         click.echo(f"kiln: warning: {warning}", err=True)
+
+
+# the day-two commands (resources, actions, snapshots...) add themselves to ``stack``
+from kiln.client import day_two as _day_two  # noqa: E402, F401

@@ -25,10 +25,41 @@ F = TypeVar("F", bound=Callable[..., Any])
 FORMATS = ("table", "json", "yaml", "value")
 
 
+#: where ``-c/--column`` leaves the columns asked for (the click context's ``meta``), so
+#: :func:`show_list` and :func:`show_one` apply them without each command passing them on
+_COLUMNS = "kiln.client.columns"
+
+
+def _remember_columns(ctx: click.Context, _param: click.Parameter,
+                      value: tuple[str, ...]) -> tuple[str, ...]:
+    ctx.meta[_COLUMNS] = value
+    return value
+
+
 def format_option(fn: F) -> F:
+    """``-f/--format`` and ``-c/--column`` (the openstack CLI's pair: ``-c`` repeated picks
+    the columns, or the fields of one record, in the order given)."""
+    fn = click.option("-c", "--column", "columns", multiple=True, metavar="COLUMN",
+                      expose_value=False, callback=_remember_columns,
+                      help="Show only this column (repeatable, in the order given).")(fn)
     return click.option("-f", "--format", "fmt", type=click.Choice(FORMATS),
                         default="table", show_default=True,
                         help="Output format.")(fn)
+
+
+def _selected(available: Sequence[str]) -> list[str] | None:
+    """The columns ``-c`` asked for (None without it); an unknown one is a usage error
+    naming those there are."""
+    ctx = click.get_current_context(silent=True)
+    wanted: tuple[str, ...] = ctx.meta.get(_COLUMNS, ()) if ctx is not None else ()
+    if not wanted:
+        return None
+    unknown = [c for c in wanted if c not in available]
+    if unknown:
+        raise click.BadParameter(
+            f"no column {unknown[0]!r}; the columns are: {', '.join(available)}",
+            param_hint="'-c' / '--column'")
+    return list(dict.fromkeys(wanted))
 
 
 def stdout_console() -> Console:
@@ -59,7 +90,10 @@ def _dump(data: Any, fmt: str) -> None:
 
 
 def show_list(rows: Sequence[Mapping[str, Any]], columns: Sequence[str], fmt: str) -> None:
-    """Rows keyed by column title, as a table or a JSON/YAML list."""
+    """Rows keyed by column title, as a table or a JSON/YAML list (``-c`` may also pick a
+    key the rows have beyond the default ``columns``)."""
+    extra = [k for row in rows for k in row if k not in columns]
+    columns = _selected([*columns, *dict.fromkeys(extra)]) or columns
     if fmt in ("json", "yaml"):
         _dump([{c: row.get(c) for c in columns} for row in rows], fmt)
         return
@@ -77,6 +111,7 @@ def show_list(rows: Sequence[Mapping[str, Any]], columns: Sequence[str], fmt: st
 
 def show_one(record: Mapping[str, Any], fmt: str) -> None:
     """One object, as a Field/Value table or a JSON/YAML mapping."""
+    record = {key: record.get(key) for key in _selected(list(record)) or record}
     if fmt in ("json", "yaml"):
         _dump(dict(record), fmt)
         return

@@ -23,7 +23,10 @@ from rich.text import Text
 from kiln.client.api import JSON
 from kiln.client.watch import ActionWatch, wait
 
-_VERBS = {"CREATE": "Creating", "UPDATE": "Updating", "DELETE": "Deleting"}
+_VERBS = {"CREATE": "Creating", "UPDATE": "Updating", "DELETE": "Deleting",
+          "SUSPEND": "Suspending", "RESUME": "Resuming", "CHECK": "Checking",
+          "SNAPSHOT": "Snapshotting", "RESTORE": "Restoring", "ADOPT": "Adopting",
+          "ROLLBACK": "Rolling back"}
 #: how many in-progress resources the live view lists before "... and N more"
 _SHOWN = 8
 
@@ -133,15 +136,24 @@ def summary(watch: ActionWatch, console: Console) -> None:
     mark = Text("✓ " if ok else "✗ ", style="green" if ok else "red")
     line = mark + Text(f"Stack {watch.stack_name} ", style="bold") + Text(
         status, style="green" if ok else "red bold") + Text(
-        f" in {_duration(watch.elapsed)}: {counts['done']} resources done, {failed} failed")
+        f" in {_duration(watch.elapsed)}: {plural(counts['done'], 'resource')} done, "
+        f"{failed} failed")
     console.print(line, soft_wrap=True)
     if ok:
         return
+    resource_failures = [f for f in dict.fromkeys(watch.failures) if f[0] != watch.stack_name]
+    # the stack's reason usually repeats a resource's ("Resource CREATE failed: <the
+    # resource's reason>"): the resource's line below says it once, with its name
+    said = [r for _, _, r in resource_failures if r]
     stack_failures = [r for name, s, r in watch.failures if name == watch.stack_name and r]
     for text in dict.fromkeys([*stack_failures, reason]):
-        if text:
+        if text and not any(r in text for r in said):
             console.print(Text(f"  {text}", style="red"), soft_wrap=True)
-    for name, failed_status, failed_reason in watch.failures:
-        if name != watch.stack_name:
-            console.print(Text(f"  ✗ {name} {failed_status}: {failed_reason}", style="red"),
-                          soft_wrap=True)
+    for name, failed_status, failed_reason in resource_failures:
+        console.print(Text(f"  ✗ {name} {failed_status}: {failed_reason}", style="red"),
+                      soft_wrap=True)
+
+
+def plural(count: int, noun: str) -> str:
+    """``1 resource``, ``2 resources``."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"

@@ -103,6 +103,7 @@ resources (``kiln.db.resources``)::
     list_resources(s, stack_id: str) -> list[ResourceRecord]          # all rows, by id
     list_tree_resources(s, root_stack_id: str) -> list[ResourceRecord]
     find_resources_by_physical_id(s, physical_resource_id: str) -> list[ResourceRecord]
+    count_resources(s, stack_id: str) -> int                        # all rows, not read
     count_tree_resources(s, root_stack_id: str) -> int
     update_resource(s, resource_id: int, values: ResourceValues, *,
                     expected_engine: str | None = ...) -> bool

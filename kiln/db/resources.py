@@ -258,6 +258,12 @@ def find_resources_by_physical_id(s: Session, physical_resource_id: str) -> list
     return _select(s, _TABLE.c.physical_resource_id == physical_resource_id)
 
 
+def count_resources(s: Session, stack_id: str) -> int:
+    """The stack's rows (replaced ones included), without reading them."""
+    return int(s.execute(sa.select(sa.func.count(Resource.id))
+                         .where(Resource.stack_id == stack_id)).scalar_one())
+
+
 def count_tree_resources(s: Session, root_stack_id: str) -> int:
     return int(s.execute(sa.select(sa.func.count(Resource.id))
                          .where(Resource.root_stack_id == root_stack_id)).scalar_one())

@@ -33,7 +33,7 @@ def test_every_scenario_completes_at_size_ten(tmp_path: Path) -> None:
     assert record["server_peak_rss_mb"] > 0
     results = record["results"]
     assert [r["scenario"] for r in results] == ["flat", "rg", "chain", "fanin", "testres",
-                                                "nested", "yaqlchain"]
+                                                "nested", "yaqlchain", "groups"]
     for result in results:
         assert result["size"] == 10
         assert result["create_status"] == "CREATE_COMPLETE", result

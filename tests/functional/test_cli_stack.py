@@ -188,7 +188,7 @@ def test_create_show_list_events_outputs_delete(endpoint: str, workdir: Path,
     assert field_table(created.stdout)["stack_status"] == "CREATE_COMPLETE"
     # without a terminal, progress is one line per event on stderr, then the summary
     assert re.search(rf"\[{name}\.secret\]: CREATE_COMPLETE", created.stderr)
-    assert re.search(rf"Stack {name} CREATE_COMPLETE in [\d.]+s: 1 resources done, 0 failed",
+    assert re.search(rf"Stack {name} CREATE_COMPLETE in [\d.]+s: 1 resource done, 0 failed",
                      created.stderr)
 
     shown = json.loads(ok(kiln_stack(endpoint, workdir, "show", name, "-f", "json")).stdout)
@@ -402,7 +402,7 @@ def test_failure_on_a_terminal(endpoint: str, workdir: Path, name: str,
     cleanup.append(name)
     run = on_terminal(endpoint, workdir, "create", "-t", "failing.yaml", "--wait", name)
     assert run.wait() == 1
-    assert re.search(rf"✗ Stack {name} CREATE_FAILED in [\d.]+s: 1 resources done, 1 failed",
+    assert re.search(rf"✗ Stack {name} CREATE_FAILED in [\d.]+s: 1 resource done, 1 failed",
                      run.text)
     assert re.search(r"✗ broken CREATE_FAILED: .*Test Resource failed", run.text)
 

@@ -34,6 +34,17 @@ RUN_BY = {
     ("autoscaling.md", "Autoscaling and alarms", ""):
         "tests/functional/scaling/test_readme_autoscaling.py",
     ("cli.md", "The `kiln stack` command", ""): "tests/functional/test_cli_stack_more.py",
+    ("cli-reference.md", "Connecting", ""): "tests/functional/test_cli_docs.py",
+    ("cli-reference.md", "Create, inspect, update", ""): "tests/functional/test_cli_docs.py",
+    ("cli-reference.md", "Resources and the template", ""): "tests/functional/test_cli_docs.py",
+    ("cli-reference.md", "Suspend, resume, check", ""): "tests/functional/test_cli_docs.py",
+    ("cli-reference.md", "Snapshots", ""): "tests/functional/test_cli_docs.py",
+    ("cli-reference.md", "Signals, watching, cancelling an update", ""):
+        "tests/functional/test_cli_docs.py",
+    ("cli-reference.md", "Events", ""): "tests/functional/test_cli_docs.py",
+    ("cli-reference.md", "Lifecycle hooks", ""): "tests/functional/test_cli_docs.py",
+    ("cli-reference.md", "Abandon and adopt", ""): "tests/functional/test_cli_docs.py",
+    ("cli-reference.md", "Cleaning up", ""): "tests/functional/test_cli_docs.py",
     ("keystone.md", "Behind Keystone", "[paste_deploy]"): "tests/unit/server/test_readme.py",
     ("keystone.md", "Servers' credentials", "[DEFAULT]"): "tests/unit/server/test_readme.py",
     ("notifications.md", "Notifications", ""): "tests/unit/test_docs.py",
@@ -47,6 +58,8 @@ RUN_BY = {
     ("running.md", "Running Kiln", "[DEFAULT]"): "tests/unit/server/test_readme.py",
     ("running.md", "Databases", ""): "tests/integration/test_db_upgrade_servers.py",
     ("signals.md", "Servers talk back", ""): "tests/functional/cfn/test_readme_signals.py",
+    ("deployment-workers.md", "Worker processes", "[DEFAULT]"):
+        "tests/unit/server/test_workers_options.py",
 }
 #: blocks no test runs as written, and why (what is tested instead)
 NOT_RUN = {

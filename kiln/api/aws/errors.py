@@ -26,6 +26,8 @@ class AwsError(Exception):
 
     def __init__(self, detail: str | None = None) -> None:
         self.detail = detail
+        #: extra response headers (Throttling's Retry-After)
+        self.headers: dict[str, str] = {}
         super().__init__(self.message)
 
     @property
@@ -141,6 +143,21 @@ class RequestLimitExceeded(AwsError):
     explanation = "Payload exceeds maximum allowed size"
 
 
+class Throttling(AwsError):
+    """A per-credential rate limit refused the call (kiln.api.ratelimit). AWS's code and
+    message for it; AWS's query APIs answer it with 400, Kiln with 429 and
+    ``Retry-After`` so that any HTTP client sees when to come back (botocore retries
+    either: it knows the code)."""
+
+    status = 429
+    code = "Throttling"
+    explanation = "Rate exceeded"
+
+    def __init__(self, detail: str | None = None, *, retry_after: int = 1) -> None:
+        super().__init__(detail)
+        self.headers = {"Retry-After": str(retry_after)}
+
+
 class NotFound(AwsError):
     """Not one of Heat's: a path no AWS API serves (Heat's router answers 404 too)."""
 
@@ -160,10 +177,10 @@ class MethodNotAllowed(AwsError):
 def error_response(error: AwsError, *, as_json: bool = False) -> Response:
     """``error`` as AWS's XML body (or JSON when the client asked for JSON)."""
     if as_json:
-        return Response(json.dumps(error.body()), error.status,
+        return Response(json.dumps(error.body()), error.status, headers=error.headers,
                         media_type="application/json")
     fields = "".join(f"<{k}>{escape(v)}</{k}>" for k, v in
                      (("Type", error.error_type), ("Code", error.code),
                       ("Message", error.message)))
     return Response(f"<ErrorResponse><Error>{fields}</Error></ErrorResponse>".encode(),
-                    error.status, media_type="application/xml")
+                    error.status, headers=error.headers, media_type="application/xml")

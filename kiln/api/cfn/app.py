@@ -28,6 +28,7 @@ from kiln.api.aws.received import received
 from kiln.api.cfn import render, signals
 from kiln.api.cfn.actions import ACTIONS, CfnCall, authorize, aws_error
 from kiln.api.cfn.context import request_context
+from kiln.api.ratelimit import shared_limits
 from kiln.api.tempurl import temp_url_routes
 
 LOG = logging.getLogger("kiln.api.cfn")
@@ -49,6 +50,9 @@ async def query_api(request: Request) -> Response:
         action = params.get("Action", "")
         caller = await state.authenticator.authenticate(
             signed, agent_read=action == "DescribeStackResource")
+        if action == "DescribeStackResource":
+            # the metadata poll of os-collect-config's cfn collector and cfn-hup
+            signals.limit(state.agent_limits, "metadata", caller)
         handler = ACTIONS.get(action)
         if handler is None:
             raise errors.InvalidAction()
@@ -128,4 +132,5 @@ def create_cfn_app(service: Any, conf: cfg.ConfigOpts,
     app.state.conf = conf
     app.state.authenticator = authenticator or default_authenticator(service, conf)
     app.state.policy = _policy(conf)
+    app.state.agent_limits = shared_limits(conf)
     return app

@@ -28,8 +28,17 @@ from kiln.api.aws.errors import error_response
 from kiln.api.aws.received import received
 from kiln.api.cfn.actions import aws_error
 from kiln.api.cfn.context import request_context
+from kiln.api.ratelimit import AgentLimits
 
 LOG = logging.getLogger("kiln.api.cfn")
+
+
+def limit(limits: AgentLimits, kind: str, caller: Ec2Identity) -> None:
+    """Spend one of the ``kind`` tokens of the access key that signed the call
+    (kiln.api.ratelimit), or refuse it with AWS's ``Throttling`` (429)."""
+    refusal = limits.take(kind, f"ec2:{caller.access_key}")
+    if refusal is not None:
+        raise errors.Throttling(refusal.message(kind), retry_after=refusal.retry_after)
 
 
 def _target(arn: str, caller: Ec2Identity) -> tuple[dict[str, str], str]:
@@ -67,6 +76,8 @@ async def _signal(request: Request, *, sync: bool) -> Response:
         signed = await received(request, max_body=int(app.state.conf.max_json_body_size),
                                 body_params=False)
         caller = await app.state.authenticator.authenticate(signed, presigned=True)
+        # the keypair's signal budget, spent before the body is parsed or anything kept
+        limit(app.state.agent_limits, "signal", caller)
         stack, resource = _target(str(request.path_params["arn"]), caller)
         details = _details(signed.body)
         ctx = request_context(request, caller)

@@ -28,6 +28,7 @@ from kiln.api.aws.keypairs import service_signature_checker
 from kiln.api.aws.received import received
 from kiln.api.cloudwatch import protocols
 from kiln.api.cloudwatch.operations import ACTIONS, AGENT_ACTIONS
+from kiln.api.ratelimit import AgentLimits
 from kiln.logging import new_request_id
 
 LOG = logging.getLogger(__name__)
@@ -49,11 +50,17 @@ def cloudwatch_app(alarms: AlarmService, service: Any, conf: Any) -> Starlette:
     """The CloudWatch API of a process: over the AlarmService its engine service built
     (:class:`kiln.engine.service.alarm_process.AlarmProcess`), checking signatures
     through Keystone in keystone mode, else against the keypairs Kiln issued."""
-    return create_cloudwatch_app(alarms, service_signature_checker(conf, service))
+    from kiln.api.ratelimit import shared_limits
+
+    return create_cloudwatch_app(alarms, service_signature_checker(conf, service),
+                                 limits=shared_limits(conf))
 
 
 def create_cloudwatch_app(alarms: AlarmService, authenticator: Authenticator, *,
-                          max_body: int = MAX_BODY) -> Starlette:
+                          max_body: int = MAX_BODY,
+                          limits: AgentLimits | None = None) -> Starlette:
+    """``limits``: the per-credential budgets (kiln.api.ratelimit) PutMetricData spends
+    from; None: unlimited."""
     async def endpoint(request: Request) -> Response:
         # the id kiln serve's RequestIdMiddleware gave the request (its access line then
         # names the same id as x-amzn-requestid), else a fresh one in the same form
@@ -64,6 +71,13 @@ def create_cloudwatch_app(alarms: AlarmService, authenticator: Authenticator, *,
             # the signature first: the body is decoded (the costlier, riskier part) only
             # for a caller who proved who they are
             identity = await authenticator.authenticate(signed)
+            if limits is not None and protocols.action_of(
+                    request.scope["path"], request.headers, signed.params) == "PutMetricData":
+                # the access key's budget, before the body is decoded or a point kept
+                refusal = limits.take("metric", f"ec2:{identity.access_key}")
+                if refusal is not None:
+                    raise aws_errors.Throttling(refusal.message("metric"),
+                                                retry_after=refusal.retry_after)
             try:
                 decoded = protocols.decode(request.scope["path"], request.headers, signed.body,
                                            signed.params)
@@ -81,7 +95,7 @@ def create_cloudwatch_app(alarms: AlarmService, authenticator: Authenticator, *,
             return protocols.answer(decoded, result, request_id)
         except aws_errors.AwsError as exc:
             return protocols.error(protocol, exc.status, exc.code, exc.message, request_id,
-                                   exc.error_type)
+                                   exc.error_type, exc.headers)
         except InvalidParameter as exc:
             return protocols.error(protocol, 400, exc.code, str(exc), request_id)
         except NotFound as exc:

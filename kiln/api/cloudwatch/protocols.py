@@ -56,6 +56,18 @@ class Decoded:
     params: dict[str, Any]
 
 
+def action_of(path: str, headers: Mapping[str, str], params: Mapping[str, str]) -> str:
+    """The action a request names, read as :func:`decode` reads it but without
+    decoding its body (a rate limit is checked before that work)."""
+    found = _CBOR_PATH.search(path)
+    if found is not None:
+        return str(found["action"])
+    target = headers.get("x-amz-target", "")
+    if target.startswith(TARGET_PREFIX + "."):
+        return target.split(".", 1)[1]
+    return params.get("Action", "")
+
+
 def decode(path: str, headers: Mapping[str, str], body: bytes,
            params: Mapping[str, str]) -> Decoded:
     target = headers.get("x-amz-target", "")
@@ -274,10 +286,11 @@ def answer(decoded: Decoded, result: Mapping[str, Any] | None, request_id: str) 
 
 
 def error(protocol: str, status: int, code: str, message: str, request_id: str,
-          error_type: str = "Sender") -> Response:
+          error_type: str = "Sender", extra_headers: Mapping[str, str] | None = None,
+          ) -> Response:
     """AWS's error in the request's protocol. JSON and CBOR carry the query error code
     in ``x-amzn-query-error`` as CloudWatch does (its clients read the code there)."""
-    headers = {"x-amzn-requestid": request_id,
+    headers = {**(extra_headers or {}), "x-amzn-requestid": request_id,
                "x-amzn-query-error": f"{code};{error_type}"}
     if protocol == "cbor":
         import cbor2

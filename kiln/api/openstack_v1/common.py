@@ -19,7 +19,8 @@ from starlette.responses import Response
 
 from kiln.api import identity as ident
 from kiln.api.body import read_json, require_json
-from kiln.api.faults import HTTPError
+from kiln.api.faults import HTTPError, too_many_requests
+from kiln.api.ratelimit import AgentLimits
 from kiln.api.response_cache import ResponseCache, cached_json
 from kiln.auth.caller import Caller
 from kiln.engine.service import EngineServiceAPI, RequestContext
@@ -90,6 +91,20 @@ class Call:
 
     async def optional_body(self) -> dict[str, Any] | None:
         return await read_json(self.request, self.conf.max_json_body_size)
+
+    def limit(self, kind: str, target: str) -> None:
+        """Spend one of this caller's ``kind`` tokens (kiln.api.ratelimit), or refuse the
+        call with a 429 before it does anything. The key is the authenticated user (a
+        stack user's token, in keystone mode); without authentication there is no
+        credential, so the key is what the call names, ``target`` in the URL's project
+        (a signal token Kiln issued names that same resource)."""
+        caller: Caller | None = getattr(self.request.state, "caller", None)
+        key = f"user:{caller.user_id}" if caller is not None else \
+            f"target:{self.tenant}/{target}"
+        limits: AgentLimits = self.request.app.state.agent_limits
+        refusal = limits.take(kind, key)
+        if refusal is not None:
+            raise too_many_requests(refusal.message(kind), refusal.retry_after)
 
     def enforce(self, rule: str) -> None:
         """Check one of Heat's policy rules for this caller (authenticated modes only)."""

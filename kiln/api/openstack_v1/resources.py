@@ -53,6 +53,7 @@ async def show_resource(call: Call) -> Any:
 
 
 async def resource_metadata(call: Call) -> Any:
+    call.limit("metadata", f"{call.path('stack_id')}/{call.path('resource_name')}")
     res = await call.service.resource_for_agent(
         call.ctx, stack_identity=call.identity(), resource_name=call.path("resource_name"))
     return {"metadata": res.get("metadata", {})}
@@ -75,6 +76,7 @@ def check_signal_token(call: Call) -> None:
 
 async def signal(call: Call) -> Any:
     check_signal_token(call)
+    call.limit("signal", f"{call.path('stack_id')}/{call.path('resource_name')}")
     details = await call.optional_body()
     await call.service.resource_signal(
         call.ctx, stack_identity=call.identity(), resource_name=call.path("resource_name"),

@@ -68,6 +68,7 @@ async def list_deployments(call: Call) -> Any:
 
 
 async def deployment_metadata(call: Call) -> Any:
+    call.limit("metadata", f"server/{call.path('server_id')}")
     md = await call.service.get_software_deployment_metadata(
         call.ctx, server_id=call.path("server_id"))
     return {"metadata": md}

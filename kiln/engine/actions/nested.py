@@ -26,6 +26,7 @@ from kiln.engine.model.context import RequestContext
 from kiln.engine.model.live_stack import IssuedKeypair, LiveStack, StackInfo
 from kiln.engine.model.stack_runtime import StackRuntime
 from kiln.engine.model.states import CREATE, DELETE, FAILED, IN_PROGRESS, UPDATE, stack_started
+from kiln.engine.runtime.budget import NestedBudget, Share
 from kiln.engine.runtime.claims import Claim
 from kiln.engine.runtime.engine import Engine
 from kiln.engine.store.loader import info_from_record
@@ -76,6 +77,8 @@ class NestedOps:
 
     def __init__(self, service: ServiceHost) -> None:
         self.service = service
+        #: the resources of running child-stack actions held in memory at once
+        self.budget = NestedBudget()
 
     @property
     def engine(self) -> Engine:
@@ -194,13 +197,23 @@ class NestedOps:
                      parameters: Mapping[str, Any], files: Mapping[str, str] | None = None,
                      timeout_mins: int | None = None) -> str:
         engine = self.engine
-        name = parent.physical_resource_name()
-        child = self._build(parent, template, parameters, files, timeout_mins, name=name)
-        admit.validate(engine, child)
-        async with engine.claims.claim_new(child.info.id, CREATE) as claim:
-            await admit.store(engine, child)
-            parent.data[NAME_KEY] = name
-            claim.launch(lambda: create_action.run_create(engine, child), child)
+        # the share before the child is built: its slots are what the budget bounds
+        share = await self.budget.acquire(_declared(template),
+                                          parent_stack_id=self._parent_stack(parent).info.id)
+        try:
+            name = parent.physical_resource_name()
+            child = self._build(parent, template, parameters, files, timeout_mins,
+                                name=name)
+            admit.validate(engine, child)
+            async with engine.claims.claim_new(child.info.id, CREATE) as claim:
+                await admit.store(engine, child)
+                parent.data[NAME_KEY] = name
+                share.bind(child.info.id)
+                share.until_done(claim.launch(
+                    lambda: create_action.run_create(engine, child), child))
+        except BaseException:
+            share.release()
+            raise
         return child.info.id
 
     async def update(self, parent: Resource, stack_id: str, *, template: Mapping[str, Any],
@@ -210,18 +223,27 @@ class NestedOps:
         rec = await engine.store.stacks.get(stack_id)
         if rec is None:
             raise EntityNotFound(f"The Stack ({stack_id}) could not be found.")
-        new = self._build(parent, template, parameters, files, timeout_mins,
-                          name=rec.name, stack_id=stack_id, action=UPDATE)
-        new.info = dataclasses.replace(info_from_record(rec), timeout_mins=timeout_mins)
-        admit.validate(engine, new)
-        # the validation slots go before the stored child is loaded: a big group's two
-        # sets of 10,000 slots are never in memory together
-        new.slots.clear()
-        async with engine.claim(stack_id, rec.name, UPDATE) as claim:
-            current = await engine.load(stack_id)
-            await self._launch_update(claim, current, new)
+        # an update holds the stored resources and the new ones
+        share = await self.budget.acquire(
+            _declared(template) + await engine.store.resources.count(stack_id),
+            parent_stack_id=rec.owner_id, stack_id=stack_id)
+        try:
+            new = self._build(parent, template, parameters, files, timeout_mins,
+                              name=rec.name, stack_id=stack_id, action=UPDATE)
+            new.info = dataclasses.replace(info_from_record(rec), timeout_mins=timeout_mins)
+            admit.validate(engine, new)
+            # the validation slots go before the stored child is loaded: a big group's two
+            # sets of 10,000 slots are never in memory together
+            new.slots.clear()
+            async with engine.claim(stack_id, rec.name, UPDATE) as claim:
+                current = await engine.load(stack_id)
+                await self._launch_update(claim, current, new, share)
+        except BaseException:
+            share.release()
+            raise
 
-    async def _launch_update(self, claim: Claim, current: LiveStack, new: LiveStack) -> None:
+    async def _launch_update(self, claim: Claim, current: LiveStack, new: LiveStack,
+                             share: Share) -> None:
         engine = self.engine
         hidden = sorted(new.bound.parameters.hidden)
         template_id = await engine.store.stacks.add_template(
@@ -230,19 +252,30 @@ class NestedOps:
         new.info.raw_template_id, new.info.prev_raw_template_id = template_id, prev
         await engine.recorder.stack(new, UPDATE, IN_PROGRESS, stack_started(UPDATE), extra={
             "raw_template_id": template_id, "prev_raw_template_id": prev})
-        claim.launch(lambda: update_action.run_update(engine, current, new,
-                                                      allow_rollback=False))
+        share.bind(current.info.id)
+        share.until_done(claim.launch(lambda: update_action.run_update(
+            engine, current, new, allow_rollback=False)))
 
     async def delete(self, stack_id: str) -> bool:
         engine = self.engine
         rec = await engine.store.stacks.get(stack_id)
         if rec is None:
             return False
-        async with engine.claim(stack_id, rec.name, DELETE, preempt=True,
-                                take_from_dead=True) as claim:
-            stack = await engine.load(stack_id)
-            await engine.recorder.stack(stack, DELETE, IN_PROGRESS, stack_started(DELETE))
-            claim.launch(lambda: delete_action.run_delete(engine, stack), stack)
+        # the share before the child is loaded: its slots are what the budget bounds
+        share = await self.budget.acquire(await engine.store.resources.count(stack_id),
+                                          parent_stack_id=rec.owner_id, stack_id=stack_id)
+        try:
+            async with engine.claim(stack_id, rec.name, DELETE, preempt=True,
+                                    take_from_dead=True) as claim:
+                stack = await engine.load(stack_id)
+                await engine.recorder.stack(stack, DELETE, IN_PROGRESS,
+                                            stack_started(DELETE))
+                share.bind(stack_id)
+                share.until_done(claim.launch(
+                    lambda: delete_action.run_delete(engine, stack), stack))
+        except BaseException:
+            share.release()
+            raise
         return True
 
     async def action(self, stack_id: str, action: str) -> None:
@@ -342,3 +375,12 @@ class NestedOps:
 
     def action_timeout(self, parent: Resource) -> float:
         return float(self.engine.timeout_seconds(self._parent_stack(parent)))
+
+
+def _declared(template: Mapping[str, Any]) -> int:
+    """The resources a child template declares (HOT or CFN section), 1 if unreadable."""
+    for key in ("resources", "Resources"):
+        found = template.get(key) if isinstance(template, Mapping) else None
+        if isinstance(found, Mapping):
+            return max(1, len(found))
+    return 1

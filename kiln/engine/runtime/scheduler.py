@@ -24,7 +24,7 @@ import contextlib
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from kiln.engine.model.states import CANCELLED, TIMED_OUT, resource_failed
 from kiln.engine.runtime.runner import ActionFailed, failure_reason
@@ -42,11 +42,48 @@ class Outcome:
 
 
 class Limit(asyncio.Semaphore):
-    """The engine-wide limit on resource actions running at once; knows its size."""
+    """The engine-wide limit on resource actions running at once; knows its size.
+
+    First come, first served, with O(1) hand-offs: a release passes its place straight
+    to the oldest waiter still waiting. ``asyncio.Semaphore`` (3.11) scans its waiters
+    from the start on every release, past those already woken but not yet run, and
+    removes each waiter from the middle of its deque: with many walks sharing the limit
+    (100 nested stacks of 1,000 deleting at once: ~20,000 waiters) that was quadratic,
+    half of such a delete's CPU.
+    """
 
     def __init__(self, size: int) -> None:
         super().__init__(size)
         self.size = size
+        self._free = size
+        self._queue: deque[asyncio.Future[None]] = deque()
+
+    def locked(self) -> bool:
+        return self._free <= 0
+
+    async def acquire(self) -> Literal[True]:
+        # a free place means nobody waits: release hands places to waiters directly
+        if self._free > 0:
+            self._free -= 1
+            return True
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._queue.append(waiter)
+        try:
+            await waiter
+        except asyncio.CancelledError:
+            if waiter.done() and not waiter.cancelled():
+                self.release()  # handed a place as it was cancelled: pass it on
+            raise
+        return True
+
+    def release(self) -> None:
+        queue = self._queue
+        while queue:
+            waiter = queue.popleft()
+            if not waiter.done():  # a cancelled waiter stays queued until here
+                waiter.set_result(None)
+                return
+        self._free += 1
 
 
 class Deadline:

@@ -143,6 +143,10 @@ class ResourceStore:
         """Every row of the stack, replaced ones included."""
         return await self._db.run(db_resources.list_resources, stack_id)
 
+    async def count(self, stack_id: str) -> int:
+        """How many rows the stack has (what loading it would hold), without reading them."""
+        return await self._db.run(db_resources.count_resources, stack_id)
+
     async def by_name(self, stack_id: str, name: str) -> ResourceRecord | None:
         """The stack's current row of that name."""
         return await self._db.run(db_resources.get_resource_by_name, stack_id, name)

@@ -251,7 +251,7 @@ def test_kiln_stack_names_the_file_a_yaml_error_is_in(kiln_server: KilnProcess,
         "environment": "env.yaml, line 3, column 1: expected the node content, but found "
                        "'<stream end>' (while parsing a flow node at line 3, column 1)",
     }[broken]
-    assert result.stderr == f"Error: {expected}\n"
+    assert result.stderr == f"kiln: error: {expected}\n"
 
 
 #: three resources with a mistake each, and a misspelt function Heat takes as a map

@@ -96,6 +96,7 @@ HEAT_CONF = """\
 [DEFAULT]
 transport_url = rabbit://guest:guest@127.0.0.1:5672/
 num_engine_workers = 4
+backdoor_port = 0
 heat_metadata_server_url = http://10.0.0.5:8000
 max_resources_per_stack = 2000
 [database]
@@ -133,7 +134,8 @@ def test_an_operators_heat_conf_starts_with_heats_own_options_ignored(
     assert conf.control_exchange == "heat"
     assert conf.oslo_messaging_notifications.driver == []
     (warning,) = [r.getMessage() for r in caplog.records if r.name == "kiln.conf_loader"]
-    assert "DEFAULT.num_engine_workers" in warning
+    assert conf.num_engine_workers == 4
+    assert "DEFAULT.backdoor_port" in warning and "num_engine_workers" not in warning
     assert "transport_url" not in warning and "oslo_messaging_rabbit" not in warning
     assert "keystone_authtoken" not in warning and "trustee" not in warning
 

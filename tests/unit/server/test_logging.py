@@ -214,3 +214,12 @@ def test_python_warnings_become_log_records(tmp_path: Path) -> None:
     (entry,) = [json.loads(line) for line in path.read_text().splitlines()]
     assert entry["logger"] == "py.warnings"
     assert "UserWarning: old knob" in entry["message"]
+
+
+def test_text_lines_name_the_worker_process_that_wrote_them() -> None:
+    # kiln.workers stamps each record of a worker process with its index and pid
+    from kiln.logging import TextFormatter
+    record = logging.LogRecord("kiln.server", logging.INFO, __file__, 1, "hello", (), None)
+    assert "kiln.server [-] hello" in TextFormatter().format(record)
+    record.worker, record.pid = 1, 4242
+    assert "kiln.server (worker 1 pid 4242) [-] hello" in TextFormatter().format(record)
