@@ -54,6 +54,9 @@ class HTTPError(errors.KilnError):
         self.status = status
         self.type_name = error_type or _default_type(status)
         self.headers = headers or {}
+        #: Kiln's additions to the fault's ``error`` (``errors``, ``warnings`` of a
+        #: ``/validate?all_errors=true``), beside Heat's fields
+        self.details: dict[str, Any] = {}
 
 
 def _default_type(status: int) -> str:
@@ -106,6 +109,9 @@ def fault_response(exc: BaseException) -> Response:
     if status not in _STATUS_TEXT:
         status = 500
     hint = errors.hint_of(exc) if status < 500 else None
-    body = json.dumps(fault_body(status, etype, message, hint)).encode()
+    fault = fault_body(status, etype, message, hint)
+    if isinstance(exc, HTTPError):
+        fault["error"].update(exc.details)
+    body = json.dumps(fault).encode()
     return Response(body, status_code=status, headers=headers,
                     media_type="application/json")

@@ -19,6 +19,7 @@ from kiln import errors, urlfetch
 from kiln.api.faults import bad_request
 from kiln.api.params import extract_int, extract_tags
 from kiln.template.parser import load_yaml_document
+from kiln.template.yaml_loader import describe_error
 
 ENV_SECTIONS = ("parameters", "resource_registry", "parameter_defaults",
                 "encrypted_param_names", "event_sinks", "parameter_merge_strategies")
@@ -46,6 +47,15 @@ def _yaml_load(text: str | bytes) -> Any:
         return yaml.load(text, Loader=yaml.SafeLoader)
 
 
+class TemplateFormatError(ValueError):
+    """Heat's message for a template that does not parse, and Kiln's pointer to the
+    place (``template, line 5, column 27: ...``) for the fault's ``error.hint``."""
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.hint = hint
+
+
 def simple_parse(text: str | bytes) -> dict[str, Any]:
     """JSON or YAML mapping; ValueError with Heat's message otherwise."""
     try:
@@ -54,7 +64,9 @@ def simple_parse(text: str | bytes) -> dict[str, Any]:
         try:
             tpl = _yaml_load(text)
         except (yaml.YAMLError, RecursionError) as exc:
-            raise ValueError(f"Error parsing template [root stack] {exc}") from None
+            hint = describe_error(exc, "template") if isinstance(exc, yaml.YAMLError) else None
+            raise TemplateFormatError(f"Error parsing template [root stack] {exc}",
+                                      hint) from None
         if tpl is None:
             tpl = {}
     if not isinstance(tpl, dict):
@@ -70,7 +82,9 @@ def parse_template(text: str | bytes, limit: int) -> dict[str, Any]:
         if not any(key in tpl for key in VERSION_KEYS):
             raise ValueError("Template format version not found.")
     except ValueError as exc:
-        raise bad_request(f"Template not in valid format: {exc}") from None
+        error = bad_request(f"Template not in valid format: {exc}")
+        error.hint = exc.hint if isinstance(exc, TemplateFormatError) else None
+        raise error from None
     return tpl
 
 

@@ -32,6 +32,9 @@ class APIError(Exception):
         self.error_type = error_type
         #: Kiln's suggestion beside Heat's message (``error.hint``: did you mean ...?)
         self.hint = hint
+        #: every error and the warnings, of a ``/validate?all_errors=true`` (Kiln only)
+        self.errors: list[dict[str, Any]] = []
+        self.warnings: list[str] = []
 
 
 class NotFound(APIError):
@@ -55,7 +58,12 @@ def _error_from(response: httpx.Response) -> APIError:
         elif body.get("explanation"):
             message = str(body["explanation"])
     cls = NotFound if response.status_code == 404 else APIError
-    return cls(message, response.status_code, error_type, hint)
+    found = cls(message, response.status_code, error_type, hint)
+    error = body.get("error") if isinstance(body, dict) else None
+    if isinstance(error, dict):
+        found.errors = [e for e in error.get("errors") or () if isinstance(e, dict)]
+        found.warnings = [str(w) for w in error.get("warnings") or ()]
+    return found
 
 
 class HeatAPI:

@@ -162,7 +162,11 @@ def _call(fn: Callable[[], Any]) -> Any:
     try:
         return fn()
     except APIError as exc:
-        fail(exc.message if exc.hint is None else f"{exc.message}\n  hint: {exc.hint}")
+        _fail_with(exc)
+
+
+def _fail_with(exc: APIError) -> NoReturn:
+    fail(exc.message if exc.hint is None else f"{exc.message}\n  hint: {exc.hint}")
 
 
 def _follow(watch: ActionWatch) -> None:
@@ -492,10 +496,26 @@ def validate(ctx: click.Context, template: str, environments: tuple[str, ...],
     """Validate a template (with its environment and parameters) without creating it."""
     bundle = load(template, environments)
     body = _body(bundle, params, param_files)
-    path_query = "?show_nested=true" if show_nested else ""
+    # all_errors (Kiln only): every resource's error and the warnings, not just Heat's one
+    path_query = "?all_errors=true" + ("&show_nested=true" if show_nested else "")
     api = _api(ctx)
-    result = _call(lambda: api.request("POST", "/validate" + path_query, json=body))
+    try:
+        result = api.request("POST", "/validate" + path_query, json=body)
+    except APIError as exc:
+        if not exc.errors:
+            _fail_with(exc)
+        _warn(exc.warnings)
+        for error in exc.errors:
+            hint = f"\n  hint: {error['hint']}" if error.get("hint") else ""
+            click.echo(f"{PREFIX} {error.get('message')}{hint}", err=True)
+        sys.exit(EXIT_FAILED)
+    _warn(result.pop("Warnings", []) if isinstance(result, dict) else [])
     show_one(result, "yaml" if fmt == "table" else fmt)
+
+
+def _warn(warnings: list[str]) -> None:
+    for warning in warnings:
+        click.echo(f"kiln: warning: {warning}", err=True)
 
 
 # the day-two commands (resources, actions, snapshots...) add themselves to ``stack``

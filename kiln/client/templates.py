@@ -5,16 +5,18 @@ request's ``files`` map: each ``get_file`` target, each template used as a resou
 (``type: child.yaml``), each provider template an environment's ``resource_registry`` maps
 to, recursively through the nested templates. Files are keyed by the reference exactly as
 written (which is where the server looks them up) and read relative to the file that names
-them. The template itself is sent as its text, so a syntax error comes back from the
-server with its line and column; environment files go by name in ``environment_files``,
-their contents in ``files``, and the server merges them in the order given, as it does for
-the ``openstack`` CLI.
+them. The template itself is sent as its text; one that is neither JSON nor YAML is refused
+here, naming the file with the line and column (the server only knows it as ``[root
+stack]``), and so is a nested template or an environment file. Environment files go
+by name in ``environment_files``, their contents in ``files``, and the server merges them
+in the order given, as it does for the ``openstack`` CLI.
 
 Templates and environments are local paths or URLs (``file:``, ``http:``, ``https:``).
 """
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -27,7 +29,7 @@ import click
 import httpx
 import yaml
 
-from kiln.template.yaml_loader import HeatLoader
+from kiln.template.yaml_loader import HeatLoader, PyHeatLoader, describe_error
 
 #: Seconds to fetch one template over HTTP.
 FETCH_TIMEOUT = 30.0
@@ -65,12 +67,36 @@ def read_location(url: str) -> str:
     raise TemplateError(f"cannot read {url}: only local files and http(s) URLs")
 
 
-def _parse(text: str) -> Any:
-    """The document, or None when it does not parse (the server will say where)."""
+def _shown(url: str) -> str:
+    """How a file is named in an error: a local path as the user would type it."""
+    parsed = urlparse(url)
+    if parsed.scheme != "file":
+        return url
+    path = url2pathname(parsed.path)
+    relative = os.path.relpath(path)
+    return path if relative.startswith("..") else relative
+
+
+def _parse(text: str, url: str) -> Any:
+    """The document (JSON first, then YAML, as the server reads it); a YAML error names
+    the file with its line and column."""
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        pass
     try:
         return yaml.load(text, Loader=HeatLoader)  # a safe loader subclass
     except yaml.YAMLError:
-        return None
+        pass
+    except RecursionError:
+        return None  # nested too deeply: the server words it
+    try:  # the pure loader words the problem the way PyYAML's documentation shows it
+        yaml.load(text, Loader=PyHeatLoader)
+    except yaml.YAMLError as exc:
+        raise TemplateError(describe_error(exc, _shown(url))) from None
+    except RecursionError:
+        pass
+    return None
 
 
 def _walk(value: Any) -> Iterator[dict[str, Any]]:
@@ -122,12 +148,12 @@ class Bundle:
         url = urljoin(base, name)
         content = read_location(url)
         if self._add(name, content):
-            self._collect_template(_parse(content), url)
+            self._collect_template(_parse(content, url), url)
 
     def add_environment(self, ref: str) -> None:
         url = _location(ref)
         content = read_location(url)
-        env = _parse(content)
+        env = _parse(content, url)
         if env is not None and not isinstance(env, dict):
             raise TemplateError(f"{ref}: an environment must be a YAML mapping")
         self._add(url, content)
@@ -147,7 +173,7 @@ def load(template: str | None, environments: tuple[str, ...] = ()) -> Bundle:
     if template is not None:
         url = _location(template)
         bundle.template = read_location(url)
-        bundle.parsed = _parse(bundle.template)
+        bundle.parsed = _parse(bundle.template, url)
         if isinstance(bundle.parsed, dict):
             bundle._collect_template(bundle.parsed, url)
     return bundle

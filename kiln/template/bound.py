@@ -86,7 +86,9 @@ class BoundTemplate:
             template.parameter_schemas, user_params, environment, identity,
             family=template.version.family, validate=validate_params, context=context)
         self._memo: dict[int, Any] = {}
-        self._conditions = Conditions(template.condition_definitions)
+        self._conditions = Conditions(
+            template.condition_definitions,
+            template.version.available_functions(conditions=True))
         self._enabled: dict[str, bool] = {}
         self._definitions: dict[str, ResourceDefinition] | None = None
         self._parsed = False
@@ -363,7 +365,8 @@ class BoundTemplate:
         explicit = []
         for dep in snippet.depends_on:
             if dep not in self.template.resources:
-                raise reference_error(dep, name, (keys.resources, name, keys.depends_on))
+                raise reference_error(dep, name, (keys.resources, name, keys.depends_on),
+                                      known=self.template.resources)
             if self.resource_enabled(dep):
                 explicit.append(dep)
         depends = name_set(implied) if not explicit else frozenset(explicit) | implied

@@ -8,9 +8,10 @@ or not) needs itself is reported as circular rather than recursing forever.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from kiln.errors import did_you_mean
 from kiln.template.errors import StackValidationFailed
 from kiln.template.function import Function
 
@@ -23,9 +24,12 @@ class Conditions:
     stack's bound template owns this object, and keeping its method would make a
     reference cycle) resolves a condition's function tree."""
 
-    def __init__(self, definitions: Mapping[str, Any]) -> None:
+    def __init__(self, definitions: Mapping[str, Any],
+                 functions: Iterable[str] = ()) -> None:
         self._definitions = definitions
         self._values: dict[str, Any] = {}
+        #: the condition functions of the template's version, for a misspelt one's hint
+        self._functions = list(functions)
 
     def check_types(self) -> None:
         """Every definition must be a boolean or a function (Heat's static check)."""
@@ -34,9 +38,11 @@ class Conditions:
 
     def _check_type(self, name: str, definition: Any) -> None:
         if not isinstance(definition, bool | Function):
+            key = next(iter(definition)) if isinstance(definition, dict) and \
+                len(definition) == 1 else None
             raise StackValidationFailed(
                 f'The definition of condition "{name}" is invalid: {definition}',
-                error=_ERROR)
+                error=_ERROR, hint=did_you_mean(key, self._functions))
 
     def is_enabled(self, name: Any, resolve: Callable[[Any], Any]) -> bool:
         """None → True; a bool as is; a defined name → its value; else ValueError."""

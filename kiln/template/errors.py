@@ -99,10 +99,12 @@ def section_error(section: str, known: Iterable[str] = ()) -> InvalidTemplateSec
                                   path=(section,), hint=_e.did_you_mean(section, known))
 
 
-def reference_error(resource: str, key: str,
-                    path: tuple[_e.PathElement, ...] = ()) -> InvalidTemplateReference:
+def reference_error(resource: str, key: str, path: tuple[_e.PathElement, ...] = (),
+                    known: Iterable[str] = ()) -> InvalidTemplateReference:
+    """Heat's message; the hint names the closest of the ``known`` resources."""
     return InvalidTemplateReference(
-        f'The specified reference "{resource}" (in {key}) is incorrect.', path=path)
+        f'The specified reference "{resource}" (in {key}) is incorrect.', path=path,
+        hint=_e.did_you_mean(resource, known))
 
 
 def attribute_error(resource: str, key: str,

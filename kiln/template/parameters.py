@@ -239,10 +239,22 @@ class ParameterValues(Mapping[str, Any]):
                 raise c.InvalidSchemaError(f"Parameter '{name}' is invalid: {exc.message}",
                                            path=("parameters", name)) from None
             except (ValueError, TypeError) as exc:
+                raw = self.raw(name)
                 raise ParameterInvalid(f"Parameter '{name}' is invalid: {exc}",
                                        path=("parameters", name),
-                                       hint=c.expected_hint(exc, schema.type,
-                                                            self.raw(name))) from None
+                                       hint=c.expected_hint(exc, schema.type, raw)
+                                       or _given_hint(exc, raw, schema.hidden)) from None
+
+
+def _given_hint(exc: BaseException, given: Any, hidden: bool) -> str | None:
+    """The value given, when Heat's message for a broken constraint leaves it out (a
+    constraint's description replaces Heat's own words): never a hidden one's."""
+    if hidden or not isinstance(exc, c.ConstraintViolation) or given is None:
+        return None
+    shown = given if isinstance(given, str) else json.dumps(given, default=str)
+    if len(shown) > 80 or shown in str(exc):
+        return None
+    return f"the value given was {given!r}"
 
 
 def bind_parameters(schemas: Mapping[str, ParameterSchema],

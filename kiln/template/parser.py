@@ -149,7 +149,8 @@ def _yaml_error(text: str, exc: yaml.YAMLError, url: str | None) -> TemplatePars
         detail = py_exc
     except RecursionError:
         pass
-    err = TemplateParseError(f"Error parsing template {url or '[root stack]'} {detail}")
+    err = TemplateParseError(f"Error parsing template {url or '[root stack]'} {detail}",
+                             hint=yaml_loader.describe_error(detail, url or "template"))
     mark = getattr(detail, "problem_mark", None) or getattr(detail, "context_mark", None)
     err.line = mark.line + 1 if mark is not None else None  # type: ignore[attr-defined]
     err.column = mark.column + 1 if mark is not None else None  # type: ignore[attr-defined]

@@ -239,3 +239,24 @@ def load_with_shape(text: str) -> tuple[Any, Shape | None]:
 def load(text: str) -> Any:
     """``yaml.load(text, Loader=HeatLoader)``, faster; raises what it raises."""
     return load_with_shape(text)[0]
+
+
+def describe_error(exc: yaml.YAMLError, name: str) -> str:
+    """A YAML error in Kiln's words, pointing at its place: ``t.yaml, line 5, column 27:
+    expected ',' or '}', but got '<stream end>' (in the flow mapping started at line 5,
+    column 17)``. PyYAML's own text says ``"<unicode string>"`` for the file and repeats
+    the snippet; the caller knows the file's name (the CLI its path, the API a nested
+    template's key in ``files``)."""
+    problem = getattr(exc, "problem", None)
+    mark = getattr(exc, "problem_mark", None)
+    context = getattr(exc, "context", None)
+    context_mark = getattr(exc, "context_mark", None)
+    if mark is None:
+        mark, context_mark = context_mark, None
+    where = name if mark is None else f"{name}, line {mark.line + 1}, column {mark.column + 1}"
+    text = f"{where}: {problem or context or exc}"
+    if problem and context:
+        started = ("" if context_mark is None else
+                   f" at line {context_mark.line + 1}, column {context_mark.column + 1}")
+        text += f" ({context}{started})"
+    return text

@@ -3,12 +3,18 @@ functions, resource types with their schemas and generated templates."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
+from kiln import errors
 from kiln.api import params as p
-from kiln.api.faults import bad_request
+from kiln.api.faults import HTTPError, bad_request
 from kiln.api.instantiation import Instantiation
 from kiln.api.openstack_v1.common import Call
+from kiln.template import lint
+
+#: resources validated one at a time for ``all_errors`` (each is one more validation)
+ALL_ERRORS_RESOURCES = 100
 
 
 async def build_info(call: Call) -> Any:
@@ -36,13 +42,69 @@ async def validate(call: Call) -> Any:
         allowed_hosts=list(call.conf.template_url_allowed_hosts))
     if template is None:  # data.template() refuses this itself unless it is a PATCH
         raise bad_request("No template specified")
+    # Kiln only: all_errors=true reports every resource's error and the warnings (a
+    # misspelt function), for the clients where Kiln speaks for itself (kiln.template.lint)
+    all_errors = (p.extract_bool("all_errors", query["all_errors"])
+                  if query.get("all_errors") else False)
     env, files, env_files = data.environment(), data.files(), data.environment_files()
-    result = await call.service.validate_template(
-        call.ctx, template=template, params=env, files=files, environment_files=env_files,
-        show_nested=show_nested, ignorable_errors=ignorable, deep=deep)
-    if isinstance(result, dict) and "Error" in result:
-        raise bad_request(str(result["Error"]))
+
+    async def check(tpl: dict[str, Any]) -> Any:
+        result = await call.service.validate_template(
+            call.ctx, template=tpl, params=env, files=files, environment_files=env_files,
+            show_nested=show_nested, ignorable_errors=ignorable, deep=deep)
+        if isinstance(result, dict) and "Error" in result:
+            raise bad_request(str(result["Error"]))
+        return result
+
+    if not all_errors:
+        return await check(template)
+    warnings = lint.function_typos(template)
+    try:
+        result = await check(template)
+    except errors.KilnError as exc:
+        if _status(exc) != 400:
+            raise
+        raise await _every_error(exc, template, check, warnings) from exc
+    if isinstance(result, dict):
+        result = {**result, "Warnings": warnings}
     return result
+
+
+def _status(exc: errors.KilnError) -> int:
+    return exc.status if isinstance(exc, HTTPError) else exc.http_status
+
+
+def _described(exc: errors.KilnError) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "type": exc.type_name if isinstance(exc, HTTPError) else exc.error_type,
+        "message": exc.message}
+    hint = errors.hint_of(exc)
+    if hint:
+        entry["hint"] = hint
+    return entry
+
+
+async def _every_error(first: errors.KilnError, template: dict[str, Any],
+                       check: Callable[[dict[str, Any]], Awaitable[Any]],
+                       warnings: list[str]) -> HTTPError:
+    """Heat's fault for the first error, with ``errors`` listing it and every other
+    error found by validating each resource on its own (the others made
+    OS::Heat::None), and the rest of the template without any."""
+    found = [_described(first)]
+    variants = [lint.stripped(template)] + [
+        lint.isolated(template, name)
+        for name in lint.resource_names(template)[:ALL_ERRORS_RESOURCES]]
+    for variant in variants:
+        try:
+            await check(variant)
+        except errors.KilnError as exc:
+            entry = _described(exc)
+            if _status(exc) == 400 and entry not in found:
+                found.append(entry)
+    error = HTTPError(400, first.message, error_type=found[0]["type"])
+    error.hint = found[0].get("hint")
+    error.details = {"errors": found, "warnings": warnings}
+    return error
 
 
 async def template_versions(call: Call) -> Any:

@@ -21,10 +21,12 @@ export class Sources {
                                   placeholder: 'parameter_defaults: …  (optional)'});
     this.otherFiles = h('input', {type: 'file', name: 'files', multiple: true});
     this.error = h('div', {class: 'field-error', 'data-for': 'template'});
+    // Kiln's warnings on a template Heat accepts (a map spelt like a function: get_parm)
+    this.warning = h('div', {class: 'field-warning', 'data-for': 'template-warnings'});
     this.el = h('fieldset', {class: 'sources'},
       h('legend', {}, 'Template'),
       h('label', {}, 'Paste the template, or load a file: ', this.file), this.text,
-      h('label', {}, 'Or a template URL ', this.url), this.error,
+      h('label', {}, 'Or a template URL ', this.url), this.error, this.warning,
       h('details', {open: false},
         h('summary', {}, 'Environment and other files'),
         h('label', {}, 'Environment files (merged in this order) ', this.envFiles),
@@ -51,6 +53,22 @@ export class Sources {
   }
 
   showError(text) { this.error.textContent = text || ''; }
+
+  showWarnings(warnings) {
+    this.warning.textContent = (warnings || []).map(w => `Warning: ${w}`).join('\n');
+  }
+}
+
+/** Every error of a /validate?all_errors=true answer, each with Kiln's hint under it
+ *  (a template loaded from a file is named by that file instead of "template"). */
+export function describeErrors(err, templateName) {
+  const fault = (err.body && err.body.error) || {};
+  const found = Array.isArray(fault.errors) && fault.errors.length ? fault.errors
+    : [{message: err.message, hint: fault.hint}];
+  const named = hint => (templateName && hint && hint.startsWith('template, ')
+    ? templateName + hint.slice('template'.length) : hint);
+  return found.map(e => e.hint ? `${e.message}\n  hint: ${named(e.hint)}` : e.message)
+    .join('\n');
 }
 
 /** The parameter form built from a validate answer. */
@@ -218,16 +236,21 @@ export function stackForm(view, api, {stack = null, go}) {
                       updating ? 'Confirm update' : 'Launch');
 
   async function loadParameters() {
-    sources.showError(''); generalError.textContent = '';
+    sources.showError(''); sources.showWarnings([]); generalError.textContent = '';
     try {
       const body = await sources.body();
-      const validated = await api.post('/validate', body);
+      // all_errors (Kiln only): every resource's error, and warnings, not just Heat's one
+      const validated = await api.post('/validate', body, {all_errors: 'true'});
+      sources.showWarnings(validated.Warnings);
+      delete validated.Warnings;
       if (form) currentValues = {...currentValues, ...form.values()};
       form = new ParameterForm(validated, currentValues);
       clear(paramsBox, form.el);
       return true;
     } catch (err) {
-      sources.showError(err.message);
+      sources.showError(describeErrors(err, sources.templateName));
+      const fault = (err.body && err.body.error) || {};
+      sources.showWarnings(fault.warnings);
       return false;
     }
   }

@@ -57,13 +57,20 @@ class GetResource(Function):
     def check_references(self, ctx: ResolveContext) -> None:
         name = self._name(ctx)
         if not _exists(ctx, name) and self.path[:1] in (("resources",), ("Resources",)):
-            raise reference_error(str(name), reference_key(self.path))
+            raise reference_error(str(name), reference_key(self.path), known=_known(ctx))
 
     def result(self, ctx: ResolveContext) -> Any:
         name = ctx.resolve(self.args)
         if not _exists(ctx, name):
             raise reference_error(str(name), "unknown")
         return ctx.resolver.reference(name)
+
+
+def _known(ctx: ResolveContext) -> list[str]:
+    """The resource names a misspelt reference may have meant: a bound template (the
+    context references are checked with) knows them; other contexts offer none."""
+    template = getattr(ctx, "template", None)
+    return [str(name) for name in getattr(template, "resources", None) or ()]
 
 
 def _exists(ctx: ResolveContext, name: Any) -> bool:
@@ -117,10 +124,10 @@ class GetAttThenSelect(Function):
             self._check_attribute(ctx, name)
             return
         if self.path[:1] in (("resources",), ("Resources",)):
-            raise reference_error(str(name), reference_key(self.path))
+            raise reference_error(str(name), reference_key(self.path), known=_known(ctx))
         # elsewhere (outputs) Heat reports it from validate(), wrapped with the path
-        err = reference_error(str(name), "unknown")
-        raise self.arg_error(err.message)
+        err = reference_error(str(name), "unknown", known=_known(ctx))
+        raise self.arg_error(err.message) from err
 
     def literal_reference(self) -> tuple[str, str | None] | None:
         """(name, attribute-or-None) when both are written literally, else None."""

@@ -67,8 +67,17 @@ def test_a_missing_file_is_named(tmp_path: Path) -> None:
         templates.load(str(tmp_path / "main.yaml"))
 
 
-def test_a_template_that_does_not_parse_is_sent_as_is(tmp_path: Path) -> None:
+def test_a_template_that_does_not_parse_is_refused_naming_the_file(tmp_path: Path) -> None:
+    """The server would only know it as ``[root stack]``; the client knows its name."""
     (tmp_path / "bad.yaml").write_text("resources: [unclosed\n")
-    bundle = templates.load(str(tmp_path / "bad.yaml"))
-    assert bundle.template == "resources: [unclosed\n"
-    assert bundle.parsed is None
+    with pytest.raises(templates.TemplateError) as refused:
+        templates.load(str(tmp_path / "bad.yaml"))
+    assert refused.value.message == (
+        f"{tmp_path / 'bad.yaml'}, line 2, column 1: expected ',' or ']', but got "
+        "'<stream end>' (while parsing a flow sequence at line 1, column 12)")
+
+
+def test_a_json_template_is_read_as_json(tmp_path: Path) -> None:
+    (tmp_path / "t.json").write_text('{"heat_template_version":\t"2018-08-31"}')
+    bundle = templates.load(str(tmp_path / "t.json"))
+    assert bundle.parsed == {"heat_template_version": "2018-08-31"}
