@@ -35,12 +35,13 @@ def orphaned_stacks(s: Session, dead_after: float, me: str) -> list[StackRecord]
     for rec in db_locks.stacks_locked_by(s, [me]):
         if rec.deleted_at is None and rec.lock_time is not None and rec.lock_time < cutoff:
             found.setdefault(rec.id, rec)
-    # a row another engine is taking right now (its take's transaction holds it) is
-    # skipped, not waited for: sweeping engines do not queue up behind each other
-    # (PostgreSQL and MariaDB; SQLite has no row locks and renders no FOR UPDATE)
+    # a plain read, no row lock: locking every queued row for this read made a woken
+    # engine's take (take_stack's SKIP LOCKED) skip the stack it was woken for, and the
+    # wake was lost until a later sweep; take_stack's compare-and-set is what keeps two
+    # engines from running one stack
     loose = s.execute(sa.select(Stack.id).where(
         Stack.deleted_at.is_(None), Stack.engine_id.is_(None),
-        Stack.status == _IN_PROGRESS).with_for_update(skip_locked=True)).scalars().all()
+        Stack.status == _IN_PROGRESS)).scalars().all()
     for stack_id in loose:
         stored = db_stacks.get_stack(s, stack_id)
         if stored is not None:

@@ -91,9 +91,16 @@ class Recovery:
                                     max(next_sweep - loop.time(), 0.0)))
             try:
                 await self.engine.store.engines.heartbeat(self.engine.engine_id)
-                if self.sweeps and loop.time() >= next_sweep:
+                # the schedule moves on in a process that never sweeps too (an API
+                # process): a sweep time left in the past would make the wait above 0
+                # and the heartbeat a busy loop of UPDATEs
+                if loop.time() >= next_sweep:
                     next_sweep = loop.time() + self.sweep_interval
-                    await self.sweep()
+                    if self.sweeps and len(await self.sweep()) >= SWEEP_LIMIT:
+                        # a backlog (work queued while the broker was down, a dead
+                        # engine's stacks): the next share is taken at the next beat,
+                        # not a whole sweep interval later
+                        next_sweep = loop.time()
             except asyncio.CancelledError:
                 raise
             except Exception:  # the database may be briefly unavailable: try again later

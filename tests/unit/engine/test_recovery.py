@@ -262,3 +262,40 @@ async def test_a_replaced_row_left_in_progress_is_failed_and_the_update_resumed(
     with service.store.database.session() as s:
         names = [r.name for r in db_resources.list_resources(s, sid)]
     assert sorted(names) == ["a", "b", "c", "d"]  # the superseded row is gone
+
+
+async def test_a_process_that_never_sweeps_beats_at_its_interval(
+        sqlite_url: str) -> None:
+    """An API process registers and beats but never sweeps: once its first sweep time
+    had passed, the wait before each beat fell to 0 and the heartbeat became a busy loop
+    of UPDATEs (hundreds a second on PostgreSQL, found by bench/scaleout_bench.py)."""
+    import asyncio
+    import types
+
+    from kiln.engine.service.recovery import Recovery
+
+    svc = EngineService(db_url=sqlite_url, engine_id="api-one")
+    await svc.start()
+    try:
+        beats = 0
+        store = svc.engine.store.engines
+        beat = store.heartbeat
+
+        async def counted(engine_id: str) -> None:
+            nonlocal beats
+            beats += 1
+            await beat(engine_id)
+
+        store.heartbeat = counted  # type: ignore[method-assign]
+        conf = types.SimpleNamespace(
+            kiln_engine=types.SimpleNamespace(heartbeat_interval=0.05,
+                                              engine_dead_after=0.2),
+            periodic_interval=60, host="api-host")
+        api = Recovery(svc.engine, conf, sweeps=False)  # type: ignore[arg-type]
+        await api.start()
+        # the window is what is measured: beats over 1 s, every 0.05 s, sweep due at 0.1 s
+        await asyncio.sleep(1.0)
+        await api.stop()
+        assert 5 <= beats <= 40, beats
+    finally:
+        await svc.stop()
