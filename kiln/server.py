@@ -147,9 +147,9 @@ def prepare_database_dir(conf: cfg.ConfigOpts, url: str) -> None:
 def build_service(conf: cfg.ConfigOpts, role: Role) -> Any:
     """The EngineService for this process (docs/contracts.md §6).
 
-    Every role gets the same in-process engine for now: there is no dispatch between
-    processes yet, so `kiln api` runs the actions it accepts itself, and `kiln engine` is
-    a process holding an engine on the shared database.
+    Every role gets the same in-process engine. Without ``transport_url`` each runs the
+    actions it accepts itself; with it, :func:`build_messaging` makes the API roles hand
+    them to the ``kiln engine`` processes (kiln.rpc.wiring).
     """
     from kiln.engine.service import EngineService
     from kiln.oslo_notifier import build_notifier

@@ -35,9 +35,12 @@ def orphaned_stacks(s: Session, dead_after: float, me: str) -> list[StackRecord]
     for rec in db_locks.stacks_locked_by(s, [me]):
         if rec.deleted_at is None and rec.lock_time is not None and rec.lock_time < cutoff:
             found.setdefault(rec.id, rec)
+    # a row another engine is taking right now (its take's transaction holds it) is
+    # skipped, not waited for: sweeping engines do not queue up behind each other
+    # (PostgreSQL and MariaDB; SQLite has no row locks and renders no FOR UPDATE)
     loose = s.execute(sa.select(Stack.id).where(
         Stack.deleted_at.is_(None), Stack.engine_id.is_(None),
-        Stack.status == _IN_PROGRESS)).scalars().all()
+        Stack.status == _IN_PROGRESS).with_for_update(skip_locked=True)).scalars().all()
     for stack_id in loose:
         stored = db_stacks.get_stack(s, stack_id)
         if stored is not None:
@@ -48,9 +51,16 @@ def orphaned_stacks(s: Session, dead_after: float, me: str) -> list[StackRecord]
 def take_stack(s: Session, rec: StackRecord, me: str) -> bool:
     """Make ``me`` the holder of an orphaned stack's lock: already ours, free (acquire)
     or held by the engine the sweep saw (steal). False when another engine got there
-    first, so two sweeping engines never both resume the same stack."""
+    first, or is taking it now (``FOR UPDATE SKIP LOCKED``), so two sweeping (or woken)
+    engines never both resume the same stack."""
     if rec.engine_id == me:
         return True
+    # the row locked by another engine's take (or a request's lock) in this instant:
+    # give up at once rather than wait for it, it is being taken
+    free = s.execute(sa.select(Stack.id).where(Stack.id == rec.id)
+                     .with_for_update(skip_locked=True)).scalar()
+    if free is None:
+        return False
     if rec.engine_id is None:
         return db_locks.acquire_stack_lock(s, rec.id, me).acquired
     return db_locks.steal_stack_lock(s, rec.id, rec.engine_id, me)

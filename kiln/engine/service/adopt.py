@@ -18,14 +18,14 @@ from kiln.engine.model.states import (
     stack_started,
 )
 from kiln.engine.runtime import acting
+from kiln.engine.service.forwarding import ForwardingOps
 from kiln.engine.service.interface import JSON, Identity
 from kiln.engine.service.replies import StackIdentityReply
-from kiln.engine.service.shared import ServiceBase
 from kiln.engine.service.stack_changes import delete_and_forget
 from kiln.errors import StackValidationFailed
 
 
-class AdoptOps(ServiceBase):
+class AdoptOps(ForwardingOps):
     async def _stack_data(self, ctx: RequestContext, stack_identity: Identity,
                           ) -> tuple[LiveStack, JSON]:
         rec = await self._find(ctx, stack_identity)
@@ -36,6 +36,11 @@ class AdoptOps(ServiceBase):
         return (await self._stack_data(ctx, stack_identity))[1]
 
     async def abandon_stack(self, ctx: RequestContext, stack_identity: Identity) -> JSON:
+        # the resources it retains are known only to the process running it
+        if fwd := (await self.forward_to_holder("abandon_stack", ctx, stack_identity)
+                   or await self.forward_to_engine("abandon_stack", ctx,
+                                                   stack_identity=dict(stack_identity))):
+            return dict(fwd.reply)
         engine = self.engine
         rec = await self._find(ctx, stack_identity)
         async with engine.claim(rec.id, rec.name, DELETE, preempt=True) as claim:
@@ -51,6 +56,12 @@ class AdoptOps(ServiceBase):
                            files: Mapping[str, str], args: Mapping[str, Any],
                            environment_files: Sequence[str] | None = None) -> StackIdentityReply:
         if args.get("adopt_stack_data"):
+            # the adopted resources' data is not stored for an engine to resume from
+            if fwd := await self.forward_to_engine(
+                    "create_stack", ctx, stack_name=stack_name, template=template,
+                    params=dict(params or {}), files=dict(files or {}), args=dict(args),
+                    environment_files=list(environment_files or ())):
+                return dict(fwd.reply)  # type: ignore[return-value]
             return await self.adopt_stack(ctx, stack_name, template, params, files, args,
                                           environment_files)
         created: StackIdentityReply = await super().create_stack(

@@ -9,6 +9,9 @@ decides in one line, before doing anything itself::
     if fwd := await self.forward_to_holder("delete_stack", ctx, stack_identity):
         return fwd.reply
 
+:meth:`ForwardingOps.forward_to_engine` likewise sends a method an API process must
+not run itself to any engine.
+
 Not forwarded: in ``kiln serve`` (no dispatch: the first test costs nothing else), a
 call already forwarded once (no ping-pong while a lock moves), a stack nobody holds or
 this engine holds, and a holder that is not a live engine (an API process admitting an
@@ -72,6 +75,17 @@ class ForwardingOps(ServiceBase):
         reply = await dispatch.invoke(method, ctx, {"stack_identity": identity, **kwargs},
                                       server=holder)
         return Forwarded(reply)
+
+    async def forward_to_engine(self, method: str, ctx: RequestContext,
+                                **kwargs: Any) -> Forwarded | None:
+        """In an API process that runs no action: run ``method`` on any one engine (a
+        call to the topic). For the actions an engine cannot resume from what admission
+        stores (an adoption's resource data, an abandon's retained resources, a restore's
+        snapshot data); None elsewhere: run it here."""
+        dispatch = self.dispatch
+        if dispatch is None or dispatch.runs_actions or _FORWARDED.get():
+            return None
+        return Forwarded(await dispatch.invoke(method, ctx, kwargs))
 
     async def _live_engine(self, engine_id: str) -> bool:
         for row in await self.store.engines.services():

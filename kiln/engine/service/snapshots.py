@@ -21,9 +21,9 @@ from kiln.engine.model.states import (
 )
 from kiln.engine.runtime import acting
 from kiln.engine.runtime.claims import Claim
+from kiln.engine.service.forwarding import ForwardingOps
 from kiln.engine.service.interface import JSON, Identity
 from kiln.engine.service.replies import SnapshotReply, isotime
-from kiln.engine.service.shared import ServiceBase
 from kiln.engine.store.loader import environment_from_stored
 from kiln.errors import ActionInProgress, EntityNotFound, NotSupported, RequestLimitExceeded
 
@@ -42,7 +42,7 @@ def snapshot_body(rec: SnapshotRecord) -> SnapshotReply:
             "creation_time": isotime(rec.created_at)}
 
 
-class SnapshotOps(ServiceBase):
+class SnapshotOps(ForwardingOps):
     async def _snapshot(self, ctx: RequestContext, rec: StackRecord,
                         snapshot_id: str) -> SnapshotRecord:
         snap: SnapshotRecord | None = await self.db.run(db_snapshots.get_snapshot,
@@ -101,6 +101,11 @@ class SnapshotOps(ServiceBase):
 
     async def stack_restore(self, ctx: RequestContext, stack_identity: Identity,
                             snapshot_id: str) -> None:
+        # the snapshot's resource data reaches the restore only in memory
+        if await self.forward_to_engine("stack_restore", ctx,
+                                        stack_identity=dict(stack_identity),
+                                        snapshot_id=snapshot_id):
+            return
         engine = self.engine
         rec = await self._find(ctx, stack_identity)
         snap = await self._snapshot(ctx, rec, snapshot_id)

@@ -1,0 +1,74 @@
+"""A broker the API cannot reach delays work, never loses it; a killed engine's stack is
+taken over by another; the service listing shows engines up and a killed one down."""
+
+from __future__ import annotations
+
+import signal
+import time
+from collections.abc import Callable
+
+from tests.integration.scaleout.conftest import (
+    DEAD_AFTER,
+    PERIODIC,
+    Cluster,
+    client,
+    closed_port_url,
+    wait_for,
+    wait_status,
+)
+
+
+def _slow(create: int) -> dict[str, object]:
+    return {"heat_template_version": "2018-08-31", "resources": {"slow": {
+        "type": "OS::Heat::TestResource",
+        "properties": {"value": "a", "action_wait_secs": {"create": create}}}}}
+
+
+def test_create_accepted_while_the_broker_is_unreachable(
+        cluster_factory: Callable[[str], Cluster], sqlite_url: str) -> None:
+    cluster = cluster_factory(sqlite_url)
+    cluster.engine()
+    api = cluster.api(transport_url=closed_port_url())
+    with client(api) as c:
+        assert c.get("/stacks").status_code == 200  # reads answer
+        began = time.monotonic()
+        r = c.post("/stacks", json={"stack_name": "queued", "template": _slow(0)})
+        assert r.status_code == 201, r.text
+        # the engine's sweep (every min(periodic_interval, engine_dead_after / 2) s)
+        wait_status(c, "queued", "CREATE_COMPLETE", timeout=30)
+        bound = min(PERIODIC, DEAD_AFTER / 2)
+        # picked up within one sweep period (plus the create itself and the polling)
+        assert time.monotonic() - began < bound + 10
+
+
+def test_killed_engine_work_taken_over_and_listed_down(
+        cluster_factory: Callable[[str], Cluster], server_db: str) -> None:
+    cluster = cluster_factory(server_db)
+    first = cluster.engine()
+    api = cluster.api()
+    with client(api) as c:
+        def engines() -> list[dict[str, object]]:
+            r = c.get("/services")
+            assert r.status_code == 200, r.text
+            return [s for s in r.json()["services"] if s["binary"] == "heat-engine"]
+
+        wait_for(lambda: [s for s in engines() if s["status"] == "up"], 30, "engine up")
+        r = c.post("/stacks", json={"stack_name": "orphan", "template": _slow(12)})
+        assert r.status_code == 201, r.text
+        stack_id = r.json()["stack"]["id"]
+        # the first engine runs it (the only one up)
+        wait_for(lambda: c.get(f"/stacks/orphan/{stack_id}/resources/slow").json()
+                 ["resource"]["resource_status"] == "CREATE_IN_PROGRESS", 30, "create runs")
+        second = cluster.engine()
+        wait_for(lambda: len([s for s in engines() if s["status"] == "up"]) == 2, 30,
+                 "two engines up")
+        first.stop(signal.SIGKILL)
+        # the second engine's sweep takes it over once the first is silent DEAD_AFTER s,
+        # and continues the resource from its persisted token to the end
+        wait_status(c, "orphan", "CREATE_COMPLETE", timeout=60)
+        assert any(r.get("stack_id") == stack_id and "taking over" in str(r["message"])
+                   for r in second.log_records())
+        wait_for(lambda: [s for s in engines() if s["status"] == "down"], 30,
+                 "killed engine listed down")
+        up = [s for s in engines() if s["status"] == "up"]
+        assert len(up) == 1
