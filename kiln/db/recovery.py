@@ -57,9 +57,11 @@ def take_stack(s: Session, rec: StackRecord, me: str) -> bool:
         return True
     # the row locked by another engine's take (or a request's lock) in this instant:
     # give up at once rather than wait for it, it is being taken
-    free = s.execute(sa.select(Stack.id).where(Stack.id == rec.id)
-                     .with_for_update(skip_locked=True)).scalar()
-    if free is None:
+    # (not on SQLite: a read before the write there makes the write fail at once, rather
+    # than wait busy_timeout, when another process writes)
+    if s.get_bind().dialect.name != "sqlite" and s.execute(
+            sa.select(Stack.id).where(Stack.id == rec.id)
+            .with_for_update(skip_locked=True)).scalar() is None:
         return False
     if rec.engine_id is None:
         return db_locks.acquire_stack_lock(s, rec.id, me).acquired

@@ -43,7 +43,8 @@ class EngineClient:
     async def wake(self, stack_id: str) -> bool:
         try:
             await asyncio.to_thread(self._cast_client.cast, {}, "wake", stack_id=stack_id)
-        except self._errors as exc:
+        except Exception as exc:  # noqa: BLE001 - the driver's errors (kombu's, OSError,
+            # oslo.messaging's) all mean the same here: the stack waits for the sweep
             LOG.warning("cannot wake an engine for stack %s (the broker: %s): it stays "
                         "queued for the engines' sweep", stack_id, exc)
             return False
@@ -52,6 +53,11 @@ class EngineClient:
     async def invoke(self, method: str, ctx: RequestContext, kwargs: Mapping[str, Any], *,
                      server: str | None = None) -> Any:
         timeout = float(self.conf.rpc_response_timeout)
+        # an engine that stopped answering (but whose heartbeat is still fresh) costs
+        # engine_life_check_timeout, not rpc_response_timeout, as in Heat
+        if server is not None and not await self.ping(server):
+            raise ServiceUnavailable(f"The engine {server} holding the stack does not "
+                                     "answer.")
         client = self._client.prepare(server=server, timeout=timeout, retry=0)
         try:
             # the caller's context travels as the message's context, as in Heat
@@ -73,7 +79,7 @@ class EngineClient:
                                       retry=0)
         try:
             await asyncio.to_thread(client.call, {}, "ping")
-        except self._errors:
+        except Exception:  # noqa: BLE001 - any failure to answer is "not alive"
             return False
         return True
 

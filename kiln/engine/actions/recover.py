@@ -63,6 +63,7 @@ from kiln.engine.model.states import (
     UPDATE,
     stack_completed,
 )
+from kiln.engine.runtime import acting
 from kiln.engine.runtime.engine import Engine
 from kiln.engine.runtime.runner import (
     ActionFailed,
@@ -198,6 +199,11 @@ async def resume_delete(engine: Engine, stack: LiveStack) -> None:
         await engine.recorder.stack(stack, DELETE, FAILED, outcome.reason)
         return
     await delete_action.run_delete(engine, stack)
+    info = stack.info
+    # as a delete the engine launched itself (a delete an API process admitted, or one
+    # taken over): a top-level stack deleted for good takes its trust with it
+    if info.owner_id is None and (info.action, info.status) == (DELETE, COMPLETE):
+        await acting.forget(engine, info.id, None)
 
 
 async def resume_create_rollback(engine: Engine, stack: LiveStack) -> None:

@@ -57,6 +57,12 @@ class Claim:
         return task
 
 
+#: how long a request waits for another process to release a settled stack's row
+#: (SETTLING_POLLS x SETTLING_DELAY seconds) before it is refused with 409
+SETTLING_POLLS = 40
+SETTLING_DELAY = 0.05
+
+
 def in_progress(name: str, action: str) -> ActionInProgress:
     return ActionInProgress(f"Stack {name} already has an action ({action}) in progress.")
 
@@ -199,6 +205,16 @@ class Claims:
                 float(engine.conf.kiln_engine.engine_dead_after)):
             return
         rec = await engine.store.stacks.get(claim.stack_id)
+        for _ in range(SETTLING_POLLS):
+            if rec is None or rec.status == "IN_PROGRESS":
+                break
+            # another process's action has stored its final state and only tidies up
+            # (purges events, releases the row): a client shown the settled stack is
+            # not refused for that moment (as _final_state_written within a process)
+            await asyncio.sleep(SETTLING_DELAY)  # polls the row, bounded
+            if await locks.lock_stack(claim.stack_id, engine.engine_id):
+                return
+            rec = await engine.store.stacks.get(claim.stack_id)
         if rec is None:
             raise EntityNotFound(f"The Stack ({name}) could not be found.")
         raise in_progress(name, rec.action)

@@ -30,7 +30,7 @@ def _ran_on(proc_logs: list[dict[str, object]], stack_id: str) -> bool:
 
 
 def test_actions_sent_to_either_api_run_on_the_engine(
-        cluster_factory: Callable[[str], Cluster], any_db: str) -> None:
+        any_db: str, cluster_factory: Callable[[str], Cluster]) -> None:
     cluster = cluster_factory(any_db)
     engine = cluster.engine()
     one, two = cluster.api(), cluster.api()

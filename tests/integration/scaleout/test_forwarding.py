@@ -23,7 +23,7 @@ def _resource_status(c: httpx.Client, name: str, stack_id: str) -> str:
 
 
 def test_delete_sent_to_another_api_stops_the_running_create(
-        cluster_factory: Callable[[str], Cluster], sqlite_url: str) -> None:
+        sqlite_url: str, cluster_factory: Callable[[str], Cluster]) -> None:
     cluster = cluster_factory(sqlite_url)
     cluster.engine()
     one, two = cluster.api(), cluster.api()
@@ -58,10 +58,10 @@ def _cancel(cluster: Cluster, action: str, final: str) -> None:
 
 
 def test_cancel_update_sent_to_another_api_rolls_back(
-        cluster_factory: Callable[[str], Cluster], sqlite_url: str) -> None:
+        sqlite_url: str, cluster_factory: Callable[[str], Cluster]) -> None:
     _cancel(cluster_factory(sqlite_url), "cancel_update", "ROLLBACK_COMPLETE")
 
 
 def test_cancel_without_rollback_sent_to_another_api(
-        cluster_factory: Callable[[str], Cluster], sqlite_url: str) -> None:
+        sqlite_url: str, cluster_factory: Callable[[str], Cluster]) -> None:
     _cancel(cluster_factory(sqlite_url), "cancel_without_rollback", "UPDATE_FAILED")

@@ -28,7 +28,7 @@ def _settled(hc: Any, sid: str) -> Any:
 
 
 def test_every_action_through_either_api(
-        cluster_factory: Callable[[str], Cluster], sqlite_url: str) -> None:
+        sqlite_url: str, cluster_factory: Callable[[str], Cluster]) -> None:
     cluster = cluster_factory(sqlite_url)
     cluster.engine()
     h1 = heat_client(cluster.api().endpoint("demo"))

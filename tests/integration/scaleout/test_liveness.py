@@ -25,7 +25,7 @@ def _slow(create: int) -> dict[str, object]:
 
 
 def test_create_accepted_while_the_broker_is_unreachable(
-        cluster_factory: Callable[[str], Cluster], sqlite_url: str) -> None:
+        sqlite_url: str, cluster_factory: Callable[[str], Cluster]) -> None:
     cluster = cluster_factory(sqlite_url)
     cluster.engine()
     api = cluster.api(transport_url=closed_port_url())
@@ -42,7 +42,7 @@ def test_create_accepted_while_the_broker_is_unreachable(
 
 
 def test_killed_engine_work_taken_over_and_listed_down(
-        cluster_factory: Callable[[str], Cluster], server_db: str) -> None:
+        server_db: str, cluster_factory: Callable[[str], Cluster]) -> None:
     cluster = cluster_factory(server_db)
     first = cluster.engine()
     api = cluster.api()
