@@ -376,7 +376,24 @@ def throughput(args: argparse.Namespace) -> dict[str, Any]:
         by = {r["engines"]: r for r in runs if r["repeat"] == rep}
         if 1 in by and 2 in by and by[1]["stacks_per_minute"]:
             ratios.append(round(by[2]["stacks_per_minute"] / by[1]["stacks_per_minute"], 2))
-    return {"benchmark": "scaleout_throughput", "runs": runs, "ratios_2_over_1": ratios}
+    return {"benchmark": "scaleout_throughput", "runs": runs, "ratios_2_over_1": ratios,
+            "cpu_bound": [cpu_bound(r) for r in runs if r["engines"] == 1 and r["complete"]]}
+
+
+def cpu_bound(run: dict[str, Any]) -> dict[str, float]:
+    """What the CPU split of a one-engine run allows two engines on this machine: with
+    ``e`` engine CPU seconds per stack and ``o`` the rest (APIs and PostgreSQL), one
+    engine cannot pass one core (60 / e stacks a minute) and two engines cannot pass the
+    machine (60 * cores / (e + o)); the best ratio is their quotient, capped at 2."""
+    cpu, stacks = run["cpu_seconds"], run["complete"]
+    e = sum(v for k, v in cpu.items() if k.startswith("engine")) / stacks
+    o = sum(v for k, v in cpu.items() if not k.startswith("engine")) / stacks
+    cores = os.cpu_count() or 1
+    one = 60 / e
+    two = min(2 * one, 60 * cores / (e + o))
+    return {"engine_cpu_per_stack": round(e, 4), "other_cpu_per_stack": round(o, 4),
+            "one_engine_max_per_minute": round(one), "two_engines_max_per_minute": round(two),
+            "best_ratio": round(two / one, 2)}
 
 
 # --- signal latency -----------------------------------------------------------------------
