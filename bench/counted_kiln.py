@@ -24,6 +24,19 @@ from pathlib import Path
 from typing import Any
 
 
+def _method(body: Any) -> str | None:
+    """The RPC method of an oslo.messaging request (``invoke.<EngineService method>``)."""
+    try:
+        envelope = body if isinstance(body, dict) else json.loads(body)
+        message = envelope.get("oslo.message", envelope)
+        message = message if isinstance(message, dict) else json.loads(message)
+        method = str(message.get("method"))
+        name = (message.get("args") or {}).get("name")
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return None
+    return f"{method}.{name}" if name else method
+
+
 def _install(counts: collections.Counter[str], lock: threading.Lock) -> None:
     from kombu.messaging import Producer
     from sqlalchemy import event
@@ -35,11 +48,14 @@ def _install(counts: collections.Counter[str], lock: threading.Lock) -> None:
                         *args: Any, **kwargs: Any) -> Any:
         exchange = kwargs.get("exchange") or getattr(self.exchange, "name", "") or ""
         kind = "reply" if str(routing_key or "").startswith("reply_") else "request"
+        method = _method(body) if kind == "request" else None
         with lock:
             counts["publish"] += 1
             counts[f"publish.{kind}"] += 1
             counts["publish_bytes"] += len(body) if isinstance(body, (bytes, str)) else 0
             counts[f"publish.exchange.{'direct' if not exchange else 'named'}"] += 1
+            if method:
+                counts[f"publish.method.{method}"] += 1
         return publish(self, body, routing_key, *args, **kwargs)
 
     Producer.publish = counted_publish  # type: ignore[method-assign]

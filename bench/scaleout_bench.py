@@ -539,6 +539,7 @@ def main() -> None:
     KEEP = args.keep
     API_PERIODIC = args.api_periodic
     result = throughput(args) if args.mode == "throughput" else signal(args)
+    result["command"] = " ".join(["python", "bench/scaleout_bench.py", *sys.argv[1:]])
     result["machine"] = {"cpus": os.cpu_count(), "python": platform.python_version(),
                          "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     text = json.dumps(result, indent=1, sort_keys=True)
