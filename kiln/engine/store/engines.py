@@ -21,8 +21,11 @@ class EngineRegistry:
                        report_interval: int, binary: str = "heat-engine",
                        topic: str = "engine") -> ServiceRecord:
         """The engine's row, made or revived (``binary`` and ``topic`` as Heat's service
-        listing shows them)."""
-        return await self._db.run(db_locks.register_engine, engine_id, host=host,
+        listing shows them). On the writer: it reads then writes, and on SQLite a reader's
+        transaction that then writes fails at once (no busy timeout) while another
+        process writes, as several processes starting on one file do; the writer takes
+        the write lock first."""
+        return await self._db.write(db_locks.register_engine, engine_id, host=host,
                                   hostname=hostname, report_interval=report_interval,
                                   binary=binary, topic=topic)
 
