@@ -71,9 +71,8 @@ def test_cfn_signals_through_api_cfn(
         r = c.post("/stacks", json={"stack_name": "cfnwait", "template": TEMPLATE})
         assert r.status_code == 201, r.text
         path = f"/stacks/cfnwait/{r.json()['stack']['id']}"
-        for wait in ("aws_wait", "os_wait"):
-            wait_for(lambda w=wait: _status(c, path, w) == "CREATE_IN_PROGRESS",  # type: ignore[misc]
-                     what=f"{wait} to wait")
+        wait_for(lambda: all(_status(c, path, w) == "CREATE_IN_PROGRESS"
+                             for w in ("aws_wait", "os_wait")), what="both conditions to wait")
         aws_url = str(_output(c, path, "aws_url"))
         signal = _output(c, path, "os_signal")
         os_url = str((json.loads(signal) if isinstance(signal, str) else signal)
