@@ -25,7 +25,7 @@ from tests.support import databases
 from tests.support.fixtures import StartKiln
 from tests.support.ports import free_port
 from tests.support.rabbitmq import TRANSPORT_URL
-from tests.support.server import KilnProcess
+from tests.support.server import KilnProcess, merge_sections
 from tests.support.services import unavailable
 
 #: the engines' liveness in these tests: beat every 0.5 s, dead after 4 s, so the sweep
@@ -52,9 +52,12 @@ class Cluster:
     db_url: str
     exchange: str = field(default_factory=lambda: f"kiln-test-{uuid.uuid4().hex[:10]}")
     processes: list[KilnProcess] = field(default_factory=list)
+    #: options every process started from now on gets too (e.g. the URLs servers are
+    #: handed, once the listener they name is up)
+    extra: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def options(self, transport_url: str = TRANSPORT_URL) -> dict[str, dict[str, Any]]:
-        return {
+        return merge_sections({
             "DEFAULT": {"transport_url": transport_url, "control_exchange": self.exchange,
                         "periodic_interval": PERIODIC, "rpc_response_timeout": 30,
                         "graceful_shutdown_timeout": 2,
@@ -65,7 +68,7 @@ class Cluster:
                             "engine_dead_after": DEAD_AFTER},
             "oslo_messaging_rabbit": {"amqp_auto_delete": "true"},
             "database": {"connection": self.db_url},
-        }
+        }, self.extra)
 
     def start(self, command: str, **kwargs: Any) -> KilnProcess:
         transport_url = kwargs.pop("transport_url", TRANSPORT_URL)
