@@ -92,7 +92,11 @@ class Deployment:
         if broker:
             options["DEFAULT"].update({"transport_url": TRANSPORT_URL,
                                        "control_exchange": self.exchange,
-                                       "rpc_response_timeout": 60})
+                                       "rpc_response_timeout": 60,
+                                       # one process per `kiln engine` (Heat's default
+                                       # forks max(4, CPUs)): the benchmark counts
+                                       # engines and measures each one's CPU and messages
+                                       "num_engine_workers": 1})
             options["kiln_engine"] = {"rpc_topic": self.exchange}
             options["oslo_messaging_rabbit"] = {"amqp_auto_delete": "true"}
         return options
@@ -100,8 +104,9 @@ class Deployment:
     def start(self, name: str, command: str) -> KilnProcess:
         options = self.options(broker=command != "serve")
         if command == "api" and API_PERIODIC:
-            # the API processes' heartbeat loop spins once periodic_interval (or
-            # engine_dead_after / 2) has passed (bench/README.md): pushed out of the run
+            # kept for comparing with the runs before 8546974, where the API processes'
+            # heartbeat loop spun once periodic_interval (or engine_dead_after / 2) had
+            # passed (bench/README.md)
             options["DEFAULT"]["periodic_interval"] = API_PERIODIC
             options["kiln_engine"]["engine_dead_after"] = 2 * API_PERIODIC
         proc = start_kiln(self.workdir / name, command=command, options=options,
@@ -389,7 +394,7 @@ def cpu_bound(run: dict[str, Any]) -> dict[str, float]:
     e = sum(v for k, v in cpu.items() if k.startswith("engine")) / stacks
     o = sum(v for k, v in cpu.items() if not k.startswith("engine")) / stacks
     cores = os.cpu_count() or 1
-    one = 60 / e
+    one = 60 / max(e, 1e-6)  # a tiny smoke run may measure no engine CPU at all
     two = min(2 * one, 60 * cores / (e + o))
     return {"engine_cpu_per_stack": round(e, 4), "other_cpu_per_stack": round(o, 4),
             "one_engine_max_per_minute": round(one), "two_engines_max_per_minute": round(two),
