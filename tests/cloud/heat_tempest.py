@@ -56,6 +56,17 @@ def _unregister(sdk: Any, services: list[Any]) -> None:
         idn.delete_service(service, ignore_missing=True)
 
 
+def _stack_user_role(sdk: Any) -> None:
+    """The role Heat's deployments give stack users (``heat_stack_user``), made by
+    Heat's own deployment tools too: Kiln refuses a SoftwareDeployment without it."""
+    from openstack import exceptions
+
+    try:
+        sdk.identity.find_role("heat_stack_user", ignore_missing=False)
+    except exceptions.NotFoundException:
+        sdk.identity.create_role(name="heat_stack_user")
+
+
 def _user_network(user: CloudUser) -> dict[str, str]:
     """The user's own network, subnet and keypair the tests name in tempest.conf."""
     conn = user.connect()
@@ -127,6 +138,7 @@ def main(argv: list[str]) -> int:
     services: list[Any] = []
     try:
         services = _register(sdk, cloud, kiln)
+        _stack_user_role(sdk)
         own = _user_network(user)
         conf = _tempest_conf(workdir / "tempest.conf", cloud, user, own)
         env = {"TEMPEST_CONFIG_DIR": str(conf.parent), "TEMPEST_CONFIG": conf.name,
