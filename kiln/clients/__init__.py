@@ -13,6 +13,7 @@ see the identity layer), else the single-user credentials of ``[kiln_clients]``.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from kiln.clients.manager import (
@@ -67,11 +68,17 @@ def _keystone_tokens(conf: Any) -> bool:
 
 async def service_catalog(conf: Any, owner: Any | None = None) -> frozenset[str]:
     """The service types in the catalog the stack's owner sees (empty without a cloud):
-    the catalog of the caller's token when authentication read it, else the one the
-    owner's clients get from Keystone."""
+    the catalog of the caller's token when authentication read it, with Neutron's
+    extensions asked with that token (the types needing one, ExtraRouteSet, Trunk,
+    QoS..., are available only with it, as in Heat), else the one the owner's clients
+    get from Keystone."""
     known = getattr(owner, "service_types", None)
     if known is not None and getattr(owner, "client_auth", None) is None:
-        return frozenset(known) | CloudSettings.from_conf(conf).overridden_types()
+        types = frozenset(known) | CloudSettings.from_conf(conf).overridden_types()
+        if "network" in types:
+            with contextlib.suppress(CloudNotConfigured):  # no Keystone URL: none
+                types |= await clients_for_owner(conf, owner).network_extensions()
+        return types
     return await clients_for_owner(conf, owner).service_types()
 
 

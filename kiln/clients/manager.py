@@ -136,15 +136,43 @@ class CloudClients:
                           (access.service_catalog.catalog or []))
         if "network" not in types:
             return types
+        return types | self._read_extensions(conn)
+
+    def _read_extensions(self, conn: Any) -> frozenset[str]:
+        """``network-extension:<alias>`` for each extension Neutron has (none when
+        Neutron cannot be asked now: the catalog stands, extension types wait)."""
         from kiln.clients import rest
 
         try:
             answer = rest.request(conn, "network", "GET", "/extensions") or {}
-        except cloud_errors() as exc:  # the catalog stands; extension types wait
+        except cloud_errors() as exc:
             LOG.warning("cannot read Neutron's extensions: %s", exc)
-            return types
-        return types | {network_extension(e.get("alias", ""))
-                        for e in answer.get("extensions", [])}
+            return frozenset()
+        return frozenset(network_extension(e.get("alias", ""))
+                         for e in answer.get("extensions", []))
+
+    async def network_extensions(self) -> frozenset[str]:
+        """Neutron's extensions as ``network-extension:<alias>`` types, asked with
+        these credentials and kept ``catalog_cache_seconds`` for every identity of the
+        process (a cloud's extensions are the same whoever asks; a request's token
+        brings its own catalog, but not them: Heat asks Neutron too)."""
+        if not self.configured:
+            return frozenset()
+        key = self.settings.auth.get("auth_url", "") or (self.settings.cloud or "")
+        now = time.monotonic()
+        with _SHARED_LOCK:
+            kept = _EXTENSIONS.get(key)
+        if kept is not None and now - kept[0] < self.settings.catalog_cache_seconds:
+            return kept[1]
+        try:
+            found = await self.call(self._read_extensions, what="Neutron's extensions")
+        except cloud_errors() as exc:
+            LOG.warning("cannot read Neutron's extensions: %s", exc)
+            return kept[1] if kept is not None else frozenset()
+        if found:
+            with _SHARED_LOCK:
+                _EXTENSIONS[key] = (now, found)
+        return found
 
     async def service_types(self) -> frozenset[str]:
         """The service types in the catalog (cached ``catalog_cache_seconds``); empty
@@ -172,6 +200,8 @@ class CloudClients:
 
 _SHARED: dict[tuple[Any, ...], CloudClients] = {}
 _SHARED_LOCK = threading.Lock()
+#: Keystone URL -> (when read, Neutron's extensions as catalog types)
+_EXTENSIONS: dict[str, tuple[float, frozenset[str]]] = {}
 
 
 def shared_clients(settings: CloudSettings) -> CloudClients:

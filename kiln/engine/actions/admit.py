@@ -203,6 +203,7 @@ async def prepare(engine: Engine, ctx: RequestContext, name: str,
     stack = await asyncio.to_thread(parse_and_check)
     from kiln.engine.actions.validation import check_external
 
+    stack.requester = ctx  # the lookups act with the caller's token, as Heat's do
     await check_external(stack)
     acting.check_deferred_auth(engine, ctx, stack)
     return stack

@@ -239,6 +239,11 @@ class LiveStack:
         self.type_cache_usable: bool | None = None
         self.runtime = StackRuntime(self)
         self._bound: BoundTemplate | None = None
+        #: the request that is validating this stack (a create's or an update's): its
+        #: plugins' cloud lookups (a flavor, an image, a network named in the template)
+        #: act with the caller's own token, as Heat validates in the request's context,
+        #: while no work identity is registered for the stack yet (StackRuntime._owner)
+        self.requester: RequestContext | None = None
 
     @property
     def conf(self) -> EngineConf:

@@ -108,11 +108,16 @@ class StackRuntime(ServerAccess):
     def _owner(self) -> RequestContext:
         """Who the stack's plugins act as: the project (and user) that owns the stack,
         with the identity the stack's current work acts with when deferred
-        authentication gave one (kiln.engine.model.delegation)."""
-        info = self._stack.info
-        acting = self._stack.support.acting.get(info.root_stack_id or info.id)
+        authentication gave one (kiln.engine.model.delegation), else the caller of the
+        request validating the stack (``LiveStack.requester``: a create's lookups run
+        before anything is delegated, with the caller's token as Heat's do)."""
+        stack = self._stack
+        info = stack.info
+        acting = stack.support.acting.get(info.root_stack_id or info.id)
         if acting is not None:
             return acting
+        if stack.requester is not None:  # a request's validation, before any work
+            return stack.requester
         return RequestContext(project_id=info.project_id, user_id=info.user_id or "",
                               username=info.username or "", roles=(), is_admin=False)
 

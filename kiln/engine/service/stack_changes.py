@@ -134,6 +134,7 @@ class StackOps(LifecycleOps, ForwardingOps):
         # functions may take a while within their bounds, and every other request is
         # served meanwhile. Nothing here touches the engine's shared state.
         new = await asyncio.to_thread(parse_and_check)
+        new.requester = ctx  # its lookups act with the caller's token, as Heat's do
         acting.check_deferred_auth(engine, ctx, new)
         # Heat validates the new template's cloud lookups too (a flavor that does not
         # exist is a 400 before anything changes), once per name in the request

@@ -189,3 +189,24 @@ class StructuredDeploymentGroup(SoftwareDeploymentGroup):
         "input_values_validate":
             StructuredDeployment.properties_schema["input_values_validate"],
     }
+
+
+class SoftwareDeployments(SoftwareDeploymentGroup):
+    """Heat 27's hidden old name of SoftwareDeploymentGroup: templates (and
+    heat-tempest-plugin's deployment tests) still use it; never listed."""
+
+    type_name = "OS::Heat::SoftwareDeployments"
+    support_status = SupportStatus(
+        status="HIDDEN", message="Please use OS::Heat::SoftwareDeploymentGroup instead.",
+        version="7.0.0", previous_status=SupportStatus(status="DEPRECATED",
+                                                       version="2014.2"))
+
+
+class StructuredDeployments(StructuredDeploymentGroup):
+    """Heat 27's hidden old name of StructuredDeploymentGroup; never listed."""
+
+    type_name = "OS::Heat::StructuredDeployments"
+    support_status = SupportStatus(
+        status="HIDDEN", message="Please use OS::Heat::StructuredDeploymentGroup instead.",
+        version="7.0.0", previous_status=SupportStatus(status="DEPRECATED",
+                                                       version="2014.2"))

@@ -9,10 +9,18 @@ refused at create or update, as Heat refuses it (PhysicalResourceExists).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-from kiln.resources.base import Properties, Property, ResourceFailure, SupportStatus, Token
+from kiln.resources.base import (
+    Peers,
+    Properties,
+    Property,
+    ResourceFailure,
+    SupportStatus,
+    Token,
+)
+from kiln.resources.openstack import _implicit
 from kiln.resources.openstack._base import OpenStackResource, custom
 from kiln.resources.openstack._neutron import find_id, ref_property
 from kiln.template.definitions import ResourceDefinition
@@ -66,6 +74,22 @@ class ExtraRouteSet(OpenStackResource):
 
     #: the property naming the router
     router_property = "router"
+
+    def implicit_requirements(self, peers: Peers) -> Iterable[str]:
+        """Heat's rule: the set waits for every router interface of the stack on the
+        same router (a next hop must be on a subnet the router is attached to, or
+        Neutron refuses the route)."""
+        router = peers.value(self, self.router_property)
+        if router is None:
+            return
+        for iface in peers.of_type(_implicit.ROUTER_INTERFACE):
+            if _implicit.either(peers, iface, "router", "router_id") == router:
+                yield iface.name
+
+    def live_location(self) -> tuple[str, str] | None:
+        """The router the routes are on (the set's ID is the router's)."""
+        return None if self.resource_id is None else (f"/routers/{self.resource_id}",
+                                                      "router")
 
     def wanted(self) -> set[Route]:
         """The routes this resource adds."""

@@ -70,8 +70,10 @@ class Port(NeutronResource):
         "value_specs": value_specs_property(),
         "admin_state_up": Property("boolean", "Whether the port is up.", default=True,
                                    update_allowed=True),
-        "mac_address": Property("string", "MAC address of the port.",
-                                constraints=[CustomConstraint(name="mac_addr")]),
+        "mac_address": Property("string", "MAC address of the port (Neutron lets only "
+                                          "admins change it).",
+                                constraints=[CustomConstraint(name="mac_addr")],
+                                update_allowed=True),
         "allowed_address_pairs": Property(
             "list", "Other addresses the port may send from.", update_allowed=True,
             schema=Property("map", schema={

@@ -109,4 +109,11 @@ class Subnet(NeutronResource):
         body = await super().body_from(values, create=create)
         if body.get("gateway_ip") == "":
             body["gateway_ip"] = None  # Heat's spelling of "no gateway"
+        if not create:
+            # Heat's update: a removed gateway_ip is sent as null (no gateway), removed
+            # allocation_pools as [] (none), rather than leaving the old values
+            if "gateway_ip" in values and values["gateway_ip"] is None:
+                body["gateway_ip"] = None
+            if "allocation_pools" in values and values["allocation_pools"] is None:
+                body["allocation_pools"] = []
         return body

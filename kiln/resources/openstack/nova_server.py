@@ -319,42 +319,60 @@ class Server(OpenStackResource):
         return token
 
     async def _update_networks(self, new: Mapping[str, Any]) -> dict[str, list[str]]:
-        """Detach the NICs no longer listed and attach the new ones; the ports that go
-        and come, to wait for (as Heat waits for each interface change)."""
-        gone: list[str] = []
-        came: list[str] = []
-        old_nets = [dict(n) for n in self.properties.get("networks") or []]
-        new_nets = [dict(n) for n in new.get("networks") or []]
+        """Detach the NICs no longer listed and attach the new ones, keeping those an
+        entry still describes (kiln.resources.openstack.nova_server_networks, Heat's
+        rules); the ports that go and come, to wait for (as Heat waits for each
+        interface change)."""
+        from kiln.resources.openstack import nova_server_networks as nets
+
         path = f"/servers/{self.resource_id}/os-interface"
         current = await self.api("GET", path)
         attached = (current or {}).get("interfaceAttachments", [])
-        for net in old_nets:
-            if net in new_nets:
-                continue
+        gone_nets, new_nets, _ = await nets.plan(
+            self.properties.get("networks"), new.get("networks"), attached, _Lookups(self))
+        internal = json.loads(self.data.get("internal_ports") or "[]")
+        gone: list[str] = []
+        for net in gone_nets:
             port = net.get("port")
-            port_id = await find_id(self, "port", port) if port else None
-            network = net.get("network")
-            net_id = await find_id(self, "network", network) if network and not port_id \
-                else None
-            for iface in attached:
-                if iface["port_id"] == port_id or (net_id and iface["net_id"] == net_id):
-                    await self.api("DELETE", f"{path}/{iface['port_id']}", ok_missing=True)
-                    gone.append(str(iface["port_id"]))
-        for net in new_nets:
-            if net in old_nets:
+            if port:
+                await self.api("DELETE", f"{path}/{port}", ok_missing=True)
+                gone.append(str(port))
+                if any(p.get("id") == port for p in internal):
+                    await self.api("DELETE", f"/ports/{port}", service="network",
+                                   ok_missing=True)
+                    internal = [p for p in internal if p.get("id") != port]
+            if net.get("floating_ip"):
+                await self.api("PUT", f"/floatingips/{net['floating_ip']}",
+                               {"floatingip": {"port_id": None}}, service="network",
+                               ok_missing=True)
+        self.data["internal_ports"] = json.dumps(internal)
+        came: list[str] = []
+        groups = new.get("security_groups") or []
+        for index, net in enumerate(new_nets):
+            if net.get("allocate_network") == "none":
                 continue
             body: dict[str, Any] = {}
             if net.get("port"):
-                body["port_id"] = await find_id(self, "port", net["port"])
+                body["port_id"] = net["port"]
+            elif net.get("subnet"):
+                body["port_id"] = await internal_port(self, net, index, net.get("network"),
+                                                      groups)
+                internal.append({"id": body["port_id"]})
+                self.data["internal_ports"] = json.dumps(internal)
             elif net.get("network"):
-                body["net_id"] = await find_id(self, "network", net["network"])
+                body["net_id"] = net["network"]
                 if net.get("fixed_ip"):
                     body["fixed_ips"] = [{"ip_address": net["fixed_ip"]}]
-            if body:
-                answer = await self.api("POST", path, {"interfaceAttachment": body})
-                port_id = ((answer or {}).get("interfaceAttachment") or {}).get("port_id")
-                if port_id:
-                    came.append(str(port_id))
+            answer = await self.api("POST", path, {"interfaceAttachment": body})
+            port_id = ((answer or {}).get("interfaceAttachment") or {}).get("port_id")
+            if port_id:
+                came.append(str(port_id))
+            if net.get("floating_ip") and port_id:
+                fip: dict[str, Any] = {"port_id": port_id}
+                if net.get("fixed_ip"):
+                    fip["fixed_ip_address"] = net["fixed_ip"]
+                await self.api("PUT", f"/floatingips/{net['floating_ip']}",
+                               {"floatingip": fip}, service="network")
         return {"gone": gone, "came": came}
 
     async def _nics_settled(self, nics: Mapping[str, list[str]]) -> bool:
@@ -555,3 +573,17 @@ class Server(OpenStackResource):
         if name == "console_urls":
             return {}
         return server.get(name)
+
+
+class _Lookups:
+    """The server's name-or-ID lookups for nova_server_networks."""
+
+    def __init__(self, server: Server) -> None:
+        self.server = server
+
+    async def ids(self, kind: str, value: str) -> str:
+        return await find_id(self.server, kind, value)
+
+    async def network_of_subnet(self, subnet: str) -> str:
+        answer = await self.server.api("GET", f"/subnets/{subnet}", service="network")
+        return str(answer["subnet"]["network_id"])
