@@ -12,6 +12,27 @@ const TABS = ['topology', 'timeline', 'resources', 'events', 'outputs', 'paramet
 const HOOK = /paused until Hook ([\w-]+) is cleared/;
 const MAX_EVENT_ROWS = 500;
 
+/** The actions a stack in this state accepts: a button the API would refuse (a second
+ * action while one runs, resuming a stack that is not suspended, updating a suspended
+ * one, cancelling anything but a running update) is not offered at all. Delete is
+ * always offered until the stack is gone: it pre-empts a running action. */
+export function allowedActions(status) {
+  const s = String(status || '');
+  const [action] = s.split('_');
+  const running = s.endsWith('_IN_PROGRESS');
+  const gone = s === 'DELETE_COMPLETE';
+  const idle = !running && !gone && action !== 'DELETE';
+  return {
+    update: idle && action !== 'SUSPEND',
+    suspend: idle && s !== 'SUSPEND_COMPLETE',
+    resume: idle && (action === 'SUSPEND' || s === 'RESUME_FAILED'),
+    check: idle,
+    snapshot: idle,
+    cancel_update: s === 'UPDATE_IN_PROGRESS',
+    delete: !gone,
+  };
+}
+
 export function stackPage(view, api, name, id, tab, {go, onLeave}) {
   const path = `/stacks/${encodeURIComponent(name)}/${id}`;
   let stack = null;
@@ -172,7 +193,7 @@ export function stackPage(view, api, name, id, tab, {go, onLeave}) {
       await api.post(`${path}/actions`, {[key]: null});
       toast(`${label}: ${name}`);
     }, {name: key});
-    const busy = stack.stack_status === 'UPDATE_IN_PROGRESS';   // what cancel applies to
+    const can = allowedActions(stack.stack_status);
     clear(head,
       h('div', {class: 'title-row'},
         h('h1', {}, h('a', {href: `#/p/${encodeURIComponent(api.project)}/stacks`}, 'Stacks'),
@@ -183,22 +204,24 @@ export function stackPage(view, api, name, id, tab, {go, onLeave}) {
         ` · created ${time(stack.creation_time)}`,
         stack.updated_time ? ` · updated ${time(stack.updated_time)}` : ''),
       h('div', {class: 'row actions'},
-        h('a', {class: 'button', href: `#/p/${encodeURIComponent(api.project)}/stacks/` +
-                `${encodeURIComponent(name)}/${id}/update`}, 'Update'),
-        action('suspend', 'Suspend'), action('resume', 'Resume'), action('check', 'Check'),
-        busy ? action('cancel_update', 'Cancel update') : null,
-        act('Snapshot', async () => {
+        can.update ? h('a', {class: 'button', href: `#/p/${encodeURIComponent(api.project)}` +
+                `/stacks/${encodeURIComponent(name)}/${id}/update`}, 'Update') : null,
+        can.suspend ? action('suspend', 'Suspend') : null,
+        can.resume ? action('resume', 'Resume') : null,
+        can.check ? action('check', 'Check') : null,
+        can.cancel_update ? action('cancel_update', 'Cancel update') : null,
+        can.snapshot ? act('Snapshot', async () => {
           const snap = prompt('Snapshot name', `${name}-${new Date().toISOString().slice(0, 19)}`);
           if (snap === null) return;
           await api.post(`${path}/snapshots`, {name: snap});
           toast(`Snapshot of ${name} started`);
           loadSnapshots();
-        }, {name: 'snapshot'}),
-        act('Delete', async () => {
+        }, {name: 'snapshot'}) : null,
+        can.delete ? act('Delete', async () => {
           if (!confirm(`Delete stack ${name}? This deletes its resources.`)) return;
           await api.del(path);
           toast(`Deleting ${name}`);
-        }, {name: 'delete', class: 'danger'})));
+        }, {name: 'delete', class: 'danger'}) : null));
   }
 
   // -- resources --------------------------------------------------------------------------

