@@ -231,7 +231,8 @@ export function stackPage(view, api, name, id, tab, {go, onLeave}) {
   const resourceInfo = h('span', {class: 'muted'});
   panes.resources.append(h('div', {class: 'row'}, resourceFilter, resourceInfo),
     h('table', {class: 'list resources'}, h('thead', {}, h('tr', {},
-      ['Name', 'Type', 'Status', 'Physical id', 'Updated'].map(t => h('th', {}, t)))),
+      ['Name', 'Type', 'Status', 'Reason', 'Physical id', 'Updated']
+        .map(t => h('th', {}, t)))),
       resourceRows));
 
   function renderResources() {
@@ -239,11 +240,13 @@ export function stackPage(view, api, name, id, tab, {go, onLeave}) {
     const shown = resourceList.filter(r => !q || r.resource_name.toLowerCase().includes(q)
                                         || r.resource_type.toLowerCase().includes(q));
     clear(resourceRows, shown.slice(0, 300).map(r => h('tr', {
-        class: 'clickable', onclick: () => showResource({key: `${id}/${r.resource_name}`,
+        class: 'clickable', dataset: {resource: r.resource_name}, onclick: () => showResource({key: `${id}/${r.resource_name}`,
           stackId: id, name: r.resource_name, resource: r,
           nested: (r.links || []).find(l => l.rel === 'nested')?.href})},
       h('td', {}, r.resource_name), h('td', {}, r.resource_type),
-      h('td', {title: r.resource_status_reason}, badge(r.resource_status)),
+      h('td', {}, badge(r.resource_status)),
+      h('td', {class: 'muted reason', title: r.resource_status_reason || ''},
+        r.resource_status_reason || ''),
       h('td', {class: 'mono'}, r.physical_resource_id || ''),
       h('td', {}, time(r.updated_time)))));
     resourceInfo.textContent = shown.length > 300 ?

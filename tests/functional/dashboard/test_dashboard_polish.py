@@ -80,3 +80,21 @@ def test_actions_follow_the_stack_state(page: Any, kiln_server: KilnProcess) -> 
         expect(status).to_have_text("RESUME_COMPLETE")
         expect(page.locator(".actions button[name=suspend]")).to_be_visible()
         assert "resume" not in shown_actions(page)
+
+
+def test_resources_show_their_status_reason(page: Any, kiln_server: KilnProcess) -> None:
+    from playwright.sync_api import expect
+
+    proj = project()
+    with httpx.Client(base_url=kiln_server.endpoint(proj), timeout=30) as api:
+        sid = create(api, "plain", PLAIN)
+        page.goto(f"{kiln_server.url}/#/p/{proj}/stacks/plain/{sid}?tab=resources")
+        expect(page.locator("table.resources thead")).to_contain_text("Reason")
+        reason = page.locator("table.resources tr[data-resource=r] td.reason")
+        expect(reason).to_have_text("state changed")
+        r = api.patch(f"/stacks/plain/{sid}/resources/r",
+                      json={"mark_unhealthy": True, "resource_status_reason": "broken disk"})
+        assert r.status_code == 200, r.text
+        page.reload()
+        expect(reason).to_have_text("broken disk")
+        expect(reason).to_have_attribute("title", "broken disk")
