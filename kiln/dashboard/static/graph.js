@@ -282,10 +282,15 @@ export class Topology {
     }
   }
 
+  /** Edges run from a resource to the ones that depend on it (its required_by), with
+   * an arrowhead at the dependent's end: the order the resources are created in. The
+   * pairs drawn last are kept in ``arrows`` (what a test, or a curious user, can read). */
   paintEdges(shown, v) {
     const {ctx} = this;
     ctx.strokeStyle = '#aab3bd'; ctx.lineWidth = 1 / this.scale;
     ctx.beginPath();
+    const heads = [];
+    this.arrows = [];
     for (const n of this.placed) {
       for (const k of n.requiredBy) {
         const m = this.nodes.get(k);
@@ -300,9 +305,22 @@ export class Topology {
         const x0 = n.x + n.w, x1 = m.x;
         ctx.moveTo(x0, y0);
         ctx.bezierCurveTo(x0 + 25, y0, x1 - 25, y1, x1, y1);
+        heads.push(x1, y1);
+        this.arrows.push({from: n.key, to: m.key});
       }
     }
     ctx.stroke();
+    // the curve ends level (its last control point is straight left of its end), so
+    // every head points right; too small to see far out, where they are not drawn
+    if (this.scale < 0.3) { this.canvas.dataset.arrows = '0'; return; }
+    ctx.fillStyle = '#8a939e';
+    ctx.beginPath();
+    for (let i = 0; i < heads.length; i += 2) {
+      const x = heads[i], y = heads[i + 1];
+      ctx.moveTo(x, y); ctx.lineTo(x - 8, y - 4); ctx.lineTo(x - 8, y + 4); ctx.closePath();
+    }
+    ctx.fill();
+    this.canvas.dataset.arrows = String(heads.length / 2);
   }
 
   paintNode(n) {

@@ -52,7 +52,8 @@ export function stackPage(view, api, name, id, tab, {go, onLeave}) {
     h('button', {type: 'button', onclick: () => topo.fit()}, 'Fit'),
     h('span', {class: 'muted'},
       'Drag to pan, wheel to zoom, click a resource for details, double-click a ',
-      'nested stack (▸) to open it in place.'), legend), canvas);
+      'nested stack (▸) to open it in place. An arrow points from a resource to ',
+      'the resources that depend on it.'), legend), canvas);
 
   // -- timeline -------------------------------------------------------------------------
   const timelineBox = h('div', {class: 'timeline', id: 'timeline'});

@@ -11,6 +11,7 @@ from typing import Any
 
 import httpx
 
+from tests.support.browser import save_screenshot
 from tests.support.server import KilnProcess
 
 HOOKED = {
@@ -98,3 +99,23 @@ def test_resources_show_their_status_reason(page: Any, kiln_server: KilnProcess)
         page.reload()
         expect(reason).to_have_text("broken disk")
         expect(reason).to_have_attribute("title", "broken disk")
+
+
+def test_topology_edges_have_arrows(page: Any, kiln_server: KilnProcess) -> None:
+    """Each dependency is drawn as an arrow from the resource to its dependent."""
+    from playwright.sync_api import expect
+
+    proj = project()
+    with httpx.Client(base_url=kiln_server.endpoint(proj), timeout=30) as api:
+        sid = create(api, "arrows", HOOKED)
+        page.goto(f"{kiln_server.url}/#/p/{proj}/stacks/arrows/{sid}")
+        expect(page.locator("#stack-status")).to_have_text("CREATE_COMPLETE")
+    expect(page.locator("#topology")).to_have_attribute("data-nodes", "3")
+    page.click("text=Fit")
+    expect(page.locator("#topology")).to_have_attribute("data-arrows", "3")
+    arrows = page.evaluate("window.kilnDashboard.topology.arrows")
+    assert sorted((a["from"].split("/")[-1], a["to"].split("/")[-1]) for a in arrows) == [
+        ("first", "gate"), ("first", "last"), ("gate", "last")]
+    expect(page.locator("section[data-tab=topology]")).to_contain_text(
+        "An arrow points from a resource to the resources that depend on it.")
+    save_screenshot(page, "polish-arrows")
