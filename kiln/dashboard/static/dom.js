@@ -55,10 +55,19 @@ export function toast(text, kind = 'info') {
   setTimeout(() => item.remove(), kind === 'error' ? 9000 : 4000);
 }
 
+// the browser's own locale and time zone (undefined: the user's), one formatter for all
+const DATES = new Intl.DateTimeFormat(undefined, {dateStyle: 'medium', timeStyle: 'medium'});
+
+/** A <time> element: the moment in the browser's locale and time zone, with the exact
+ * ISO 8601 time (UTC, as the API gives it) in its tooltip and datetime attribute. The
+ * API's times carry no zone; they are UTC. */
 export function time(iso) {
   if (!iso) return '—';
-  const d = new Date(iso.endsWith('Z') ? iso : iso + 'Z');
-  return isNaN(d) ? iso : d.toLocaleString();
+  const utc = /([zZ]|[+-]\d\d:?\d\d)$/.test(iso) ? iso : iso + 'Z';
+  const d = new Date(utc);
+  if (isNaN(d)) return iso;
+  const exact = d.toISOString().replace('.000Z', 'Z');
+  return h('time', {datetime: exact, title: exact}, DATES.format(d));
 }
 
 export function pretty(value) {

@@ -202,8 +202,8 @@ export function stackPage(view, api, name, id, tab, {go, onLeave}) {
         h('span', {id: 'stack-status'}, badge(stack.stack_status)), live),
       h('p', {class: 'muted'}, stack.stack_status_reason || ''),
       h('p', {class: 'muted'}, stack.description || '',
-        ` · created ${time(stack.creation_time)}`,
-        stack.updated_time ? ` · updated ${time(stack.updated_time)}` : ''),
+        ' · created ', time(stack.creation_time),
+        stack.updated_time ? [' · updated ', time(stack.updated_time)] : ''),
       h('div', {class: 'row actions'},
         can.update ? h('a', {class: 'button', href: `#/p/${encodeURIComponent(api.project)}` +
                 `/stacks/${encodeURIComponent(name)}/${id}/update`}, 'Update') : null,

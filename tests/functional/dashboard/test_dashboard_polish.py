@@ -6,8 +6,11 @@ timeline, and the stack list's descriptions."""
 
 from __future__ import annotations
 
+import re
 import uuid
+from datetime import datetime
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import httpx
 
@@ -119,3 +122,35 @@ def test_topology_edges_have_arrows(page: Any, kiln_server: KilnProcess) -> None
     expect(page.locator("section[data-tab=topology]")).to_contain_text(
         "An arrow points from a resource to the resources that depend on it.")
     save_screenshot(page, "polish-arrows")
+
+
+def test_dates_in_the_browser_locale_with_iso_tooltip(browser: Any,
+                                                      kiln_server: KilnProcess) -> None:
+    """A German browser in Berlin reads German dates in its own time zone; the exact UTC
+    time is in the tooltip."""
+    from playwright.sync_api import expect
+
+    proj = project()
+    with httpx.Client(base_url=kiln_server.endpoint(proj), timeout=30) as api:
+        sid = create(api, "dated", PLAIN)
+    context = browser.new_context(locale="de-DE", timezone_id="Europe/Berlin")
+    try:
+        page = context.new_page()
+        page.goto(f"{kiln_server.url}/#/p/{proj}/stacks")
+        created = page.locator("table.stacks tr[data-stack=dated] time").first
+        expect(created).to_have_attribute(
+            "title", re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$"))
+        iso = created.get_attribute("title")
+        assert created.get_attribute("datetime") == iso
+        berlin = datetime.fromisoformat(iso.replace("Z", "+00:00")).astimezone(
+            ZoneInfo("Europe/Berlin"))
+        expect(created).to_have_text(berlin.strftime("%d.%m.%Y, %H:%M:%S"))
+        # the stack's own page and its events say it the same way
+        page.goto(f"{kiln_server.url}/#/p/{proj}/stacks/dated/{sid}?tab=events")
+        expect(page.locator(".stack-head time").first).to_have_attribute("title", iso)
+        expect(page.locator(".stack-head time").first).to_have_text(
+            berlin.strftime("%d.%m.%Y, %H:%M:%S"))
+        expect(page.locator("table.events time").first).to_have_text(
+            re.compile(r"^\d\d\.\d\d\.\d{4}, \d\d:\d\d:\d\d$"))
+    finally:
+        context.close()
