@@ -77,7 +77,7 @@ export function stackPage(view, api, name, id, tab, {go, onLeave}) {
 
   function onEvent(ev) {
     lastEvents.set(`${ev.stack_id}/${ev.resource_name}`, ev);
-    timeline.add(ev, name);
+    timeline.add(ev, name, id);
     pendingRows.push(ev);
     scheduleFrame();
     if (ev.physical_resource_id === id && ev.stack_id === id) {

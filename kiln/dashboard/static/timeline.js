@@ -23,16 +23,20 @@ export class Timeline {
     new ResizeObserver(() => this.draw()).observe(container);
   }
 
-  /** Add one event (as the event list or stream gives it). */
-  add(ev, stackName) {
+  /** Add one event (as the event list or stream gives it) of the stack ``stackName``
+   * (``stackId``) or of one nested in it. */
+  add(ev, stackName, stackId) {
     const t = Date.parse(ev.event_time.endsWith('Z') ? ev.event_time : ev.event_time + 'Z');
     if (isNaN(t)) return;
     const owner = ev.stack_name || stackName || '';
+    const nested = stackId && ev.stack_id && ev.stack_id !== stackId;
+    // a nested stack's own state: the row of the resource it belongs to shows it
+    if (nested && ev.physical_resource_id === ev.stack_id) return;
     const key = `${owner}/${ev.resource_name}`;
     let row = this.rows.get(key);
     if (!row) {
-      const label = owner && owner !== stackName ? `${owner} › ${ev.resource_name}`
-                                                 : ev.resource_name;
+      const label = nested ? `${stackName}.${this.stackPath(ev.stack_id, owner, stackName)}` +
+                             `.${ev.resource_name}` : ev.resource_name;
       row = {label, bars: [], first: t};
       this.rows.set(key, row);
       this.order.push(key);
@@ -49,6 +53,40 @@ export class Timeline {
     }
     this.t0 = Math.min(this.t0, t); this.t1 = Math.max(this.t1, t);
     this.draw();
+  }
+
+  /** A nested stack's path from the top stack (``group.0``), as the CLI names it. Heat
+   * names a nested stack ``<parent stack>-<resource>-<suffix>``: its path is its parent's
+   * path and that resource's name, the longest known parent first. Worked out from the
+   * name, so a member's first event already gets the label its later ones get; a name
+   * that does not fit (a stack renamed by hand) is shown as it is. */
+  stackPath(id, name, top) {
+    this.paths ??= new Map();
+    this.names ??= new Map([[top, '']]);
+    let known = this.paths.get(id);
+    if (known !== undefined) return known;
+    known = name;
+    const suffix = name.lastIndexOf('-');
+    let cut = suffix;
+    while (cut > 0) {
+      cut = name.lastIndexOf('-', cut - 1);
+      if (cut <= 0) break;
+      const parent = name.slice(0, cut);
+      if (this.names.has(parent)) {
+        const resource = name.slice(cut + 1, suffix);
+        const above = this.names.get(parent);
+        known = above ? `${above}.${resource}` : resource;
+        break;
+      }
+    }
+    this.paths.set(id, known);
+    this.names.set(name, known);
+    return known;
+  }
+
+  /** The rows' labels, top to bottom. */
+  labels() {
+    return this.order.map(k => this.rows.get(k).label);
   }
 
   draw() {

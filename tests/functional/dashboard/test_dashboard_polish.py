@@ -154,3 +154,34 @@ def test_dates_in_the_browser_locale_with_iso_tooltip(browser: Any,
             re.compile(r"^\d\d\.\d\d\.\d{4}, \d\d:\d\d:\d\d$"))
     finally:
         context.close()
+
+
+NESTED = {
+    "heat_template_version": "2018-08-31",
+    "resources": {
+        "group": {"type": "OS::Heat::ResourceGroup", "properties": {
+            "count": 2, "resource_def": {"type": "OS::Heat::ResourceGroup", "properties": {
+                "count": 1, "resource_def": {"type": "OS::Heat::None"}}}}},
+        "after": {"type": "OS::Heat::None", "depends_on": ["group"]},
+    },
+}
+
+
+def test_timeline_names_nested_members_by_path(page: Any, kiln_server: KilnProcess) -> None:
+    """``outer.group.0.0`` as the CLI says it, not by the generated nested stack names."""
+    from playwright.sync_api import expect
+
+    proj = project()
+    page.goto(f"{kiln_server.url}/#/p/{proj}/stacks")
+    with httpx.Client(base_url=kiln_server.endpoint(proj), timeout=30) as api:
+        sid = create(api, "outer", NESTED)
+        page.goto(f"{kiln_server.url}/#/p/{proj}/stacks/outer/{sid}?tab=timeline")
+        expect(page.locator("#stack-status")).to_have_text("CREATE_COMPLETE")
+    # the stack, its two resources, two members and the member of each (nested stacks'
+    # own states are their resources' rows)
+    expect(page.locator("#timeline")).to_have_attribute("data-rows", "7")
+    labels = page.evaluate("window.kilnDashboard.timeline.labels()")
+    assert sorted(labels) == sorted(["outer", "group", "after", "outer.group.0",
+                                     "outer.group.1", "outer.group.0.0",
+                                     "outer.group.1.0"]), labels
+    save_screenshot(page, "polish-timeline-paths")
