@@ -15,6 +15,7 @@ export function stackList(view, api, params, {go}) {
     markers: [], marker: null,
   };
   const body = h('tbody');
+  const head = h('thead');
   const info = h('span', {class: 'muted', id: 'list-info'});
   const prev = h('button', {type: 'button', name: 'previous', onclick: () => page(-1)},
                    '‹ Previous');
@@ -44,6 +45,11 @@ export function stackList(view, api, params, {go}) {
     go(`stacks?${q}`);
   }
 
+  // Heat's stack list (so Kiln's) gives every stack an empty description: reading each
+  // template for it would cost the list its one query. The column is shown only when
+  // the page's stacks have one (none today), rather than always empty.
+  let described = false;
+
   function header() {
     return h('tr', {}, COLUMNS.map(([key, label]) => {
       const on = state.sort === key;
@@ -54,7 +60,7 @@ export function stackList(view, api, params, {go}) {
           state.sort = key;
           refilter();
         }}, label, on ? (state.dir === 'asc' ? ' ▲' : ' ▼') : ''));
-    }), h('th', {}, 'Description'));
+    }), described ? h('th', {}, 'Description') : null);
   }
 
   async function load() {
@@ -65,15 +71,18 @@ export function stackList(view, api, params, {go}) {
     try {
       const data = await api.get('/stacks', query);
       last = data.stacks || [];
+      described = last.some(s => s.description);
+      clear(head, header());
       clear(body, last.length ? last.map(row) :
-            h('tr', {}, h('td', {colspan: 5, class: 'muted'}, 'No stacks.')));
+            h('tr', {}, h('td', {colspan: columns(), class: 'muted'}, 'No stacks.')));
       const from = state.markers.length * PAGE;
       info.textContent = data.count !== undefined ?
         `${last.length ? from + 1 : 0}–${from + last.length} of ${data.count}` : '';
       prev.disabled = !state.markers.length;
       next.disabled = last.length < PAGE;
     } catch (err) {
-      clear(body, h('tr', {}, h('td', {colspan: 5, class: 'form-error'}, err.message)));
+      clear(body, h('tr', {}, h('td', {colspan: columns(), class: 'form-error'},
+                                    err.message)));
     }
   }
 
@@ -94,7 +103,11 @@ export function stackList(view, api, params, {go}) {
       h('td', {}, h('a', {href: link}, s.stack_name)),
       h('td', {title: s.stack_status_reason || ''}, badge(s.stack_status)),
       h('td', {}, time(s.creation_time)), h('td', {}, time(s.updated_time)),
-      h('td', {class: 'muted'}, s.description || ''));
+      described ? h('td', {class: 'muted'}, s.description || '') : null);
+  }
+
+  function columns() {
+    return COLUMNS.length + (described ? 1 : 0);
   }
 
   clear(view,
@@ -102,7 +115,7 @@ export function stackList(view, api, params, {go}) {
       h('a', {class: 'button primary', href: `#/p/${encodeURIComponent(api.project)}/launch`},
         'Launch stack')),
     search,
-    h('table', {class: 'list stacks'}, h('thead', {}, header()), body),
+    h('table', {class: 'list stacks'}, head, body),
     h('div', {class: 'row pager'}, prev, next, info));
   load();
 }

@@ -185,3 +185,25 @@ def test_timeline_names_nested_members_by_path(page: Any, kiln_server: KilnProce
                                      "outer.group.1", "outer.group.0.0",
                                      "outer.group.1.0"]), labels
     save_screenshot(page, "polish-timeline-paths")
+
+
+def test_stack_list_has_no_empty_description_column(page: Any,
+                                                    kiln_server: KilnProcess) -> None:
+    """The list API, as Heat's, gives no description: no column stays empty for it."""
+    from playwright.sync_api import expect
+
+    proj = project()
+    with httpx.Client(base_url=kiln_server.endpoint(proj), timeout=30) as api:
+        create(api, "described", PLAIN)
+        listed = api.get("/stacks").json()["stacks"]
+        assert [s.get("description") for s in listed] == [""]
+    page.goto(f"{kiln_server.url}/#/p/{proj}/stacks")
+    row = page.locator("table.stacks tr[data-stack=described]")
+    expect(row).to_be_visible()
+    expect(page.locator("table.stacks thead th")).to_have_count(4)
+    expect(page.locator("table.stacks thead")).not_to_contain_text("Description")
+    expect(row.locator("td")).to_have_count(4)
+    # an empty project: the one cell spans the table
+    page.goto(f"{kiln_server.url}/#/p/{project()}/stacks")
+    expect(page.locator("table.stacks")).to_contain_text("No stacks.")
+    expect(page.locator("table.stacks tbody td")).to_have_attribute("colspan", "4")
