@@ -124,6 +124,37 @@ SERVE_FLAGS: tuple[tuple[str, str, str], ...] = (
 
 _PORT = click.IntRange(0, 65535)
 
+#: the listener each single-API command runs: (its options' group, what it serves, port)
+LISTENERS: dict[str, tuple[str, str, int]] = {
+    "api": ("heat_api", "native API and the dashboard", 8004),
+    "api-cfn": ("heat_api_cfn", "CloudFormation API", 8000),
+    "api-cloudwatch": ("heat_api_cloudwatch", "CloudWatch API", 8003)}
+
+
+def _listener_options(role: str) -> Callable[[F], F]:
+    """``--bind-host``/``--port`` for a command running one API (``kiln api``, ``api-cfn``,
+    ``api-cloudwatch``): the flags ``serve`` has for that listener, applied the same way
+    (overrides of ``[group] bind_host/bind_port`` given to :func:`_run`; see
+    :func:`_listener_overrides`), so a split deployment needs no config file per port."""
+    group, what, port = LISTENERS[role]
+
+    def decorate(fn: F) -> F:
+        fn = click.option("--port", type=_PORT, metavar="PORT",
+                          help=f"Port of the {what} ([{group}] bind_port; default "
+                               f"{port}).")(fn)
+        return click.option("--bind-host", metavar="HOST",
+                            help=f"Address of the {what} ([{group}] bind_host; default "
+                                 "127.0.0.1).")(fn)
+    return decorate
+
+
+def _listener_overrides(role: str, bind_host: str | None,
+                        port: int | None) -> list[Override]:
+    """The overrides :func:`_listener_options`' flags stand for (None: not given)."""
+    group = LISTENERS[role][0]
+    return [("--bind-host", group, "bind_host", bind_host),
+            ("--port", group, "bind_port", port)]
+
 
 @main.command()
 @_config_option
@@ -160,9 +191,11 @@ def serve(config_files: tuple[str, ...], bind_host: str | None, port: int | None
 
 @main.command()
 @_config_option
-def api(config_files: tuple[str, ...]) -> None:
-    """Run only the API; an engine process (`kiln engine`) shares the database."""
-    _run(config_files, "api")
+@_listener_options("api")
+def api(config_files: tuple[str, ...], bind_host: str | None, port: int | None) -> None:
+    """Run only the API; an engine process (`kiln engine`) shares the database. A flag
+    wins over the files."""
+    _run(config_files, "api", _listener_overrides("api", bind_host, port))
 
 
 @main.command()
@@ -174,14 +207,18 @@ def engine(config_files: tuple[str, ...]) -> None:
 
 @main.command("api-cloudwatch")
 @_config_option
-def api_cloudwatch(config_files: tuple[str, ...]) -> None:
+@_listener_options("api-cloudwatch")
+def api_cloudwatch(config_files: tuple[str, ...], bind_host: str | None,
+                   port: int | None) -> None:
     """Run only the CloudWatch API ([heat_api_cloudwatch] bind_host:bind_port)."""
-    _run(config_files, "api-cloudwatch")
+    _run(config_files, "api-cloudwatch",
+         _listener_overrides("api-cloudwatch", bind_host, port))
 
 
 def _register_cfn() -> None:
     from kiln.cli_cfn import register
-    register(main, _config_option, _run, _load)
+    register(main, _config_option, _run, _load, _listener_options("api-cfn"),
+             lambda host, port: _listener_overrides("api-cfn", host, port))
 
 
 _register_cfn()

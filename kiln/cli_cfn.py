@@ -43,16 +43,22 @@ class Decorator(Protocol):
 
 
 def register(main: click.Group, config_option: Decorator,
-             run: Callable[[Sequence[str], Any], None],
-             load: Callable[[Sequence[str]], Any]) -> None:
-    """Add this module's commands to the ``kiln`` group; ``run`` and ``load`` are the
+             run: Callable[[Sequence[str], Any, Sequence[Any]], None],
+             load: Callable[[Sequence[str]], Any], listener_options: Decorator,
+             listener_overrides: Callable[[str | None, int | None], Sequence[Any]],
+             ) -> None:
+    """Add this module's commands to the ``kiln`` group; ``run``, ``load`` and the
+    listener flags (``--bind-host``/``--port``, as ``serve`` applies them) are the
     command's own (kiln.cli), passed in so this module does not import it back."""
 
     @main.command("api-cfn")
     @config_option
-    def api_cfn(config_files: tuple[str, ...]) -> None:
-        """Run only the CloudFormation-compatible API ([heat_api_cfn] bind_host:bind_port)."""
-        run(config_files, "api-cfn")
+    @listener_options
+    def api_cfn(config_files: tuple[str, ...], bind_host: str | None,
+                port: int | None) -> None:
+        """Run only the CloudFormation-compatible API ([heat_api_cfn] bind_host:bind_port).
+        A flag wins over the files."""
+        run(config_files, "api-cfn", listener_overrides(bind_host, port))
 
     @main.group("ec2-credentials")
     def ec2_credentials() -> None:

@@ -386,6 +386,13 @@ class Resource:
         """Seconds the scheduler should wait before the next check, if the plugin knows."""
         return None
 
+    async def handle_cancel(self, action: str, token: Token) -> None:
+        """Heat's ``handle_<action>_cancel``: the action was interrupted (stack timeout or
+        a user's cancel) while its checks were waiting, so whatever the plugin started
+        outside Kiln's resource row (a deployment still IN_PROGRESS) can be settled. Only
+        called once ``handle_<action>`` has returned ``token``, as in Heat."""
+        return None
+
     # -- update planning ---------------------------------------------------------------
     def diff_properties(self, old: Properties, new: Properties) -> dict[str, Any]:
         """Changed properties (new values), after refusing changes to immutable ones."""

@@ -225,3 +225,32 @@ def test_the_readme_serve_command_with_listeners_off(start_kiln_factory: StartKi
 
 if sys.platform != "linux":  # pragma: no cover
     pytestmark = pytest.mark.skip("pty and psutil's socket listing: Linux only")
+
+
+@pytest.mark.parametrize(("command", "group", "path"), [
+    ("api", "heat_api", "/"),
+    ("api-cfn", "heat_api_cfn", "/v1/?Action=ListStacks"),
+    ("api-cloudwatch", "heat_api_cloudwatch", "/"),
+])
+def test_a_single_api_command_takes_the_listener_flags(
+        start_kiln_factory: StartKiln, command: str, group: str, path: str) -> None:
+    # issue 27: `kiln api --port N` (and api-cfn, api-cloudwatch) moves its one listener
+    # as `kiln serve --port N` does, over the file's port
+    flagged, in_file = free_port(), free_port()
+    server = start_kiln_factory(command=command, port=flagged,
+                                options={group: {"bind_port": in_file}},
+                                args=["--bind-host", "127.0.0.1", "--port", str(flagged)])
+    with httpx.Client(timeout=HTTP_TIMEOUT) as http:
+        answer = http.get(f"http://127.0.0.1:{flagged}{path}",
+                          headers={"Accept": "application/json"})
+    assert answer.status_code < 500, answer.text
+    if command == "api-cfn":  # the CFN API's own (AWS's) error for an unsigned request
+        assert answer.status_code == 400 and "<ErrorResponse" in answer.text
+    assert listens_on(server.proc.pid, flagged)
+    assert not listens_on(server.proc.pid, in_file)
+
+
+def test_a_single_api_command_refuses_a_bad_port(tmp_path: Path) -> None:
+    result = run_kiln("api-cfn", "--port", "70000", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "Invalid value for '--port'" in result.stderr

@@ -173,15 +173,39 @@ async def create(call: Call) -> Any:
                          headers={"Location": stack["links"][0]["href"]})
 
 
+_PROPERTY_ERROR = "Property error: "
+
+
+def _as_heat_api_words(exc: errors.StackValidationFailed) -> errors.StackValidationFailed:
+    """A property error as Heat's API words it for a preview (heat-tempest-plugin's
+    StackPreviewTest.test_basic_fail): Heat's engine raises ``Property error: <path>:
+    <detail>``, and its API rebuilds that exception from the formatted parts oslo.messaging
+    carries, which doubles each separator (``Property error: : <path>: : <detail>``, as
+    Heat 27.0.1 answers over any real transport). Other errors are left as they are."""
+    head = f"{_PROPERTY_ERROR}{errors.format_path(exc.path)}: " if exc.path else ""
+    if not head or not exc.message.startswith(head):
+        return exc
+    detail = exc.message[len(head):]
+    return errors.StackValidationFailed(
+        f"{_PROPERTY_ERROR}: {errors.format_path(exc.path)}: : {detail}", path=exc.path,
+        hint=errors.hint_of(exc))
+
+
 async def preview(call: Call) -> Any:
     data = _instantiation(call, await call.body())
     name = data.stack_name()
     args = data.args()
     template = await _required_template(call, data)
     env, files, env_files = data.environment(), data.files(), data.environment_files()
-    result = await call.service.preview_stack(
-        call.ctx, stack_name=name, template=template, params=env, files=files, args=args,
-        environment_files=env_files)
+    try:
+        result = await call.service.preview_stack(
+            call.ctx, stack_name=name, template=template, params=env, files=files,
+            args=args, environment_files=env_files)
+    except errors.StackValidationFailed as exc:
+        worded = _as_heat_api_words(exc)
+        if worded is exc:
+            raise
+        raise worded from exc
     stack = views.format_stack(call.api_root, call.tenant, result)
     if "resources" in stack:
         stack["resources"] = views.engine_resource(stack["resources"])

@@ -136,6 +136,16 @@ def log_unexpected(stack: LiveStack, slot: Slot, action: str, reason: str) -> No
                          "action": action})
 
 
+async def _cancel_plugin(stack: LiveStack, slot: Slot, action: str, token: Any) -> None:
+    """Let the plugin settle what its interrupted action started; a failure here is
+    logged, never allowed to hide the abort itself (Heat logs it the same way)."""
+    try:
+        await slot.plugin.handle_cancel(action, token)
+    except Exception:
+        LOG.exception("error cancelling resource %s of stack %s (%s)", slot.name,
+                      stack.info.name, action)
+
+
 class Poller:
     """Backoff settings shared by every action of an engine."""
 
@@ -161,10 +171,13 @@ async def run_action(recorder: Recorder, poller: Poller, stack: LiveStack, slot:
     else:
         started = asyncio.get_running_loop().create_future()
         started.set_result(None)
+    handled = False
+    token: Any = None
     try:
         if resume_from is None and not slot.plugin.side_effect_free:
             await started  # durable before anything outside Kiln's rows can happen
         token = await handle() if resume_from is None else resume_from.token
+        handled = True
         delay = poller.initial
         first = resume_from is None
         if first and is_nested(slot):
@@ -183,6 +196,9 @@ async def run_action(recorder: Recorder, poller: Poller, stack: LiveStack, slot:
     except asyncio.CancelledError:
         if recorder.handoff:
             raise  # engine shutdown: the next engine resumes from the persisted state
+        if handled:
+            # Heat calls handle_<action>_cancel when a check loop is interrupted
+            await asyncio.shield(_cancel_plugin(stack, slot, action, token))
         why = abort_reason()
         if why == TIMED_OUT:
             why = f"{task} {why}"

@@ -305,6 +305,18 @@ class SoftwareDeployment(Resource):
                                   f"{deployment.get('status_reason')}")
         return False
 
+    async def handle_cancel(self, action: str, token: Token) -> None:
+        """Heat's handle_<action>_cancel: a deployment still waiting for its server when
+        the action is interrupted (a stack timeout, a cancel) is marked FAILED, so the
+        software-deployments API does not show it IN_PROGRESS forever."""
+        if not token or self.resource_id is None:
+            return
+        with contextlib.suppress(EntityNotFound):
+            store = self.runtime.software_deployments
+            if (await store.get(self.resource_id))["status"] == "IN_PROGRESS":
+                await store.update(self.resource_id, status="FAILED",
+                                   status_reason="Deployment cancelled.")
+
     async def handle_create(self) -> Token:
         return await self._deploy(self.properties, "CREATE")
 

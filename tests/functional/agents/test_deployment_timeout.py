@@ -1,5 +1,6 @@
 """A deployment whose server never answers fails when the stack's action times out, with
-Heat's words; the stack can then be deleted."""
+Heat's words (on the resource and on the software-deployments row); the stack can then be
+deleted."""
 
 from __future__ import annotations
 
@@ -29,5 +30,11 @@ def test_a_deployment_that_never_signals_times_out(start_kiln_factory: StartKiln
     assert deployment.resource_status_reason == (
         'CREATE aborted (Task create from SoftwareDeployment "deployment" '
         f'Stack "silent" [{sid}] Timed out)')
+    # Heat's handle_create_cancel: the deployment row itself is FAILED too, not left
+    # IN_PROGRESS (heat-tempest-plugin's test_deployments_timeout_failed lists them)
+    row = hc.software_deployments.get(deployment.physical_resource_id)
+    assert (row.status, row.status_reason) == ("FAILED", "Deployment cancelled.")
+    listed = hc.software_deployments.list(server_id=row.server_id)
+    assert [(d.id, d.status) for d in listed] == [(row.id, "FAILED")]
     hc.stacks.delete(sid)
     assert deleted(hc, sid) == "DELETE_COMPLETE"
