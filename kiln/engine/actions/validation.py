@@ -300,12 +300,20 @@ def _child(stack: LiveStack, slot: Slot, *, size_one: bool) -> tuple[Any, Mappin
             resolved = stack.runtime.resolve(slot.definition.properties) or {}
         except KilnError:
             resolved = {}
-        props = _lenient_properties(stack, slot)
-        if props is not None:  # typed as the child will get them (2 → "2" for a string)
+        # only the properties the child declares become its parameters, as Heat's
+        # child_params reads them: one it does not declare is an Unknown Property at
+        # create, never an unknown parameter of the child (tempest's nested_on_multiple)
+        schema = type(plugin).properties_schema
+        declared = ({k: v for k, v in resolved.items() if k in schema}
+                    if isinstance(resolved, Mapping) else {})
+        try:  # typed as the child will get them (2 → "2" for a string)
+            props: Properties | None = type(plugin).make_properties(slot.name, declared)
+        except KilnError:
+            props = None
+        if props is not None:
             params = {k: _as_parameter(props[k]) for k in props.user_keys if k in props}
         else:
-            params = {k: _as_parameter(v) for k, v in dict(resolved).items()
-                      if v is not None}
+            params = {k: _as_parameter(v) for k, v in declared.items() if v is not None}
         # the file's text, so the child is parsed as any template is (YAML dates stay text)
         text = stack.files.get(type(plugin).template_name)
         return (text if text is not None else plugin.child_template(Properties({}, {}))), params

@@ -312,6 +312,50 @@ def test_show_nested_errors_below_the_top_keep_their_type(api: httpx.Client) -> 
     assert answer(api, "validate", group) == (200, None, None)
 
 
+# two levels of provider templates: the middle one hands its resource a property the
+# leaf does not declare (heat-tempest-plugin's test_template_validate_nested_on_multiple)
+NUMBERED = {"aparam": {"type": "number", "default": 10, "description": "the param description"}}
+TWO_LEVELS = {
+    "template": {"heat_template_version": "2014-10-16", "description": "the parent template",
+                 "parameters": {"pparam": {"type": "number", "default": 5,
+                                           "description": "the param description"}},
+                 "resources": {"nres": {"type": "mynested.yaml",
+                                        "properties": {"aparam": {"get_param": "pparam"}}}}},
+    "files": {name: json.dumps({
+        "heat_template_version": "2014-10-16", "description": "the stack description",
+        "parameters": NUMBERED,
+        "resources": {"myres": {"type": child, "properties": {"length": {"get_param": "aparam"}}}},
+    }) for name, child in (("mynested.yaml", "mynested2.yaml"), ("mynested2.yaml", RANDOM))}}
+
+
+def test_show_nested_ignores_a_property_the_nested_template_does_not_declare(
+        api: httpx.Client) -> None:
+    # Heat passes a provider template only the properties its parameters declare, so
+    # show_nested shows the leaf with its default; the unknown property is an error at
+    # create only
+    resp = validate_nested(api, TWO_LEVELS)
+    assert resp.status_code == 200, resp.text
+    aparam = param("Number", Label="aparam", Default=10,
+                   Description="the param description")
+    assert resp.json() == {
+        "Description": "the parent template",
+        "Parameters": {"pparam": param("Number", Label="pparam", Default=5,
+                                       Description="the param description")},
+        "NestedParameters": {"nres": {
+            "Type": "mynested.yaml", "Description": "the stack description",
+            "Parameters": {"aparam": {**aparam, "Value": 5}},
+            "NestedParameters": {"myres": {
+                "Type": "mynested2.yaml", "Description": "the stack description",
+                "Parameters": {"aparam": aparam}}}}},
+        "Environment": {"event_sinks": [], "parameter_defaults": {}, "parameters": {},
+                        "resource_registry": {"mynested.yaml": "mynested.yaml",
+                                              "resources": {}}}}
+    assert answer(api, "create", TWO_LEVELS) == bad(
+        400, "StackValidationFailed",
+        "Property error: resources.nres<mynested.yaml>.resources.myres.properties: "
+        "Unknown Property length")
+
+
 @pytest.mark.skipif(bool(COMPARE_URL), reason="Kiln's deliberate difference")
 def test_kiln_only_a_list_of_numbers_passed_to_a_nested_list_parameter(
         api: httpx.Client) -> None:
