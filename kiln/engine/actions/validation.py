@@ -44,6 +44,7 @@ from kiln.errors import (
 from kiln.resources.base import Properties, Resource
 from kiln.resources.nested import NestedStackResource
 from kiln.resources.provider import TemplateNotFetched, TemplateResource
+from kiln.resources.scaling_group import ScalingGroup
 from kiln.template import load_template
 from kiln.template import validation as tv
 from kiln.template.environment import Environment, build_environment
@@ -61,6 +62,8 @@ IGNORABLE_ERROR_CODES = ("99001",)
 #: and a stack fetched from a URL are not part of this request
 _NOT_INSPECTED = frozenset({"OS::Heat::Stack", "AWS::CloudFormation::Stack"})
 _TEMPLATE_SUFFIXES = (".yaml", ".template")
+#: the OS::Heat::AutoScalingGroup property show_nested sets to 1 (one member shown)
+_DESIRED = "desired_capacity"
 _NOT_ASSIGNED = re.compile(r"Property (\S+) not assigned$")
 _PROPERTY_ERROR = "Property error: "
 
@@ -289,9 +292,12 @@ def _lenient_properties(stack: LiveStack, slot: Slot, **override: Any) -> Proper
         return None
 
 
-def _child(stack: LiveStack, slot: Slot, *, size_one: bool) -> tuple[Any, Mapping[str, Any]] | None:
+def _child(stack: LiveStack, slot: Slot, *, size_one: bool,
+           one_member: bool = False) -> tuple[Any, Mapping[str, Any]] | None:
     """(child template, child parameters) of a nested-stack resource; a group is
-    looked at with one member, as Heat does."""
+    looked at with one member, as Heat does. ``one_member`` also shows an
+    OS::Heat::AutoScalingGroup with exactly one member whatever its size (0 or 5), as
+    Heat's show_nested builds it (its create checks the group at its own size)."""
     plugin = slot.plugin
     if not isinstance(plugin, NestedStackResource) or slot.type_name in _NOT_INSPECTED:
         return None
@@ -317,7 +323,10 @@ def _child(stack: LiveStack, slot: Slot, *, size_one: bool) -> tuple[Any, Mappin
         # the file's text, so the child is parsed as any template is (YAML dates stay text)
         text = stack.files.get(type(plugin).template_name)
         return (text if text is not None else plugin.child_template(Properties({}, {}))), params
-    override = {"count": 1} if size_one and "count" in type(plugin).properties_schema else {}
+    schema = type(plugin).properties_schema
+    override: dict[str, Any] = {"count": 1} if size_one and "count" in schema else {}
+    if one_member and isinstance(plugin, ScalingGroup) and _DESIRED in schema:
+        override[_DESIRED] = 1
     props = _lenient_properties(stack, slot, **override)
     if props is None:
         return None
@@ -371,7 +380,7 @@ def nested_parameters(stack: LiveStack) -> dict[str, Any]:
     a template that cannot be fetched a 404 NotFound)."""
     out: dict[str, Any] = {}
     for name, slot in stack.slots.items():
-        found = _child(stack, slot, size_one=True)
+        found = _child(stack, slot, size_one=True, one_member=True)
         if found is None:
             continue
         try:

@@ -356,6 +356,35 @@ def test_show_nested_ignores_a_property_the_nested_template_does_not_declare(
         "Unknown Property length")
 
 
+def scaling_group(member: dict[str, Any], min_size: int) -> dict[str, Any]:
+    return hot({"g": {"type": "OS::Heat::AutoScalingGroup", "properties": {
+        "min_size": min_size, "max_size": 3, "resource": member}}})
+
+
+@pytest.mark.parametrize("min_size", [0, 2])
+def test_show_nested_shows_one_member_of_an_autoscaling_group_whatever_its_size(
+        api: httpx.Client, min_size: int) -> None:
+    member = {"type": "leaf.yaml", "properties": {"z": ["a"]}}
+    resp = validate_nested(api, {"template": scaling_group(member, min_size),
+                                 "files": {"leaf.yaml": json.dumps(LEAF)}})
+    assert resp.status_code == 200, resp.text
+    group = resp.json()["NestedParameters"]["g"]
+    assert (group["Type"], group["Parameters"]) == ("OS::Heat::AutoScalingGroup", {})
+    # one member, under a random name
+    assert list(group["NestedParameters"].values()) == [{
+        "Type": "leaf.yaml", "Description": "leaf",
+        "Parameters": {"z": param("CommaDelimitedList", Label="z", Value="a")}}]
+
+
+def test_show_nested_looks_into_an_empty_autoscaling_group_which_create_does_not(
+        api: httpx.Client) -> None:
+    body = {"template": scaling_group({"type": "unk.yaml"}, 0),
+            "files": {"unk.yaml": json.dumps(hot({"r": {"type": "OS::Nope"}}))}}
+    assert answer(api, "validate", body, "?show_nested=true") == bad(
+        400, "StackValidationFailed", UNKNOWN_TEXT)
+    assert answer(api, "create", body) == CREATED
+
+
 @pytest.mark.skipif(bool(COMPARE_URL), reason="Kiln's deliberate difference")
 def test_kiln_only_a_list_of_numbers_passed_to_a_nested_list_parameter(
         api: httpx.Client) -> None:
