@@ -42,6 +42,7 @@ from kiln.errors import (
     format_path,
 )
 from kiln.resources.base import Properties, Resource
+from kiln.resources.heat.autoscaling_group import AutoScalingGroupBase
 from kiln.resources.nested import NestedStackResource
 from kiln.resources.provider import TemplateNotFetched, TemplateResource
 from kiln.resources.scaling_group import ScalingGroup
@@ -62,8 +63,6 @@ IGNORABLE_ERROR_CODES = ("99001",)
 #: and a stack fetched from a URL are not part of this request
 _NOT_INSPECTED = frozenset({"OS::Heat::Stack", "AWS::CloudFormation::Stack"})
 _TEMPLATE_SUFFIXES = (".yaml", ".template")
-#: the OS::Heat::AutoScalingGroup property show_nested sets to 1 (one member shown)
-_DESIRED = "desired_capacity"
 _NOT_ASSIGNED = re.compile(r"Property (\S+) not assigned$")
 _PROPERTY_ERROR = "Property error: "
 
@@ -295,9 +294,10 @@ def _lenient_properties(stack: LiveStack, slot: Slot, **override: Any) -> Proper
 def _child(stack: LiveStack, slot: Slot, *, size_one: bool,
            one_member: bool = False) -> tuple[Any, Mapping[str, Any]] | None:
     """(child template, child parameters) of a nested-stack resource; a group is
-    looked at with one member, as Heat does. ``one_member`` also shows an
-    OS::Heat::AutoScalingGroup with exactly one member whatever its size (0 or 5), as
-    Heat's show_nested builds it (its create checks the group at its own size)."""
+    looked at with one member, as Heat does. ``one_member`` also shows a scaling group
+    (OS::Heat::AutoScalingGroup, InstanceGroup, AWS::AutoScaling::AutoScalingGroup) with
+    exactly one member whatever its size (0 or 5), as Heat's show_nested builds it (its
+    create checks the group at its own size)."""
     plugin = slot.plugin
     if not isinstance(plugin, NestedStackResource) or slot.type_name in _NOT_INSPECTED:
         return None
@@ -312,21 +312,27 @@ def _child(stack: LiveStack, slot: Slot, *, size_one: bool,
         schema = type(plugin).properties_schema
         declared = ({k: v for k, v in resolved.items() if k in schema}
                     if isinstance(resolved, Mapping) else {})
-        try:  # typed as the child will get them (2 → "2" for a string)
-            props: Properties | None = type(plugin).make_properties(slot.name, declared)
-        except KilnError:
-            props = None
-        if props is not None:
-            params = {k: _as_parameter(props[k]) for k in props.user_keys if k in props}
-        else:
-            params = {k: _as_parameter(v) for k, v in declared.items() if v is not None}
+        # each typed as the child will get it (2 → "2" for a string); one that does not
+        # convert ("abc" for a number) is left out, as Heat's child_params leaves it
+        params = {}
+        for key, value in declared.items():
+            if value is None:
+                continue
+            try:
+                params[key] = _as_parameter(schema[key].coerce(value, (key,)))
+            except KilnError:
+                continue
         # the file's text, so the child is parsed as any template is (YAML dates stay text)
         text = stack.files.get(type(plugin).template_name)
         return (text if text is not None else plugin.child_template(Properties({}, {}))), params
     schema = type(plugin).properties_schema
     override: dict[str, Any] = {"count": 1} if size_one and "count" in schema else {}
-    if one_member and isinstance(plugin, ScalingGroup) and _DESIRED in schema:
-        override[_DESIRED] = 1
+    if one_member and isinstance(plugin, ScalingGroup):
+        # the property that sizes it: an autoscaling group's desired capacity in its
+        # own spelling, an InstanceGroup's Size
+        size_key = type(plugin).DESIRED if isinstance(plugin, AutoScalingGroupBase) else "Size"
+        if size_key in schema:
+            override[size_key] = 1
     props = _lenient_properties(stack, slot, **override)
     if props is None:
         return None

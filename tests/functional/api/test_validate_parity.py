@@ -385,6 +385,49 @@ def test_show_nested_looks_into_an_empty_autoscaling_group_which_create_does_not
     assert answer(api, "create", body) == CREATED
 
 
+# an instance template put in place of AWS::EC2::Instance, as users test their groups
+INSTANCE = {"AWSTemplateFormatVersion": "2010-09-09", "Description": "inst",
+            "Parameters": {"ImageId": {"Type": "String"}, "InstanceType": {"Type": "String"}},
+            "Resources": {"r": {"Type": NONE}}}
+
+
+@pytest.mark.parametrize("group", ["OS::Heat::InstanceGroup",
+                                   "AWS::AutoScaling::AutoScalingGroup"])
+@pytest.mark.parametrize("size", [0, 2])
+def test_show_nested_shows_one_instance_of_an_instance_group_through_the_registry(
+        api: httpx.Client, group: str, size: int) -> None:
+    sizing = ({"Size": size} if group == "OS::Heat::InstanceGroup"
+              else {"MinSize": str(size), "MaxSize": "3"})
+    template = cfn({
+        "lc": {"Type": "AWS::AutoScaling::LaunchConfiguration",
+               "Properties": {"ImageId": "img", "InstanceType": "m1.small"}},
+        "ig": {"Type": group, "Properties": {
+            **sizing, "LaunchConfigurationName": {"Ref": "lc"}, "AvailabilityZones": ["nova"]}}})
+    resp = validate_nested(api, {
+        "template": template, "files": {"inst.yaml": json.dumps(INSTANCE)},
+        "environment": {"resource_registry": {"AWS::EC2::Instance": "inst.yaml"}}})
+    # the group hands its member Tags too, which the template does not declare: left out
+    assert resp.status_code == 200, resp.text
+    members = resp.json()["NestedParameters"]["ig"]["NestedParameters"]
+    assert list(members.values()) == [{
+        "Type": "OS::Heat::ScaledResource", "Description": "inst",
+        "Parameters": {"ImageId": param("String", Label="ImageId", Value="img"),
+                       "InstanceType": param("String", Label="InstanceType",
+                                             Value="m1.small")}}]
+
+
+def test_show_nested_leaves_out_a_property_that_does_not_convert(api: httpx.Client) -> None:
+    leaf = hot({"r": {"type": NONE}}, parameters={
+        "n": {"type": "number", "default": 4}, "s": {"type": "string"}})
+    member = {"type": "leaf.yaml", "properties": {"n": "abc", "s": "x"}}
+    resp = validate_nested(api, {"template": scaling_group(member, 1),
+                                 "files": {"leaf.yaml": json.dumps(leaf)}})
+    assert resp.status_code == 200, resp.text
+    [shown] = resp.json()["NestedParameters"]["g"]["NestedParameters"].values()
+    assert shown["Parameters"] == {"n": param("Number", Label="n", Default=4),
+                                   "s": param("String", Label="s", Value="x")}
+
+
 @pytest.mark.skipif(bool(COMPARE_URL), reason="Kiln's deliberate difference")
 def test_kiln_only_a_list_of_numbers_passed_to_a_nested_list_parameter(
         api: httpx.Client) -> None:
