@@ -42,8 +42,10 @@ from kiln.errors import (
     format_path,
 )
 from kiln.resources.base import Properties, Resource
+from kiln.resources.heat.autoscaling_group import AutoScalingGroupBase
 from kiln.resources.nested import NestedStackResource
 from kiln.resources.provider import TemplateNotFetched, TemplateResource
+from kiln.resources.scaling_group import ScalingGroup
 from kiln.template import load_template
 from kiln.template import validation as tv
 from kiln.template.environment import Environment, build_environment
@@ -289,9 +291,13 @@ def _lenient_properties(stack: LiveStack, slot: Slot, **override: Any) -> Proper
         return None
 
 
-def _child(stack: LiveStack, slot: Slot, *, size_one: bool) -> tuple[Any, Mapping[str, Any]] | None:
+def _child(stack: LiveStack, slot: Slot, *, size_one: bool,
+           one_member: bool = False) -> tuple[Any, Mapping[str, Any]] | None:
     """(child template, child parameters) of a nested-stack resource; a group is
-    looked at with one member, as Heat does."""
+    looked at with one member, as Heat does. ``one_member`` also shows a scaling group
+    (OS::Heat::AutoScalingGroup, InstanceGroup, AWS::AutoScaling::AutoScalingGroup) with
+    exactly one member whatever its size (0 or 5), as Heat's show_nested builds it (its
+    create checks the group at its own size)."""
     plugin = slot.plugin
     if not isinstance(plugin, NestedStackResource) or slot.type_name in _NOT_INSPECTED:
         return None
@@ -300,16 +306,33 @@ def _child(stack: LiveStack, slot: Slot, *, size_one: bool) -> tuple[Any, Mappin
             resolved = stack.runtime.resolve(slot.definition.properties) or {}
         except KilnError:
             resolved = {}
-        props = _lenient_properties(stack, slot)
-        if props is not None:  # typed as the child will get them (2 → "2" for a string)
-            params = {k: _as_parameter(props[k]) for k in props.user_keys if k in props}
-        else:
-            params = {k: _as_parameter(v) for k, v in dict(resolved).items()
-                      if v is not None}
+        # only the properties the child declares become its parameters, as Heat's
+        # child_params reads them: one it does not declare is an Unknown Property at
+        # create, never an unknown parameter of the child (tempest's nested_on_multiple)
+        schema = type(plugin).properties_schema
+        declared = ({k: v for k, v in resolved.items() if k in schema}
+                    if isinstance(resolved, Mapping) else {})
+        # each typed as the child will get it (2 → "2" for a string); one that does not
+        # convert ("abc" for a number) is left out, as Heat's child_params leaves it
+        params = {}
+        for key, value in declared.items():
+            if value is None:
+                continue
+            try:
+                params[key] = _as_parameter(schema[key].coerce(value, (key,)))
+            except KilnError:
+                continue
         # the file's text, so the child is parsed as any template is (YAML dates stay text)
         text = stack.files.get(type(plugin).template_name)
         return (text if text is not None else plugin.child_template(Properties({}, {}))), params
-    override = {"count": 1} if size_one and "count" in type(plugin).properties_schema else {}
+    schema = type(plugin).properties_schema
+    override: dict[str, Any] = {"count": 1} if size_one and "count" in schema else {}
+    if one_member and isinstance(plugin, ScalingGroup):
+        # the property that sizes it: an autoscaling group's desired capacity in its
+        # own spelling, an InstanceGroup's Size
+        size_key = type(plugin).DESIRED if isinstance(plugin, AutoScalingGroupBase) else "Size"
+        if size_key in schema:
+            override[size_key] = 1
     props = _lenient_properties(stack, slot, **override)
     if props is None:
         return None
@@ -363,7 +386,7 @@ def nested_parameters(stack: LiveStack) -> dict[str, Any]:
     a template that cannot be fetched a 404 NotFound)."""
     out: dict[str, Any] = {}
     for name, slot in stack.slots.items():
-        found = _child(stack, slot, size_one=True)
+        found = _child(stack, slot, size_one=True, one_member=True)
         if found is None:
             continue
         try:

@@ -312,6 +312,122 @@ def test_show_nested_errors_below_the_top_keep_their_type(api: httpx.Client) -> 
     assert answer(api, "validate", group) == (200, None, None)
 
 
+# two levels of provider templates: the middle one hands its resource a property the
+# leaf does not declare (heat-tempest-plugin's test_template_validate_nested_on_multiple)
+NUMBERED = {"aparam": {"type": "number", "default": 10, "description": "the param description"}}
+TWO_LEVELS = {
+    "template": {"heat_template_version": "2014-10-16", "description": "the parent template",
+                 "parameters": {"pparam": {"type": "number", "default": 5,
+                                           "description": "the param description"}},
+                 "resources": {"nres": {"type": "mynested.yaml",
+                                        "properties": {"aparam": {"get_param": "pparam"}}}}},
+    "files": {name: json.dumps({
+        "heat_template_version": "2014-10-16", "description": "the stack description",
+        "parameters": NUMBERED,
+        "resources": {"myres": {"type": child, "properties": {"length": {"get_param": "aparam"}}}},
+    }) for name, child in (("mynested.yaml", "mynested2.yaml"), ("mynested2.yaml", RANDOM))}}
+
+
+def test_show_nested_ignores_a_property_the_nested_template_does_not_declare(
+        api: httpx.Client) -> None:
+    # Heat passes a provider template only the properties its parameters declare, so
+    # show_nested shows the leaf with its default; the unknown property is an error at
+    # create only
+    resp = validate_nested(api, TWO_LEVELS)
+    assert resp.status_code == 200, resp.text
+    aparam = param("Number", Label="aparam", Default=10,
+                   Description="the param description")
+    assert resp.json() == {
+        "Description": "the parent template",
+        "Parameters": {"pparam": param("Number", Label="pparam", Default=5,
+                                       Description="the param description")},
+        "NestedParameters": {"nres": {
+            "Type": "mynested.yaml", "Description": "the stack description",
+            "Parameters": {"aparam": {**aparam, "Value": 5}},
+            "NestedParameters": {"myres": {
+                "Type": "mynested2.yaml", "Description": "the stack description",
+                "Parameters": {"aparam": aparam}}}}},
+        "Environment": {"event_sinks": [], "parameter_defaults": {}, "parameters": {},
+                        "resource_registry": {"mynested.yaml": "mynested.yaml",
+                                              "resources": {}}}}
+    assert answer(api, "create", TWO_LEVELS) == bad(
+        400, "StackValidationFailed",
+        "Property error: resources.nres<mynested.yaml>.resources.myres.properties: "
+        "Unknown Property length")
+
+
+def scaling_group(member: dict[str, Any], min_size: int) -> dict[str, Any]:
+    return hot({"g": {"type": "OS::Heat::AutoScalingGroup", "properties": {
+        "min_size": min_size, "max_size": 3, "resource": member}}})
+
+
+@pytest.mark.parametrize("min_size", [0, 2])
+def test_show_nested_shows_one_member_of_an_autoscaling_group_whatever_its_size(
+        api: httpx.Client, min_size: int) -> None:
+    member = {"type": "leaf.yaml", "properties": {"z": ["a"]}}
+    resp = validate_nested(api, {"template": scaling_group(member, min_size),
+                                 "files": {"leaf.yaml": json.dumps(LEAF)}})
+    assert resp.status_code == 200, resp.text
+    group = resp.json()["NestedParameters"]["g"]
+    assert (group["Type"], group["Parameters"]) == ("OS::Heat::AutoScalingGroup", {})
+    # one member, under a random name
+    assert list(group["NestedParameters"].values()) == [{
+        "Type": "leaf.yaml", "Description": "leaf",
+        "Parameters": {"z": param("CommaDelimitedList", Label="z", Value="a")}}]
+
+
+def test_show_nested_looks_into_an_empty_autoscaling_group_which_create_does_not(
+        api: httpx.Client) -> None:
+    body = {"template": scaling_group({"type": "unk.yaml"}, 0),
+            "files": {"unk.yaml": json.dumps(hot({"r": {"type": "OS::Nope"}}))}}
+    assert answer(api, "validate", body, "?show_nested=true") == bad(
+        400, "StackValidationFailed", UNKNOWN_TEXT)
+    assert answer(api, "create", body) == CREATED
+
+
+# an instance template put in place of AWS::EC2::Instance, as users test their groups
+INSTANCE = {"AWSTemplateFormatVersion": "2010-09-09", "Description": "inst",
+            "Parameters": {"ImageId": {"Type": "String"}, "InstanceType": {"Type": "String"}},
+            "Resources": {"r": {"Type": NONE}}}
+
+
+@pytest.mark.parametrize("group", ["OS::Heat::InstanceGroup",
+                                   "AWS::AutoScaling::AutoScalingGroup"])
+@pytest.mark.parametrize("size", [0, 2])
+def test_show_nested_shows_one_instance_of_an_instance_group_through_the_registry(
+        api: httpx.Client, group: str, size: int) -> None:
+    sizing = ({"Size": size} if group == "OS::Heat::InstanceGroup"
+              else {"MinSize": str(size), "MaxSize": "3"})
+    template = cfn({
+        "lc": {"Type": "AWS::AutoScaling::LaunchConfiguration",
+               "Properties": {"ImageId": "img", "InstanceType": "m1.small"}},
+        "ig": {"Type": group, "Properties": {
+            **sizing, "LaunchConfigurationName": {"Ref": "lc"}, "AvailabilityZones": ["nova"]}}})
+    resp = validate_nested(api, {
+        "template": template, "files": {"inst.yaml": json.dumps(INSTANCE)},
+        "environment": {"resource_registry": {"AWS::EC2::Instance": "inst.yaml"}}})
+    # the group hands its member Tags too, which the template does not declare: left out
+    assert resp.status_code == 200, resp.text
+    members = resp.json()["NestedParameters"]["ig"]["NestedParameters"]
+    assert list(members.values()) == [{
+        "Type": "OS::Heat::ScaledResource", "Description": "inst",
+        "Parameters": {"ImageId": param("String", Label="ImageId", Value="img"),
+                       "InstanceType": param("String", Label="InstanceType",
+                                             Value="m1.small")}}]
+
+
+def test_show_nested_leaves_out_a_property_that_does_not_convert(api: httpx.Client) -> None:
+    leaf = hot({"r": {"type": NONE}}, parameters={
+        "n": {"type": "number", "default": 4}, "s": {"type": "string"}})
+    member = {"type": "leaf.yaml", "properties": {"n": "abc", "s": "x"}}
+    resp = validate_nested(api, {"template": scaling_group(member, 1),
+                                 "files": {"leaf.yaml": json.dumps(leaf)}})
+    assert resp.status_code == 200, resp.text
+    [shown] = resp.json()["NestedParameters"]["g"]["NestedParameters"].values()
+    assert shown["Parameters"] == {"n": param("Number", Label="n", Default=4),
+                                   "s": param("String", Label="s", Value="x")}
+
+
 @pytest.mark.skipif(bool(COMPARE_URL), reason="Kiln's deliberate difference")
 def test_kiln_only_a_list_of_numbers_passed_to_a_nested_list_parameter(
         api: httpx.Client) -> None:
