@@ -455,6 +455,12 @@ def events(ctx: click.Context, name: str, limit: int | None, sort_dir: str,
         query["limit"] = limit
     if nested_depth:
         query["nested_depth"] = nested_depth
+    show_events(api, ref, query, fmt)
+
+
+def show_events(api: HeatAPI, ref: str, query: dict[str, Any], fmt: str) -> None:
+    """One page of a stack's events: every field in a machine format, the four a reader
+    scans in a table (`stack events` and `stack event list`)."""
     rows = _call(lambda: api.events(ref, query))
     if fmt in ("json", "yaml", "value"):
         show_list(rows, EVENT_FIELDS, fmt)
@@ -520,3 +526,4 @@ def _warn(warnings: list[str]) -> None:
 
 # the day-two commands (resources, actions, snapshots...) add themselves to ``stack``
 from kiln.client import day_two as _day_two  # noqa: E402, F401
+from kiln.client import snapshots as _snapshots  # noqa: E402, F401

@@ -1,5 +1,5 @@
 """The ``kiln stack`` commands for a stack that already runs: its resources, its actions
-(suspend, resume, check, cancel), snapshots, events followed live, watching an action
+(suspend, resume, check, cancel), events followed live, watching an action
 someone else started, its template, abandon and adopt, and lifecycle hooks.
 
 Each is the ``openstack stack ...`` command of the same name (``resource list``,
@@ -8,7 +8,8 @@ the same Orchestration API calls, so a script can move from one to the other. Th
 actions started here follow the same rules as create/update/delete: without ``--wait``
 the command returns when the endpoint accepted the request; with it, the action's
 progress is shown and the exit status says how it ended (0 when the action completed, 1
-when it failed, was rolled back or the endpoint refused it).
+when it failed, was rolled back or the endpoint refused it). Snapshots are in
+:mod:`kiln.client.snapshots`.
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ import yaml
 
 from kiln.client.api import JSON, APIError, HeatAPI, NotFound, stack_ref
 from kiln.client.commands import (
-    EVENT_FIELDS,
     EXIT_FAILED,
     EXIT_INTERRUPTED,
     PREFIX,
@@ -38,6 +38,7 @@ from kiln.client.commands import (
     _template_options,
     _types,
     fail,
+    show_events,
     stack,
 )
 from kiln.client.events import EventSource, PollingSource, StreamUnavailable, open_source
@@ -51,8 +52,6 @@ STACK_COLUMNS = ("ID", "Stack Name", "Stack Status", "Creation Time", "Updated T
 #: ``openstack stack resource list``'s columns (the resource's own field names)
 RESOURCE_COLUMNS = ("resource_name", "physical_resource_id", "resource_type",
                     "resource_status", "updated_time")
-#: ``openstack stack snapshot list``'s columns
-SNAPSHOT_COLUMNS = ("id", "name", "status", "status_reason", "creation_time")
 HOOKS = ("pre-create", "pre-update", "pre-delete")
 
 
@@ -356,12 +355,7 @@ def event_list(ctx: click.Context, name: str, resource_name: str | None, limit: 
         query["nested_depth"] = nested_depth
     if resource_name:
         query["resource_name"] = resource_name
-    rows = _call(lambda: api.events(ref, query))
-    if fmt in ("json", "yaml", "value"):
-        show_list(rows, EVENT_FIELDS, fmt)
-    else:
-        show_list(rows, ("event_time", "resource_name", "resource_status",
-                         "resource_status_reason"), fmt)
+    show_events(api, ref, query, fmt)
 
 
 def _follow_events(api: HeatAPI, found: JSON, resource_name: str | None,
@@ -415,107 +409,6 @@ def _deleted(api: HeatAPI, ref: str) -> bool:
 
 
 # -- snapshots ------------------------------------------------------------------------
-
-
-@stack.group()
-def snapshot() -> None:
-    """Snapshots of a stack: create, list, show, restore, delete."""
-
-
-def _snapshot_id(api: HeatAPI, ref: str, stack_name: str, given: str) -> str:
-    """A snapshot by id, or by name when exactly one has it."""
-    snaps = _call(lambda: api.snapshots(ref))
-    if any(s.get("id") == given for s in snaps):
-        return given
-    named = [s for s in snaps if s.get("name") == given]
-    if len(named) == 1:
-        return str(named[0]["id"])
-    if named:
-        fail(f"stack {stack_name} has {len(named)} snapshots named {given}: give its id")
-    fail(f"stack {stack_name} has no snapshot {given}")
-
-
-@snapshot.command("create")
-@click.argument("name")
-@click.option("--name", "snapshot_name", metavar="SNAPSHOT", help="The snapshot's name.")
-@click.option("--wait", is_flag=True, help="Wait until the snapshot is complete.")
-@format_option
-@click.pass_context
-def snapshot_create(ctx: click.Context, name: str, snapshot_name: str | None, wait: bool,
-                    fmt: str) -> None:
-    """Take a snapshot of stack NAME."""
-    api = _api(ctx)
-    found = _lookup(api, name)
-    ref = stack_ref(found)
-    made: list[JSON] = []
-    ok = _run_action(api, found, "SNAPSHOT",
-                     lambda: made.append(api.create_snapshot(ref, snapshot_name)), wait)
-    shown = _call(lambda: api.snapshot(ref, str(made[0]["id"]))) if wait else made[0]
-    show_one({k: shown.get(k) for k in SNAPSHOT_COLUMNS}, fmt)
-    if not ok:
-        sys.exit(EXIT_FAILED)
-
-
-@snapshot.command("list")
-@click.argument("name")
-@format_option
-@click.pass_context
-def snapshot_list(ctx: click.Context, name: str, fmt: str) -> None:
-    """List the snapshots of stack NAME."""
-    api = _api(ctx)
-    ref = stack_ref(_lookup(api, name))
-    show_list(_call(lambda: api.snapshots(ref)), SNAPSHOT_COLUMNS, fmt)
-
-
-@snapshot.command("show")
-@click.argument("name")
-@click.argument("snapshot_id", metavar="SNAPSHOT")
-@format_option
-@click.pass_context
-def snapshot_show(ctx: click.Context, name: str, snapshot_id: str, fmt: str) -> None:
-    """Show snapshot SNAPSHOT (id or name) of stack NAME, with its data."""
-    api = _api(ctx)
-    ref = stack_ref(_lookup(api, name))
-    ident = _snapshot_id(api, ref, name, snapshot_id)
-    show_one(_call(lambda: api.snapshot(ref, ident)), fmt)
-
-
-@snapshot.command("restore")
-@click.argument("name")
-@click.argument("snapshot_id", metavar="SNAPSHOT")
-@click.option("--wait", is_flag=True, help="Wait, showing progress, until restored.")
-@format_option
-@click.pass_context
-def snapshot_restore(ctx: click.Context, name: str, snapshot_id: str, wait: bool,
-                     fmt: str) -> None:
-    """Restore stack NAME to snapshot SNAPSHOT (id or name)."""
-    api = _api(ctx)
-    found = _lookup(api, name)
-    ref = stack_ref(found)
-    ident = _snapshot_id(api, ref, name, snapshot_id)
-    ok = _run_action(api, found, "RESTORE", lambda: api.restore_snapshot(ref, ident), wait)
-    show_list([_stack_row(_call(lambda: api.get_stack(ref)))], STACK_COLUMNS, fmt)
-    if not ok:
-        sys.exit(EXIT_FAILED)
-
-
-@snapshot.command("delete")
-@click.argument("name")
-@click.argument("snapshot_ids", metavar="SNAPSHOT...", nargs=-1, required=True)
-@click.pass_context
-def snapshot_delete(ctx: click.Context, name: str, snapshot_ids: tuple[str, ...]) -> None:
-    """Delete snapshots (ids or names) of stack NAME."""
-    api = _api(ctx)
-    ref = stack_ref(_lookup(api, name))
-    for given in snapshot_ids:
-        ident = _snapshot_id(api, ref, name, given)
-        try:
-            api.delete_snapshot(ref, ident)
-        except APIError as exc:
-            fail(exc.message)
-
-
-# -- template, abandon, adopt ---------------------------------------------------------
 
 
 @stack.group()
