@@ -91,22 +91,6 @@ def rabbit() -> None:
 
 
 @pytest.fixture(params=[
-    "sqlite",
-    pytest.param("postgresql", marks=pytest.mark.postgresql),
-    pytest.param("mysql", marks=pytest.mark.mysql),
-])
-def any_db(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield databases.sqlite_database(tmp_path)
-    elif request.param == "postgresql":
-        with databases.postgresql_database() as url:
-            yield url
-    else:
-        with databases.mysql_database() as url:
-            yield url
-
-
-@pytest.fixture(params=[
     pytest.param("postgresql", marks=pytest.mark.postgresql),
     pytest.param("mysql", marks=pytest.mark.mysql),
 ])

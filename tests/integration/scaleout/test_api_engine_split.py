@@ -30,8 +30,8 @@ def _ran_on(proc_logs: list[dict[str, object]], stack_id: str) -> bool:
 
 
 def test_actions_sent_to_either_api_run_on_the_engine(
-        any_db: str, cluster_factory: Callable[[str], Cluster]) -> None:
-    cluster = cluster_factory(any_db)
+        db_url: str, cluster_factory: Callable[[str], Cluster]) -> None:
+    cluster = cluster_factory(db_url)
     engine = cluster.engine()
     one, two = cluster.api(), cluster.api()
     with client(one) as c1, client(two) as c2:

@@ -56,8 +56,8 @@ def _output(c: httpx.Client, path: str, key: str) -> Any:
 
 
 def test_cfn_signals_through_api_cfn(
-        cluster_factory: Callable[[str], Cluster], any_db: str) -> None:
-    cluster = cluster_factory(any_db)
+        cluster_factory: Callable[[str], Cluster], db_url: str) -> None:
+    cluster = cluster_factory(db_url)
     cfn_port = free_port()
     cfn_root = f"http://127.0.0.1:{cfn_port}"
     cluster.extra = {"DEFAULT": {

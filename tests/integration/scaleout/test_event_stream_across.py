@@ -35,8 +35,8 @@ def _is_stack(stack_id: str, status: str) -> Callable[[Message], bool]:
 
 
 def test_stream_on_an_api_while_the_engine_runs(
-        cluster_factory: Callable[[str], Cluster], any_db: str) -> None:
-    cluster = cluster_factory(any_db)
+        cluster_factory: Callable[[str], Cluster], db_url: str) -> None:
+    cluster = cluster_factory(db_url)
     cluster.extra = {"kiln_api": {"event_stream_recheck_interval": 0.5}}
     cluster.engine()
     one, two = cluster.api(), cluster.api()

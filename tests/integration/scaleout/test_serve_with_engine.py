@@ -58,8 +58,8 @@ def _create(c: httpx.Client, name: str, seconds: int) -> str:
 
 
 def test_serve_is_an_engine_beside_kiln_engine(
-        any_db: str, cluster_factory: Callable[[str], Cluster]) -> None:
-    cluster = cluster_factory(any_db)
+        db_url: str, cluster_factory: Callable[[str], Cluster]) -> None:
+    cluster = cluster_factory(db_url)
     engine = cluster.engine()
     api = cluster.api()
     with client(api) as ca:
@@ -78,12 +78,12 @@ def test_serve_is_an_engine_beside_kiln_engine(
                         if s["binary"] == "heat-engine" and s["status"] == "up"}
 
             wait_for(lambda: ids <= engines_up(), 30, "both engines listed up")
-            assert _holder(any_db, on_engine) == _engine_id(engine)
+            assert _holder(db_url, on_engine) == _engine_id(engine)
 
             # a create sent to kiln serve runs there
             on_serve = _create(cs, "on-serve", 60)
             wait_for(lambda: _running(cs, "on-serve", on_serve), 30, "serve's create")
-            assert _holder(any_db, on_serve) == _engine_id(serve)
+            assert _holder(db_url, on_serve) == _engine_id(serve)
 
             # a DELETE sent to serve for the stack the other engine runs: forwarded to
             # it, which stops the create and deletes (well before the create's 60 s)
@@ -101,5 +101,5 @@ def test_serve_is_an_engine_beside_kiln_engine(
                      "the stopped engine no longer up")
             handed = _create(ca, "handed", 5)
             wait_for(lambda: _running(ca, "handed", handed), 30, "serve takes it")
-            assert _holder(any_db, handed) == _engine_id(serve)
+            assert _holder(db_url, handed) == _engine_id(serve)
             wait_status(ca, "handed", "CREATE_COMPLETE", timeout=30)

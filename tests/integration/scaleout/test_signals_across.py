@@ -51,8 +51,8 @@ def _create(c: httpx.Client, name: str, template: dict[str, Any],
 
 
 def test_wait_condition_signal_to_the_other_api(
-        cluster_factory: Callable[[str], Cluster], any_db: str) -> None:
-    cluster = cluster_factory(any_db)
+        cluster_factory: Callable[[str], Cluster], db_url: str) -> None:
+    cluster = cluster_factory(db_url)
     cluster.engine()
     one, two = cluster.api(), cluster.api()
     with client(one) as c1, client(two) as c2:
@@ -70,8 +70,8 @@ def test_wait_condition_signal_to_the_other_api(
 
 
 def test_hook_cleared_through_the_other_api(
-        cluster_factory: Callable[[str], Cluster], any_db: str) -> None:
-    cluster = cluster_factory(any_db)
+        cluster_factory: Callable[[str], Cluster], db_url: str) -> None:
+    cluster = cluster_factory(db_url)
     cluster.engine()
     one, two = cluster.api(), cluster.api()
     with client(one) as c1, client(two) as c2:
