@@ -97,6 +97,15 @@ def run(name: str, *args: str, timeout: float = 60.0,
                           timeout=timeout, env=full_env, check=False)
 
 
+def failure(result: subprocess.CompletedProcess[str], name: str) -> str:
+    """What a tool printed and logged, for an assertion message: its own log
+    (/var/log/<name>.log) is read only if the tool got as far as writing it."""
+    log = Path(f"/var/log/{name}.log")
+    logged = log.read_text() if log.exists() else f"({log} was not written)"
+    return (f"{name} exited {result.returncode}\nstdout: {result.stdout}\n"
+            f"stderr: {result.stderr}\nlog: {logged}")
+
+
 class SystemPaths:
     """Exclusive use of the tools' system paths, restored afterwards."""
 

@@ -76,7 +76,7 @@ def test_cfn_tools_read_apply_and_watch_metadata(kiln: KilnProcess, tmp_path: Pa
         credentials = configure_tools(paths, kiln, access, secret)
         got = cfntools.run("cfn-get-metadata", "-s", "tools", "-r", "Server",
                            "--credential-file", str(credentials))
-        assert got.returncode == 0, got.stderr
+        assert got.returncode == 0, cfntools.failure(got, "cfn-get-metadata")
         assert json.loads(got.stdout)["greeting"] == "hello"
         # the key's policy allows Server only
         denied = cfntools.run("cfn-get-metadata", "-s", "tools", "-r", "Private",
@@ -86,7 +86,7 @@ def test_cfn_tools_read_apply_and_watch_metadata(kiln: KilnProcess, tmp_path: Pa
 
         init = cfntools.run("cfn-init", "-s", "tools", "-r", "Server", "--access-key", access,
                             "--secret-key", secret)
-        assert init.returncode == 0, Path("/var/log/cfn-init.log").read_text()
+        assert init.returncode == 0, cfntools.failure(init, "cfn-init")
         assert (tmp_path / "motd").read_text() == "hello\n"
         assert (tmp_path / "command-ran").read_text() == "ran\n"
 
@@ -98,14 +98,14 @@ def test_cfn_tools_read_apply_and_watch_metadata(kiln: KilnProcess, tmp_path: Pa
                     f"action=echo changed >> {hook_log}\nrunas=root\n")
         # cfn-init has just cached what it applied: nothing has changed since
         hup = cfntools.run("cfn-hup", "--no-daemon")
-        assert hup.returncode == 0, Path("/var/log/cfn-hup.log").read_text()
+        assert hup.returncode == 0, cfntools.failure(hup, "cfn-hup")
         assert not hook_log.exists()
 
         heat.stacks.update("tools", template=template(tmp_path, "bonjour"))
         updated = wait_for_stack_status(heat, "tools")
         assert updated.stack_status == "UPDATE_COMPLETE", updated.stack_status_reason
         hup = cfntools.run("cfn-hup", "--no-daemon")
-        assert hup.returncode == 0, Path("/var/log/cfn-hup.log").read_text()
+        assert hup.returncode == 0, cfntools.failure(hup, "cfn-hup")
         assert hook_log.read_text() == "changed\n"
         hup = cfntools.run("cfn-hup", "--no-daemon")   # once per change
         assert hook_log.read_text() == "changed\n"
