@@ -1,7 +1,7 @@
 """``kiln api-cfn`` and ``kiln ec2-credentials``: the CloudFormation API's commands.
 
 ``api-cfn`` runs the CloudFormation-compatible API alone (``[heat_api_cfn]``), as Heat's
-heat-api-cfn. ``ec2-credentials`` issues and revokes the EC2 keypairs that sign requests
+heat-api-cfn. ``ec2-credentials`` issues, lists and revokes the EC2 keypairs that sign requests
 to it when no identity service is configured: the no-auth setup has no Keystone to ask
 for them, so the operator hands them out (servers get theirs from their stack).
 """
@@ -76,6 +76,16 @@ def register(main: click.Group, config_option: Decorator,
             made = create_keypair(s, project_id=project, user_id=user)
         click.echo(json.dumps({"access": made.access_key, "secret": made.secret,
                                "project_id": made.project_id, "user_id": made.user_id}))
+
+    @ec2_credentials.command("list")
+    @config_option
+    @click.option("--project", default=None, help="Only this project's keypairs.")
+    def list_(config_files: tuple[str, ...], project: str | None) -> None:
+        """List issued keypairs as JSON (access key, project, user, and the stack and
+        resource a server's keypair belongs to); secrets are never shown."""
+        from kiln.db.keypairs import issued_keypairs
+        with _session(load(config_files)) as s:
+            click.echo(json.dumps(issued_keypairs(s, project_id=project), indent=2))
 
     @ec2_credentials.command("delete")
     @config_option

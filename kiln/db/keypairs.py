@@ -83,6 +83,19 @@ def list_keypairs(s: Session, *, stack_id: str,
     return [_record(r) for r in s.scalars(q.order_by(Ec2Keypair.created_at))]
 
 
+def issued_keypairs(s: Session, *, project_id: str | None = None) -> list[dict[str, str | None]]:
+    """What an operator may see of the issued keypairs: everything but the secret, which
+    is never decrypted for a listing. Oldest first."""
+    q = sa.select(Ec2Keypair.access_key, Ec2Keypair.project_id, Ec2Keypair.user_id,
+                  Ec2Keypair.stack_id, Ec2Keypair.resource_name, Ec2Keypair.created_at)
+    if project_id is not None:
+        q = q.where(Ec2Keypair.project_id == project_id)
+    return [{"access": row.access_key, "project_id": row.project_id, "user_id": row.user_id,
+             "stack_id": row.stack_id, "resource_name": row.resource_name,
+             "created_at": row.created_at.isoformat()}
+            for row in s.execute(q.order_by(Ec2Keypair.created_at, Ec2Keypair.access_key))]
+
+
 def delete_keypair(s: Session, access_key: str) -> bool:
     note_revoked(s)
     result = s.execute(sa.delete(Ec2Keypair).where(Ec2Keypair.access_key == access_key))

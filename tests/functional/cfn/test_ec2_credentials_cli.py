@@ -38,6 +38,20 @@ def test_create_then_delete(tmp_path: Path) -> None:
     token = stored[len(crypt.PREFIX):].encode()
     assert crypt._fernet(key).decrypt(token).decode() == issued["secret"]
 
+    other = kiln("ec2-credentials", "create", "--config-file", str(conf), "--project", "ops",
+                 "--user", "u2", cwd=tmp_path)
+    assert other.returncode == 0, other.stderr
+    listed = kiln("ec2-credentials", "list", "--config-file", str(conf), cwd=tmp_path)
+    assert listed.returncode == 0, listed.stderr
+    rows = json.loads(listed.stdout)
+    assert [(r["access"], r["project_id"]) for r in rows] == [
+        (issued["access"], "demo"), (json.loads(other.stdout)["access"], "ops")]
+    assert all(r["stack_id"] is None for r in rows)
+    assert issued["secret"] not in listed.stdout and "secret" not in rows[0]
+    only = kiln("ec2-credentials", "list", "--config-file", str(conf), "--project", "demo",
+                cwd=tmp_path)
+    assert [r["access"] for r in json.loads(only.stdout)] == [issued["access"]]
+
     gone = kiln("ec2-credentials", "delete", "--config-file", str(conf), issued["access"],
                 cwd=tmp_path)
     assert gone.returncode == 0 and gone.stdout.strip() == f"deleted {issued['access']}"
