@@ -33,6 +33,29 @@ export function allowedActions(status) {
   };
 }
 
+/** Why a resource has not started in the stack's running action: the resources it waits
+ * for that are not done yet (its dependencies; on delete, the resources that depend on
+ * it, which go first). Empty when the stack is not running or the resource has started. */
+export function waitingFor(resource, list, stackStatus) {
+  const s = String(stackStatus || '');
+  if (!s.endsWith('_IN_PROGRESS')) return [];
+  const action = s.slice(0, -'_IN_PROGRESS'.length);
+  const own = String(resource.resource_status || '');
+  if (own.endsWith('_IN_PROGRESS') || own.endsWith('_FAILED') || own === `${action}_COMPLETE`) {
+    return [];
+  }
+  const name = resource.resource_name;
+  const deps = action === 'DELETE'
+    ? list.filter(x => (resource.required_by || []).includes(x.resource_name))
+    : list.filter(x => (x.required_by || []).includes(name));
+  const unfinished = x => {
+    const st = String(x.resource_status || '');
+    if (action === 'DELETE') return st !== 'DELETE_COMPLETE';
+    return st === 'INIT_COMPLETE' || st.endsWith('_IN_PROGRESS') || st.endsWith('_FAILED');
+  };
+  return deps.filter(unfinished);
+}
+
 export function stackPage(view, api, name, id, tab, {go, onLeave}) {
   const path = `/stacks/${encodeURIComponent(name)}/${id}`;
   let stack = null;
@@ -93,7 +116,7 @@ export function stackPage(view, api, name, id, tab, {go, onLeave}) {
       return;
     }
     if (shownNode && !side.hidden && shownNode.stackId === ev.stack_id
-        && shownNode.name === ev.resource_name) {
+        && (shownNode.name === ev.resource_name || shownWaits.has(ev.resource_name))) {
       clearTimeout(sideTimer);               // the open details follow the resource too
       sideTimer = setTimeout(() => showResource(shownNode), 150);
     }
@@ -254,6 +277,7 @@ export function stackPage(view, api, name, id, tab, {go, onLeave}) {
       `showing 300 of ${shown.length}; filter to narrow` : `${shown.length} resources`;
   }
 
+  let shownWaits = new Set();
   async function showResource(node) {
     shownNode = node;
     if (!node) { side.hidden = true; return; }
@@ -263,9 +287,29 @@ export function stackPage(view, api, name, id, tab, {go, onLeave}) {
       Api.linkPath((node.resource.links || []).find(l => l.rel === 'stack').href);
     const rpath = `${stackPath}/resources/${encodeURIComponent(node.name)}`;
     try {
-      const [shown, meta] = await Promise.all([api.get(rpath),
-                                               api.get(`${rpath}/metadata`)]);
+      const [shown, meta, siblings] = await Promise.all([api.get(rpath),
+        api.get(`${rpath}/metadata`),
+        node.stackId === id ? {resources: resourceList} : api.get(`${stackPath}/resources`)]);
       const r = shown.resource;
+      const list = siblings.resources || [];
+      const dependsOn = list.filter(x => (x.required_by || []).includes(r.resource_name))
+        .map(x => x.resource_name);
+      const waits = waitingFor(r, list, stack?.stack_status);
+      shownWaits = new Set(waits.map(x => x.resource_name));
+      const hookOf = x => HOOK.exec(x.resource_status_reason || '')
+        || HOOK.exec(topo.nodes.get(Topology.key(node.stackId, x.resource_name))?.reason || '');
+      const waitItem = x => {
+        const held = hookOf(x);
+        return h('li', {dataset: {resource: x.resource_name}},
+          h('button', {type: 'button', class: 'link', onclick: () => showResource({
+            key: Topology.key(node.stackId, x.resource_name), stackId: node.stackId,
+            name: x.resource_name, resource: x,
+            nested: (x.links || []).find(l => l.rel === 'nested')?.href})}, x.resource_name),
+          ' ', badge(held ? 'HOOK_PAUSED' : x.resource_status), ' ',
+          h('span', {class: 'muted'}, held ? `paused until hook ${held[1]} is cleared`
+            : (x.resource_status === 'INIT_COMPLETE' ? 'not started'
+              : x.resource_status_reason || '')));
+      };
       // a hook's pause is an event, not a state: the graph's node knows it
       const hook = HOOK.exec(r.resource_status_reason || '')
         || HOOK.exec(topo.nodes.get(node.key)?.reason || '');
@@ -282,9 +326,11 @@ export function stackPage(view, api, name, id, tab, {go, onLeave}) {
         h('p', {class: 'muted'}, r.resource_status_reason || ''),
         h('dl', {},
           h('dt', {}, 'Physical id'), h('dd', {class: 'mono'}, r.physical_resource_id || '—'),
-          h('dt', {}, 'Depends on / required by'),
-          h('dd', {}, (r.required_by || []).join(', ') || '—'),
+          h('dt', {}, 'Depends on'), h('dd', {}, dependsOn.join(', ') || '—'),
+          h('dt', {}, 'Required by'), h('dd', {}, (r.required_by || []).join(', ') || '—'),
           h('dt', {}, 'Updated'), h('dd', {}, time(r.updated_time))),
+        waits.length ? h('div', {class: 'waiting'},
+          h('h3', {}, 'Not started: waiting for'), h('ul', {}, waits.map(waitItem))) : null,
         node.nested && !topo.nodes.get(node.key)?.expanded ?
           h('button', {type: 'button', name: 'expand',
                        onclick: () => expand(topo.nodes.get(node.key) || node)},
