@@ -24,7 +24,7 @@ from kiln.template.definitions import (
     name_set,
 )
 from kiln.template.errors import StackValidationFailed, reference_error
-from kiln.template.function import OMITTED, Function
+from kiln.template.function import OMITTED, Function, touches_resources
 from kiln.template.limits import DEFAULT_MAX_OUTPUT
 from kiln.template.outputs import NO_DESCRIPTION, OutputResult, error_text
 from kiln.template.versions import TemplateVersion
@@ -371,6 +371,10 @@ class BoundTemplate:
                 explicit.append(dep)
         depends = name_set(implied) if not explicit else frozenset(explicit) | implied
         external = snippet.external_id
+        if external is not None and touches_resources(external):
+            # Heat reads an external_id once, when it makes the resource, before any
+            # resource exists: a sibling's reference is its name, an attribute nothing
+            external = self.resolve(external)
         if external is not None and self.resolve(external):
             if explicit:
                 raise StackValidationFailed(

@@ -126,7 +126,12 @@ def check_duplicate_names(stack: LiveStack) -> None:
         raise StackValidationFailed("Duplicate names {" + ", ".join(map(repr, dup)) + "}")
 
 
-def validate(engine: Engine, stack: LiveStack) -> None:
+def validate(engine: Engine, stack: LiveStack,
+             catalog: frozenset[str] | None = None) -> None:
+    """What a create checks of a built stack; with the *catalog*, each resource's service
+    is checked before the resource's own definition, as Heat orders it."""
+    from kiln.engine.actions.validation import check_service
+
     limit = engine.conf.max_resources_per_stack
     if limit != -1 and len(stack.slots) > limit:
         raise RequestLimitExceeded(
@@ -137,6 +142,7 @@ def validate(engine: Engine, stack: LiveStack) -> None:
     stack.bound.validate(placeholders=False)
     engine.graph(stack)
     for slot in stack.slots.values():
+        check_service(slot, catalog)
         if slot.definition.deletion_policy == "Snapshot" and not (
                 slot.plugin.supports("snapshot_delete")
                 or slot.plugin.supports("SNAPSHOT")):
@@ -186,7 +192,7 @@ async def prepare(engine: Engine, ctx: RequestContext, name: str,
                       environment=env, files=dict(files or {}),
                       opts=Options.from_args(args), username=ctx.username,
                       user_id=ctx.user_id, stack_id=stack_id, action=action)
-        validate(engine, stack)
+        validate(engine, stack, catalog)
         # the whole tree, once, from the top (nested creates skip it); validation
         # builds on this module
         from kiln.engine.actions.validation import check_children

@@ -49,6 +49,7 @@ from kiln.resources.scaling_group import ScalingGroup
 from kiln.template import load_template
 from kiln.template import validation as tv
 from kiln.template.environment import Environment, build_environment
+from kiln.template.errors import attribute_error
 from kiln.template.function import touches_resources
 from kiln.template.param_schema import all_parameter_schemas
 from kiln.template.template import Template
@@ -158,6 +159,20 @@ def _unknown_property_check(slot: Slot) -> None:
             raise
 
 
+def _external_attribute_check(slot: Slot) -> None:
+    """Heat's POST /validate refuses a HOT ``get_attr`` as a resource's external_id (it
+    is checked before any resource has attributes), though a create takes it."""
+    raw = slot.definition.raw.get("external_id")
+    if isinstance(raw, Mapping) and len(raw) == 1 and "get_attr" in raw:
+        args = raw["get_attr"]
+        if isinstance(args, list) and len(args) >= 2 and all(
+                isinstance(a, str) for a in args[:2]):
+            wrong = attribute_error(args[0], args[1])
+            raise tv.ValidateBadRequest(
+                f"resources.{slot.name}.external_id.get_attr: {wrong.message}",
+                path=("resources", slot.name, "external_id"))
+
+
 def _update_policy_check(stack: LiveStack, slot: Slot) -> None:
     """Heat validates a resource's update_policy (names and values) against the type's
     update policy schema, also in its shallow validation."""
@@ -181,10 +196,13 @@ def _update_policy_check(stack: LiveStack, slot: Slot) -> None:
 check_duplicate_names = admit.check_duplicate_names
 
 
-def check_resources(stack: LiveStack) -> None:
-    """The per-resource part of Heat's shallow validation."""
+def check_resources(stack: LiveStack, catalog: frozenset[str] | None = None) -> None:
+    """The per-resource part of Heat's shallow validation (with each resource's service
+    checked first when the *catalog* is given)."""
     check_duplicate_names(stack)
     for slot in stack.slots.values():
+        check_service(slot, catalog)
+        _external_attribute_check(slot)
         _update_policy_check(stack, slot)
         policy = slot.definition.deletion_policy
         if policy == "Snapshot" and not (slot.plugin.supports("snapshot_delete")
@@ -231,13 +249,22 @@ def _resolved_properties(stack: LiveStack, slot: Slot) -> Mapping[str, Any]:
 def check_services(stack: LiveStack, catalog: frozenset[str]) -> None:
     """Heat's service check: a resource whose OpenStack service is not in the *catalog*
     is a 400 ResourceTypeUnavailable naming the service and the type."""
+    for slot in stack.slots.values():
+        check_service(slot, catalog)
+
+
+def check_service(slot: Slot, catalog: frozenset[str] | None) -> None:
+    """One resource's service check. Heat makes it first of all of a resource's own
+    checks, so a missing service is reported before that resource's property errors;
+    None (no catalog at hand) checks nothing."""
+    if catalog is None:
+        return
     from kiln.clients.availability import missing_service
 
-    for slot in stack.slots.values():
-        cls = type(slot.plugin)
-        reason = missing_service(cls, catalog)
-        if reason is not None:
-            raise ResourceTypeUnavailable(slot.definition.type, cls.client_name, reason)
+    cls = type(slot.plugin)
+    reason = missing_service(cls, catalog)
+    if reason is not None:
+        raise ResourceTypeUnavailable(slot.definition.type, cls.client_name, reason)
 
 
 async def check_external(stack: LiveStack) -> None:
@@ -443,6 +470,7 @@ def _empty_group(stack: LiveStack, slot: Slot) -> bool:
 
 def api_validate(tmpl: Template, env: Environment, files: Mapping[str, str],
                  support: StackSupport, *, project_id: str,
+                 catalog: frozenset[str] | None = None,
                  ) -> tuple[dict[str, Any], ValidationStack]:
     """What POST /validate checks of a parsed template (the body and the stack it built):
     the template's own rules, with resource types looked at after them, then each
@@ -453,7 +481,7 @@ def api_validate(tmpl: Template, env: Environment, files: Mapping[str, str],
     body = tv.validate_template(tmpl, env, resolver=stack,
                                 before_references=lambda: check_types(stack))
     add_template_slots(stack)
-    check_resources(stack)
+    check_resources(stack, catalog)
     return body, stack
 
 

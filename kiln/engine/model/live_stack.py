@@ -296,9 +296,15 @@ class LiveStack:
         return slot
 
     def reference(self, name: str) -> Any:
+        if name not in self.slots and name in self.template.resources:
+            # read while the slots are made (an external_id naming a sibling): as in
+            # Heat, a resource that does not exist yet is referred to by its name
+            return name
         return self._slot(name).plugin.reference_id()
 
     def attribute(self, name: str, attr: str, path: Sequence[Any]) -> Any:
+        if name not in self.slots and name in self.template.resources:
+            return None  # no attributes before the resource exists
         plugin = self._slot(name).plugin
         if plugin.state.action in _NO_ATTRIBUTES:
             return None

@@ -139,7 +139,7 @@ class CatalogOps(ServiceBase):
             except RequestLimitExceeded as exc:  # Heat answers this one as a bad request
                 raise tv.ValidateBadRequest(exc.message) from None
             body, stack = v.api_validate(tmpl, env, files, self._support(),
-                                         project_id=ctx.project_id)
+                                         project_id=ctx.project_id, catalog=catalog)
             v.check_services(stack, catalog)
         except KilnError as exc:
             raise tv.as_validate_error(exc) from None
@@ -156,7 +156,7 @@ class CatalogOps(ServiceBase):
         stack = v.make_stack(tmpl, env, files, self._support(), project_id=ctx.project_id,
                              validate_params=True)
         stack.bound.validate()
-        v.check_resources(stack)
+        v.check_resources(stack, catalog)
         v.check_services(stack, catalog)
         v.deep_check(self.engine, stack)
         try:
