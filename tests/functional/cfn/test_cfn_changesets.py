@@ -1,0 +1,247 @@
+"""boto3's CloudFormation client drives change sets on a real ``kiln serve``: create
+(UPDATE and CREATE), describe with property-level changes, the waiter, execute exactly
+once, list, delete, OBSOLETE after the stack changed, FAILED for a bad template, and
+AWS's errors for the rest."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from botocore.exceptions import ClientError, WaiterError
+
+from tests.support.aws import Keypair, cfn_client, issue_keypair
+from tests.support.server import KilnProcess, start_kiln
+
+TEMPLATE: dict[str, Any] = {
+    "AWSTemplateFormatVersion": "2010-09-09",
+    "Parameters": {
+        "Length": {"Type": "Number", "Default": 8},
+        "Secret": {"Type": "String", "NoEcho": "true", "Default": "s3cret-old"},
+    },
+    "Resources": {
+        "Rand": {"Type": "OS::Heat::RandomString", "Properties": {"length": {"Ref": "Length"}}},
+        "Note": {"Type": "OS::Heat::Value", "Properties": {"value": {"Ref": "Secret"}}},
+        "Gone": {"Type": "OS::Heat::None"},
+    },
+}
+
+
+def _changed(length: int = 12) -> dict[str, Any]:
+    body = json.loads(json.dumps(TEMPLATE))
+    body["Parameters"]["Length"]["Default"] = length
+    del body["Resources"]["Gone"]
+    body["Resources"]["Extra"] = {"Type": "OS::Heat::None"}
+    body["Resources"]["Note"]["Properties"]["value"] = {"Fn::Join": ["-", [{"Ref": "Secret"}, "x"]]}
+    return body
+
+
+@pytest.fixture(scope="module")
+def kiln(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KilnProcess]:
+    proc = start_kiln(tmp_path_factory.mktemp("cfn-cs"))
+    yield proc
+    assert proc.stop() == 0, proc.logs()
+
+
+@pytest.fixture(scope="module")
+def keypair(kiln: KilnProcess) -> Keypair:
+    return issue_keypair(kiln, "demo")
+
+
+@pytest.fixture
+def cfn(kiln: KilnProcess, keypair: Keypair) -> Any:
+    return cfn_client(kiln, keypair)
+
+
+def settle(cfn: Any, name: str, timeout: float = 60.0) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    delay = 0.05
+    while True:
+        stack: dict[str, Any] = cfn.describe_stacks(StackName=name)["Stacks"][0]
+        if not stack["StackStatus"].endswith("_IN_PROGRESS"):
+            return stack
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{name} still {stack['StackStatus']} after {timeout}s")
+        time.sleep(delay)  # status poll with backoff, bounded by the deadline
+        delay = min(delay * 2, 0.5)
+
+
+def wait_created(cfn: Any, name: str, stack: str) -> dict[str, Any]:
+    waiter = cfn.get_waiter("change_set_create_complete")
+    waiter.wait(ChangeSetName=name, StackName=stack, WaiterConfig={"Delay": 1, "MaxAttempts": 30})
+    described: dict[str, Any] = cfn.describe_change_set(ChangeSetName=name, StackName=stack)
+    return described
+
+
+def error(caught: pytest.ExceptionInfo[ClientError]) -> tuple[int, str, str]:
+    response = caught.value.response
+    return (
+        response["ResponseMetadata"]["HTTPStatusCode"],
+        response["Error"]["Code"],
+        response["Error"]["Message"],
+    )
+
+
+def _stack(cfn: Any, name: str) -> None:
+    cfn.create_stack(StackName=name, TemplateBody=json.dumps(TEMPLATE))
+    assert settle(cfn, name)["StackStatus"] == "CREATE_COMPLETE"
+
+
+def test_update_change_set_shows_then_executes_exactly(cfn: Any) -> None:
+    _stack(cfn, "cs-upd")
+    made = cfn.create_change_set(
+        StackName="cs-upd",
+        ChangeSetName="grow",
+        TemplateBody=json.dumps(_changed()),
+        Description="longer string",
+        Parameters=[{"ParameterKey": "Secret", "UsePreviousValue": True}],
+    )
+    assert made["Id"].startswith("arn:") and made["StackId"].startswith("arn:")
+    shown = wait_created(cfn, "grow", "cs-upd")
+    assert (shown["Status"], shown["ExecutionStatus"]) == ("CREATE_COMPLETE", "AVAILABLE")
+    assert shown["Description"] == "longer string"
+    changes = {
+        c["ResourceChange"]["LogicalResourceId"]: c["ResourceChange"] for c in shown["Changes"]
+    }
+    assert changes["Extra"]["Action"] == "Add"
+    assert changes["Gone"]["Action"] == "Remove"
+    assert changes["Gone"]["PhysicalResourceId"]
+    rand = changes["Rand"]
+    assert (rand["Action"], rand["Replacement"], rand["Scope"]) == (
+        "Modify",
+        "True",
+        ["Properties"],
+    )
+    target = rand["Details"][0]["Target"]
+    assert (target["Attribute"], target["Name"], target["RequiresRecreation"]) == (
+        "Properties",
+        "length",
+        "Always",
+    )
+    assert (target["BeforeValue"], target["AfterValue"]) == ("8", "12")
+    note = changes["Note"]["Details"][0]["Target"]
+    assert note["BeforeValue"] == note["AfterValue"] == "******"
+    assert "s3cret" not in json.dumps(shown, default=str)
+    listed = cfn.list_change_sets(StackName="cs-upd")["Summaries"]
+    assert [(s["ChangeSetName"], s["ExecutionStatus"]) for s in listed] == [("grow", "AVAILABLE")]
+    # executed by its ARN alone, as a second person would from a link
+    cfn.execute_change_set(ChangeSetName=made["Id"])
+    stack = settle(cfn, "cs-upd")
+    assert stack["StackStatus"] == "UPDATE_COMPLETE"
+    resources = {
+        r["LogicalResourceId"]
+        for r in cfn.list_stack_resources(StackName="cs-upd")["StackResourceSummaries"]
+    }
+    assert resources == {"Rand", "Note", "Extra"}
+    after = cfn.describe_change_set(ChangeSetName="grow", StackName="cs-upd")
+    assert after["ExecutionStatus"] == "EXECUTE_COMPLETE"
+    with pytest.raises(ClientError) as twice:
+        cfn.execute_change_set(ChangeSetName="grow", StackName="cs-upd")
+    assert error(twice)[:2] == (400, "InvalidChangeSetStatus")
+
+
+def test_change_set_of_a_changed_stack_is_obsolete(cfn: Any) -> None:
+    _stack(cfn, "cs-obs")
+    cfn.create_change_set(
+        StackName="cs-obs", ChangeSetName="one", TemplateBody=json.dumps(_changed(10))
+    )
+    wait_created(cfn, "one", "cs-obs")
+    cfn.update_stack(StackName="cs-obs", TemplateBody=json.dumps(_changed(20)))
+    assert settle(cfn, "cs-obs")["StackStatus"] == "UPDATE_COMPLETE"
+    shown = cfn.describe_change_set(ChangeSetName="one", StackName="cs-obs")
+    assert shown["ExecutionStatus"] == "OBSOLETE"
+    with pytest.raises(ClientError) as refused:
+        cfn.execute_change_set(ChangeSetName="one", StackName="cs-obs")
+    assert error(refused)[:2] == (400, "InvalidChangeSetStatus")
+    params = {p["ParameterKey"]: p["ParameterValue"] for p in settle(cfn, "cs-obs")["Parameters"]}
+    assert params["Length"] == "20"
+
+
+def test_create_change_set_makes_the_stack_on_execute(cfn: Any) -> None:
+    made = cfn.create_change_set(
+        StackName="cs-new",
+        ChangeSetName="first",
+        ChangeSetType="CREATE",
+        TemplateBody=json.dumps(TEMPLATE),
+    )
+    shown = wait_created(cfn, "first", "cs-new")
+    assert sorted(c["ResourceChange"]["Action"] for c in shown["Changes"]) == ["Add"] * 3
+    assert shown["StackId"] == made["StackId"]
+    cfn.execute_change_set(ChangeSetName="first", StackName="cs-new")
+    stack = settle(cfn, "cs-new")
+    assert stack["StackStatus"] == "CREATE_COMPLETE"
+    assert stack["StackId"] == made["StackId"]
+    with pytest.raises(ClientError) as again:
+        cfn.create_change_set(
+            StackName="cs-new",
+            ChangeSetName="second",
+            ChangeSetType="CREATE",
+            TemplateBody=json.dumps(TEMPLATE),
+        )
+    assert error(again)[:2] == (400, "ValidationError")
+
+
+def test_invalid_template_fails_the_change_set_not_the_request(cfn: Any) -> None:
+    _stack(cfn, "cs-bad")
+    bad = _changed()
+    bad["Resources"]["Rand"]["Properties"]["length"] = {"Ref": "NoSuchParameter"}
+    cfn.create_change_set(StackName="cs-bad", ChangeSetName="broken", TemplateBody=json.dumps(bad))
+    with pytest.raises(WaiterError):
+        wait_created(cfn, "broken", "cs-bad")
+    shown = cfn.describe_change_set(ChangeSetName="broken", StackName="cs-bad")
+    assert shown["Status"] == "FAILED"
+    assert "NoSuchParameter" in shown["StatusReason"]
+    assert shown["ExecutionStatus"] == "UNAVAILABLE"
+    cfn.create_change_set(
+        StackName="cs-bad", ChangeSetName="same", TemplateBody=json.dumps(TEMPLATE)
+    )
+    same = cfn.describe_change_set(ChangeSetName="same", StackName="cs-bad")
+    assert same["Status"] == "FAILED" and "didn't contain changes" in same["StatusReason"]
+    with pytest.raises(ClientError) as refused:
+        cfn.execute_change_set(ChangeSetName="broken", StackName="cs-bad")
+    assert error(refused)[:2] == (400, "InvalidChangeSetStatus")
+
+
+def test_errors_a_user_meets(cfn: Any) -> None:
+    _stack(cfn, "cs-err")
+    with pytest.raises(ClientError) as missing:
+        cfn.describe_change_set(ChangeSetName="nope", StackName="cs-err")
+    assert error(missing)[:2] == (404, "ChangeSetNotFound")
+    with pytest.raises(ClientError) as missing:
+        cfn.execute_change_set(ChangeSetName="nope", StackName="cs-err")
+    assert error(missing)[:2] == (404, "ChangeSetNotFound")
+    with pytest.raises(ClientError) as no_stack:
+        cfn.create_change_set(
+            StackName="cs-none", ChangeSetName="x", TemplateBody=json.dumps(TEMPLATE)
+        )
+    assert error(no_stack)[:2] == (400, "ValidationError")
+    with pytest.raises(ClientError) as bad_name:
+        cfn.create_change_set(
+            StackName="cs-err", ChangeSetName="1-bad", TemplateBody=json.dumps(TEMPLATE)
+        )
+    assert error(bad_name)[:2] == (400, "ValidationError")
+    cfn.create_change_set(
+        StackName="cs-err", ChangeSetName="dup", TemplateBody=json.dumps(_changed())
+    )
+    with pytest.raises(ClientError) as dup:
+        cfn.create_change_set(
+            StackName="cs-err", ChangeSetName="dup", TemplateBody=json.dumps(_changed())
+        )
+    assert error(dup)[:2] == (400, "AlreadyExistsException")
+    cfn.delete_change_set(ChangeSetName="dup", StackName="cs-err")
+    with pytest.raises(ClientError) as gone:
+        cfn.describe_change_set(ChangeSetName="dup", StackName="cs-err")
+    assert error(gone)[:2] == (404, "ChangeSetNotFound")
+    # a deleted stack takes its change sets with it
+    cfn.create_change_set(
+        StackName="cs-err", ChangeSetName="pending", TemplateBody=json.dumps(_changed())
+    )
+    cfn.delete_stack(StackName="cs-err")
+    waiter = cfn.get_waiter("stack_delete_complete")
+    waiter.wait(StackName="cs-err", WaiterConfig={"Delay": 1, "MaxAttempts": 60})
+    with pytest.raises(ClientError) as orphan:
+        cfn.describe_change_set(ChangeSetName="pending", StackName="cs-err")
+    assert error(orphan)[:2] == (404, "ChangeSetNotFound")
