@@ -119,6 +119,7 @@ class ChangeSetOps(StackOps):
         *,
         use_previous: Sequence[str] = (),
         description: str | None = None,
+        environment_files: Sequence[str] | None = None,
     ) -> dict[str, Any]:
         """Plan the change and store it; a plan that cannot be made is stored FAILED
         with the reason (a request naming a missing or taken stack is refused)."""
@@ -164,7 +165,13 @@ class ChangeSetOps(StackOps):
         if rec is not None and use_previous:
             env = await self._previous_values(rec, env, use_previous)
         request = _plain(
-            {"template": template, "environment": env, "files": dict(files), "args": dict(args)}
+            {
+                "template": template,
+                "environment": env,
+                "files": dict(files),
+                "args": dict(args),
+                "environment_files": list(environment_files or []) or None,
+            }
         )
         values: dict[str, Any] = {
             "id": str(uuid.uuid4()),
@@ -180,14 +187,17 @@ class ChangeSetOps(StackOps):
             "changes": [],
             "fingerprint": fingerprint(rec) if rec is not None else "",
         }
+        hidden: set[str] = set()
         try:
-            changes = await self._plan(ctx, change_type, stack_name, stack_id, request)
+            changes = await self._plan(ctx, change_type, stack_name, stack_id, request, hidden)
         except (InvalidInput, EntityNotFound) as exc:
+            hidden.update((request["environment"].get("parameters") or {}).keys())
             values.update(status="FAILED", status_reason=str(exc) or type(exc).__name__)
         else:
             values["changes"] = changes
             if not changes and change_type == "UPDATE":
                 values.update(status="FAILED", status_reason=NO_CHANGES)
+        request["hidden"] = sorted(hidden)
         if rec is not None and values["status"] != "FAILED":
             refuse_update(rec.action)
         return await self._shown(ctx, await store.add(values), rec)
@@ -211,8 +221,10 @@ class ChangeSetOps(StackOps):
         stack_name: str,
         stack_id: str,
         request: Mapping[str, Any],
+        hidden: set[str] | None = None,
     ) -> list[dict[str, Any]]:
-        """The changes the stored request makes to the stack as it is now."""
+        """The changes the stored request makes to the stack as it is now (and, into
+        ``hidden``, the names of the parameters its template hides)."""
         if change_type == "CREATE":
             stack = await admit.prepare(
                 self.engine,
@@ -221,11 +233,13 @@ class ChangeSetOps(StackOps):
                 request["template"],
                 request["environment"],
                 request["files"],
-                None,
+                request.get("environment_files"),
                 request["args"],
                 stack_id=stack_id,
             )
             made: list[dict[str, Any]] = _plain(plan.create_changes(stack))
+            if hidden is not None:
+                hidden.update(stack.bound.parameters.hidden)
             return made
         current, new = await self._prepare_update(
             ctx,
@@ -234,8 +248,10 @@ class ChangeSetOps(StackOps):
             request["environment"],
             request["files"],
             request["args"],
-            None,
+            request.get("environment_files"),
         )
+        if hidden is not None:
+            hidden.update(new.bound.parameters.hidden)
         changes: list[dict[str, Any]] = _plain(
             await asyncio.to_thread(plan.update_changes, current, new)
         )
@@ -289,24 +305,15 @@ class ChangeSetOps(StackOps):
             "execution_time": isotime(cs.executed_at),
         }
         if with_changes:
-            shown["parameters"] = self._parameters(request, cs.changes)
+            shown["parameters"] = self._parameters(request)
             shown["changes"] = list(cs.changes or [])
         return shown
 
-    def _parameters(self, request: Mapping[str, Any], changes: Any) -> dict[str, Any]:
-        """The parameters the request gives, hidden ones masked (the template's NoEcho
-        and ``hidden`` flags, read from the stored template)."""
+    def _parameters(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        """The parameters the request gives, the ones its template hides masked (all
+        of them when the plan could not be made)."""
         given = dict((request.get("environment") or {}).get("parameters") or {})
-        template = request.get("template")
-        hidden: set[str] = set()
-        if isinstance(template, Mapping):
-            for section in ("Parameters", "parameters"):
-                for key, schema in (template.get(section) or {}).items():
-                    if isinstance(schema, Mapping) and (
-                        str(schema.get("NoEcho", "")).lower() == "true"
-                        or schema.get("hidden") in (True, "true")
-                    ):
-                        hidden.add(key)
+        hidden = set(request.get("hidden") or ())
         return {k: (plan.MASK if k in hidden else v) for k, v in given.items()}
 
     async def describe_change_set(
@@ -403,7 +410,7 @@ class ChangeSetOps(StackOps):
                 request["environment"],
                 request["files"],
                 request["args"],
-                None,
+                request.get("environment_files"),
             )
             await self._launch_update(claim, current, new)
             await self.store.change_sets.settle(
@@ -422,7 +429,7 @@ class ChangeSetOps(StackOps):
             request["template"],
             request["environment"],
             request["files"],
-            None,
+            request.get("environment_files"),
             request["args"],
             stack_id=cs.stack_id,
         )
