@@ -23,6 +23,7 @@ from kiln.client.commands import (
     stack,
 )
 from kiln.client.day_two import STACK_COLUMNS, _run_action, _stack_row
+from kiln.client.output import _COLUMNS as COLUMN_CHOICE
 from kiln.client.output import format_option, show_list, show_one
 from kiln.client.templates import load
 
@@ -127,7 +128,10 @@ def changeset_create(
 
 
 def _show(shown: JSON, fmt: str) -> None:
-    if fmt in ("json", "yaml"):
+    """The whole record as JSON/YAML/values (or the ``-c`` fields of it); as tables, the
+    summary, the parameters, then one row per changed property."""
+    ctx = click.get_current_context(silent=True)
+    if fmt != "table" or (ctx is not None and ctx.meta.get(COLUMN_CHOICE)):
         show_one(shown, fmt)
         return
     show_one({k: shown.get(k) for k in COLUMNS}, fmt)

@@ -49,6 +49,9 @@ RUN_BY = {
     ("keystone.md", "Servers' credentials", "[DEFAULT]"): "tests/unit/server/test_readme.py",
     ("notifications.md", "Notifications", ""): "tests/unit/test_docs.py",
     ("events.md", "Live events", ""): "tests/functional/api/test_event_stream.py",
+    ("changesets.md", "With the kiln CLI", ""):
+        "tests/functional/changesets/test_changesets_docs.py",
+    ("changesets.md", "With boto3", ""): "tests/functional/changesets/test_changesets_docs.py",
     ("plugins.md", "Writing a resource plugin", ""):
         "tests/unit/resources/test_plugin_guide.py",
     ("resources.md", "OpenStack resources", "[kiln_clients]"):
