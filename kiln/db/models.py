@@ -258,6 +258,24 @@ class ChangeSet(Base):
     executed_at: Mapped[dt.datetime | None] = mapped_column(Timestamp)
 
 
+class StackVersion(Base):
+    """One template, environment and file set a stack has had, with the action that
+    brought it: the stack's history (``max_stack_versions`` kept per stack)."""
+
+    __tablename__ = "stack_version"
+    __table_args__ = (sa.UniqueConstraint("stack_id", "version"), _TABLE_ARGS)
+    id: Mapped[int] = mapped_column(sa.Integer, primary_key=True, autoincrement=True)
+    stack_id: Mapped[str] = mapped_column(
+        sa.ForeignKey("stack.id", ondelete="CASCADE"), nullable=False)
+    version: Mapped[int] = mapped_column(sa.Integer, nullable=False)
+    action: Mapped[str] = mapped_column(sa.String(255), nullable=False)
+    template: Mapped[Any] = mapped_column(Json, nullable=False)
+    #: parameters included, hidden ones too: sealed
+    environment: Mapped[Any | None] = mapped_column(Sealed)
+    files: Mapped[Any | None] = mapped_column(Sealed)
+    created_at: Mapped[dt.datetime] = mapped_column(Timestamp, nullable=False, default=utcnow)
+
+
 class SoftwareConfig(Base):
     __tablename__ = "software_config"
     __table_args__ = (sa.Index("ix_software_config_project_id", "project_id"), _TABLE_ARGS)

@@ -402,3 +402,15 @@ class ChangeSetValues(TypedDict, total=False):
     changes: Any
     executed_at: dt.datetime | None
     stack_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class StackVersionRecord:
+    id: int
+    stack_id: str
+    version: int
+    action: str
+    template: Any
+    environment: Any
+    files: Any
+    created_at: dt.datetime

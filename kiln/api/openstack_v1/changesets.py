@@ -88,3 +88,40 @@ async def execute(call: Call) -> Any:
 async def delete(call: Call) -> Any:
     await call.service.delete_change_set(call.ctx, call.path("stack_id"), call.path("changeset"))
     return empty(204)
+
+
+# -- a stack's history ------------------------------------------------------------------
+def _version(call: Call, key: str = "version") -> int:
+    text = call.path(key)
+    if not text.isdigit() or len(text) > 9:
+        raise bad_request(f"The version must be a whole number, not {text[:40]!r}")
+    return int(text)
+
+
+async def versions(call: Call) -> Any:
+    return {"versions": await call.service.list_stack_versions(call.ctx, call.identity())}
+
+
+async def show_version(call: Call) -> Any:
+    shown = await call.service.show_stack_version(call.ctx, call.identity(), _version(call))
+    return {"version": shown}
+
+
+async def diff_versions(call: Call) -> Any:
+    against = call.query.get("from")
+    if against is None or not against.isdigit() or len(against) > 9:
+        raise bad_request("Give the version to compare with as ?from=N")
+    return await call.service.diff_stack_versions(
+        call.ctx, call.identity(), int(against), _version(call)
+    )
+
+
+async def restore_version(call: Call) -> Any:
+    body = await call.body()
+    name = body.get("name")
+    if not isinstance(name, str) or not name:
+        raise bad_request('The change set needs a "name"')
+    shown = await call.service.restore_version_change_set(
+        call.ctx, call.identity(), _version(call), name
+    )
+    return json_response({"changeset": _view(call, shown)}, 201)

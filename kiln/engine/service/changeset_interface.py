@@ -69,3 +69,29 @@ class ChangeSetAPI:
         self, ctx: RequestContext, stack_name: str | None, name_or_id: str
     ) -> None:
         raise _todo("delete_change_set")
+
+    # -- a stack's history (:mod:`kiln.engine.service.history`) ---------------------------
+    async def list_stack_versions(
+        self, ctx: RequestContext, stack_identity: Mapping[str, Any]
+    ) -> list[dict[str, Any]]:
+        """The versions kept, oldest first: ``version``, ``action``, ``created_at``."""
+        raise _todo("list_stack_versions")
+
+    async def show_stack_version(
+        self, ctx: RequestContext, stack_identity: Mapping[str, Any], version: int
+    ) -> dict[str, Any]:
+        """One version with its ``template``, ``environment`` (hidden parameters masked)
+        and the names of its ``files``."""
+        raise _todo("show_stack_version")
+
+    async def diff_stack_versions(
+        self, ctx: RequestContext, stack_identity: Mapping[str, Any], old: int, new: int
+    ) -> dict[str, Any]:
+        """``{"from", "to", "diff"}``: a unified diff of two versions."""
+        raise _todo("diff_stack_versions")
+
+    async def restore_version_change_set(
+        self, ctx: RequestContext, stack_identity: Mapping[str, Any], version: int, name: str
+    ) -> dict[str, Any]:
+        """A change set (named ``name``) that updates the stack to that version."""
+        raise _todo("restore_version_change_set")

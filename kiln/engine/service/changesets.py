@@ -450,6 +450,7 @@ class ChangeSetOps(StackOps):
             await acting.undo_delegation(engine, ctx, stack.info.id)
             await self.store.change_sets.settle(cs.id, {"execution": None})
             raise
+        await self.remember_version(stack, CREATE)
         rec = await self._find(ctx, stack.info.id)
         await self.store.change_sets.settle(cs.id, {"fingerprint": str(rec.raw_template_id)})
         return stack.identity_dict()

@@ -10,7 +10,7 @@ from __future__ import annotations
 from kiln.engine.service.adopt import AdoptOps
 from kiln.engine.service.agent_reads import AgentReads
 from kiln.engine.service.catalog import CatalogOps
-from kiln.engine.service.changesets import ChangeSetOps
+from kiln.engine.service.history import HistoryOps
 from kiln.engine.service.keypairs import KeypairOps
 from kiln.engine.service.reads import Reads
 from kiln.engine.service.recovery import RecoveryOps
@@ -23,7 +23,7 @@ from kiln.engine.service.tempurls import TempUrlOps
 
 
 class EngineService(CatalogOps, RecoveryOps, SnapshotOps, AdoptOps, SignalOps, SoftwareOps,
-                    TempUrlOps, StackUserOps, KeypairOps, AgentReads, ChangeSetOps, StackOps,
+                    TempUrlOps, StackUserOps, KeypairOps, AgentReads, HistoryOps, StackOps,
                     Reads):
     """The engine behind the API: construct, ``await start()``, call, ``await stop()``.
 

@@ -30,6 +30,7 @@ from kiln.engine.store.recorder import Recorder
 from kiln.engine.store.resources import ResourceStore
 from kiln.engine.store.snapshots import SnapshotStore
 from kiln.engine.store.software import SoftwareStore
+from kiln.engine.store.stack_versions import StackVersionStore
 from kiln.engine.store.stacks import StackStore
 from kiln.resources.runtime import AlarmStore
 
@@ -60,6 +61,7 @@ class Store:
         self.keypairs = KeypairStore(db)
         self.engines = EngineRegistry(db)
         self.change_sets = ChangeSetStore(db)
+        self.versions = StackVersionStore(db)
 
     def recorder(self, engine_id: str) -> Recorder:
         """The writer of one engine's state transitions (:mod:`.recorder`)."""
