@@ -52,6 +52,8 @@ RUN_BY = {
     ("changesets.md", "With the kiln CLI", ""):
         "tests/functional/changesets/test_changesets_docs.py",
     ("changesets.md", "With boto3", ""): "tests/functional/changesets/test_changesets_docs.py",
+    ("changesets.md", "A stack's history", ""):
+        "tests/functional/changesets/test_changesets_docs.py",
     ("plugins.md", "Writing a resource plugin", ""):
         "tests/unit/resources/test_plugin_guide.py",
     ("resources.md", "OpenStack resources", "[kiln_clients]"):

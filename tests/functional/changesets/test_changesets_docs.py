@@ -72,3 +72,25 @@ def test_the_boto3_example(kiln_server: KilnProcess, capsys: pytest.CaptureFixtu
     exec(compile(code, "changesets.md", "exec"), {})  # the page's own lines
     assert capsys.readouterr().out.strip() == "Modify Token True length 8 -> 16"
     heat_client(kiln_server.endpoint("demo")).stacks.delete("shop-cfn")
+
+
+def test_the_history_example(kiln_server: KilnProcess, tmp_path: Path) -> None:
+    script = _block("sh", "A stack's history")
+    script = script.replace("http://127.0.0.1:8004/", f"{kiln_server.url}/")
+    env = {**clean_env(), "NO_COLOR": "1"}
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    done = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", script],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
+    assert "+    replicas: '3'" in done.stdout, done.stdout
+    assert done.stdout.rstrip().splitlines()[-3:] == ["1 CREATE", "2 UPDATE", "3 UPDATE"]
+    heat = heat_client(kiln_server.endpoint("demo"))
+    assert heat.stacks.get("garden").parameters["replicas"] == "1"
+    heat.stacks.delete("garden")
