@@ -134,6 +134,8 @@ def _aws(exc: kiln_errors.KilnError, call: CfnCall) -> errors.AwsError | None:
         return errors.ValidationError(str(exc))
     if isinstance(exc, kiln_errors.EntityNotFound) and call.action == "CreateChangeSet":
         return errors.ValidationError(f"Stack [{call.params.get('StackName')}] does not exist")
+    if isinstance(exc, kiln_errors.ActionInProgress) and call.action == "ExecuteChangeSet":
+        return InvalidChangeSetStatus(str(exc))
     if isinstance(exc, kiln_errors.InvalidInput | kiln_errors.Conflict):
         return errors.ValidationError(str(exc))
     return None

@@ -39,6 +39,8 @@ from kiln.errors import (
 MAX_PER_STACK = 100
 #: AWS's rule for a change set's name
 NAME = re.compile(r"[a-zA-Z][-a-zA-Z0-9]{0,127}")
+#: Heat's rule for a new stack's name
+STACK_NAME = re.compile(r"[a-zA-Z][a-zA-Z0-9_.-]{0,254}")
 NO_CHANGES = (
     "The submitted information didn't contain changes. Submit different "
     "information to create a change set."
@@ -147,6 +149,11 @@ class ChangeSetOps(StackOps):
                 raise StackExists(
                     f"Stack [{stack_name}] already exists and cannot be "
                     f"created again with the changeSet [{name}]."
+                )
+            if not STACK_NAME.fullmatch(stack_name or ""):
+                raise InvalidInput(
+                    f"Invalid stack name {stack_name[:255]!r}: it must start with a letter, "
+                    'hold only letters, digits and "_-." and be 255 characters or less'
                 )
             stack_id = str(uuid.uuid4())
         kept = []

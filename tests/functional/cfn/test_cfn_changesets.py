@@ -245,3 +245,66 @@ def test_errors_a_user_meets(cfn: Any) -> None:
     with pytest.raises(ClientError) as orphan:
         cfn.describe_change_set(ChangeSetName="pending", StackName="cs-err")
     assert error(orphan)[:2] == (404, "ChangeSetNotFound")
+
+
+def test_hostile_input_is_a_4xx_never_a_5xx(cfn: Any) -> None:
+    _stack(cfn, "cs-hostile")
+    template = json.dumps(_changed())
+    attempts: list[dict[str, Any]] = [
+        {
+            "StackName": "a" * 300,
+            "ChangeSetName": "x",
+            "ChangeSetType": "CREATE",
+            "TemplateBody": template,
+        },
+        {
+            "StackName": "bad name!",
+            "ChangeSetName": "x",
+            "ChangeSetType": "CREATE",
+            "TemplateBody": template,
+        },
+        {"StackName": "cs-hostile", "ChangeSetName": "x" * 300, "TemplateBody": template},
+        {
+            "StackName": "cs-hostile",
+            "ChangeSetName": "x",
+            "ChangeSetType": "IMPORT",
+            "TemplateBody": template,
+        },
+        {
+            "StackName": "cs-hostile",
+            "ChangeSetName": "x",
+            "ChangeSetType": "DELETE",
+            "TemplateBody": template,
+        },
+        {"StackName": "cs-hostile", "ChangeSetName": "x", "TemplateBody": "{not: [json"},
+        {
+            "StackName": "cs-hostile",
+            "ChangeSetName": "x",
+            "UsePreviousTemplate": True,
+            "ChangeSetType": "CREATE",
+        },
+    ]
+    for given in attempts:
+        with pytest.raises(ClientError) as refused:
+            cfn.create_change_set(**given)
+        assert 400 <= error(refused)[0] < 500, (given, error(refused))
+    for call in (
+        lambda: cfn.describe_change_set(
+            ChangeSetName="arn:aws:cloudformation:x:y:changeSet/a/" + "f" * 5000
+        ),
+        lambda: cfn.describe_change_set(ChangeSetName="nope"),
+        lambda: cfn.execute_change_set(ChangeSetName="nope", StackName="no-such-stack"),
+        lambda: cfn.delete_change_set(ChangeSetName="nope", StackName="cs-hostile"),
+        lambda: cfn.list_change_sets(StackName="no-such-stack"),
+    ):
+        with pytest.raises(ClientError) as refused:
+            call()
+        assert 400 <= error(refused)[0] < 500, error(refused)
+    # a template whose property cannot change in place is FAILED, with the reason
+    frozen = json.loads(template)
+    frozen["Resources"]["Rand"]["Type"] = "OS::Heat::None"
+    cfn.create_change_set(
+        StackName="cs-hostile", ChangeSetName="retype", TemplateBody=json.dumps(frozen)
+    )
+    shown = cfn.describe_change_set(ChangeSetName="retype", StackName="cs-hostile")
+    assert shown["Status"] in ("CREATE_COMPLETE", "FAILED")
