@@ -6,15 +6,12 @@ AWS's errors for the rest."""
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from botocore.exceptions import ClientError, WaiterError
 
-from tests.support.aws import Keypair, cfn_client, issue_keypair
-from tests.support.server import KilnProcess, start_kiln
+from tests.functional.cfn.test_cfn_boto3 import cfn, keypair, kiln, settle
 
 TEMPLATE: dict[str, Any] = {
     "AWSTemplateFormatVersion": "2010-09-09",
@@ -39,41 +36,14 @@ def _changed(length: int = 12) -> dict[str, Any]:
     return body
 
 
-@pytest.fixture(scope="module")
-def kiln(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KilnProcess]:
-    proc = start_kiln(tmp_path_factory.mktemp("cfn-cs"))
-    yield proc
-    assert proc.stop() == 0, proc.logs()
-
-
-@pytest.fixture(scope="module")
-def keypair(kiln: KilnProcess) -> Keypair:
-    return issue_keypair(kiln, "demo")
-
-
-@pytest.fixture
-def cfn(kiln: KilnProcess, keypair: Keypair) -> Any:
-    return cfn_client(kiln, keypair)
-
-
-def settle(cfn: Any, name: str, timeout: float = 60.0) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout
-    delay = 0.05
-    while True:
-        stack: dict[str, Any] = cfn.describe_stacks(StackName=name)["Stacks"][0]
-        if not stack["StackStatus"].endswith("_IN_PROGRESS"):
-            return stack
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{name} still {stack['StackStatus']} after {timeout}s")
-        time.sleep(delay)  # status poll with backoff, bounded by the deadline
-        delay = min(delay * 2, 0.5)
-
-
 def wait_created(cfn: Any, name: str, stack: str) -> dict[str, Any]:
     waiter = cfn.get_waiter("change_set_create_complete")
     waiter.wait(ChangeSetName=name, StackName=stack, WaiterConfig={"Delay": 1, "MaxAttempts": 30})
     described: dict[str, Any] = cfn.describe_change_set(ChangeSetName=name, StackName=stack)
     return described
+
+
+__all__ = ["cfn", "keypair", "kiln"]  # the fixtures, shared with test_cfn_boto3
 
 
 def error(caught: pytest.ExceptionInfo[ClientError]) -> tuple[int, str, str]:

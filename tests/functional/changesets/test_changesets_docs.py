@@ -24,15 +24,14 @@ def _block(language: str, heading: str) -> str:
     return block
 
 
-def test_the_cli_example(kiln_server: KilnProcess, tmp_path: Path) -> None:
-    script = _block("sh", "With the kiln CLI")
-    assert "http://127.0.0.1:8004/v1/demo" in script
+def _run(script: str, kiln_server: KilnProcess, workdir: Path) -> subprocess.CompletedProcess[str]:
+    """A page's sh block with bash, against the server (its port in place of 8004)."""
     script = script.replace("http://127.0.0.1:8004/", f"{kiln_server.url}/")
     env = {**clean_env(), "NO_COLOR": "1"}
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     done = subprocess.run(
         ["bash", "-euo", "pipefail", "-c", script],
-        cwd=tmp_path,
+        cwd=workdir,
         env=env,
         capture_output=True,
         text=True,
@@ -40,6 +39,13 @@ def test_the_cli_example(kiln_server: KilnProcess, tmp_path: Path) -> None:
         check=False,
     )
     assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
+    return done
+
+
+def test_the_cli_example(kiln_server: KilnProcess, tmp_path: Path) -> None:
+    script = _block("sh", "With the kiln CLI")
+    assert "http://127.0.0.1:8004/v1/demo" in script
+    done = _run(script, kiln_server, tmp_path)
     out = done.stdout
     # what the page says the commands print
     assert out.rstrip().splitlines()[-1] == "EXECUTE_COMPLETE"
@@ -76,19 +82,7 @@ def test_the_boto3_example(kiln_server: KilnProcess, capsys: pytest.CaptureFixtu
 
 def test_the_history_example(kiln_server: KilnProcess, tmp_path: Path) -> None:
     script = _block("sh", "A stack's history")
-    script = script.replace("http://127.0.0.1:8004/", f"{kiln_server.url}/")
-    env = {**clean_env(), "NO_COLOR": "1"}
-    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
-    done = subprocess.run(
-        ["bash", "-euo", "pipefail", "-c", script],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
+    done = _run(script, kiln_server, tmp_path)
     assert "+    replicas: '3'" in done.stdout, done.stdout
     assert done.stdout.rstrip().splitlines()[-3:] == ["1 CREATE", "2 UPDATE", "3 UPDATE"]
     heat = heat_client(kiln_server.endpoint("demo"))

@@ -5,17 +5,15 @@ CLI as a subprocess, against a real ``kiln serve``; python-heatclient sees the s
 from __future__ import annotations
 
 import json
-import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
 
+from tests.functional.changesets.support import cli, ok, settled
 from tests.support.clients import heat_client
-from tests.support.server import KilnProcess, clean_env, kiln_command, start_kiln
+from tests.support.server import KilnProcess, start_kiln
 
 BEFORE = """\
 heat_template_version: 2018-08-31
@@ -47,8 +45,6 @@ resources:
   new: {type: OS::Heat::None}
 """
 
-TIMEOUT = 60
-
 
 @pytest.fixture(scope="module")
 def kiln(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KilnProcess]:
@@ -62,36 +58,6 @@ def workdir(tmp_path: Path) -> Path:
     (tmp_path / "before.yaml").write_text(BEFORE)
     (tmp_path / "after.yaml").write_text(AFTER)
     return tmp_path
-
-
-def cli(kiln: KilnProcess, workdir: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**clean_env(), "OS_ENDPOINT": kiln.endpoint("demo"), "NO_COLOR": "1"}
-    return subprocess.run(
-        [*kiln_command(), "stack", *args],
-        capture_output=True,
-        text=True,
-        cwd=workdir,
-        env=env,
-        timeout=TIMEOUT,
-        check=False,
-    )
-
-
-def ok(result: subprocess.CompletedProcess[str]) -> subprocess.CompletedProcess[str]:
-    assert result.returncode == 0, (result.stdout, result.stderr)
-    return result
-
-
-def settled(heat: Any, name: str) -> Any:
-    deadline = time.monotonic() + TIMEOUT
-    delay = 0.05
-    while True:
-        found = heat.stacks.get(name)
-        if not found.stack_status.endswith("IN_PROGRESS"):
-            return found
-        assert time.monotonic() < deadline, found.stack_status
-        time.sleep(delay)  # status poll with backoff, bounded by the deadline
-        delay = min(delay * 2, 0.5)
 
 
 def test_review_then_execute_over_http_and_heatclient(kiln: KilnProcess) -> None:

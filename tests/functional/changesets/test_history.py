@@ -6,17 +6,15 @@ and the ``kiln`` CLI as a subprocess."""
 from __future__ import annotations
 
 import json
-import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
 
+from tests.functional.changesets.support import cli, ok, settled
 from tests.support.clients import heat_client
-from tests.support.server import KilnProcess, clean_env, kiln_command, start_kiln
+from tests.support.server import KilnProcess, start_kiln
 
 TEMPLATE = """\
 heat_template_version: 2018-08-31
@@ -40,33 +38,6 @@ def kiln(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KilnProcess]:
     )
     yield proc
     assert proc.stop() == 0, proc.logs()
-
-
-def settled(heat: Any, name: str) -> Any:
-    deadline = time.monotonic() + 60
-    delay = 0.05
-    while True:
-        found = heat.stacks.get(name)
-        if not found.stack_status.endswith("IN_PROGRESS"):
-            return found
-        assert time.monotonic() < deadline, found.stack_status
-        time.sleep(delay)  # status poll with backoff, bounded by the deadline
-        delay = min(delay * 2, 0.5)
-
-
-def cli(kiln: KilnProcess, workdir: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**clean_env(), "OS_ENDPOINT": kiln.endpoint("demo"), "NO_COLOR": "1"}
-    done = subprocess.run(
-        [*kiln_command(), "stack", *args],
-        capture_output=True,
-        text=True,
-        cwd=workdir,
-        env=env,
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 0, (done.stdout, done.stderr)
-    return done
 
 
 def test_history_kept_bounded_diffed_and_restored(kiln: KilnProcess, tmp_path: Path) -> None:
@@ -97,19 +68,16 @@ def test_history_kept_bounded_diffed_and_restored(kiln: KilnProcess, tmp_path: P
     assert httpx.get(f"{base}/x", timeout=30).status_code == 400
     assert httpx.get(f"{base}/4/diff", timeout=30).status_code == 400
     # back to version 2, through the CLI: first the change set, then its execution
-    table = cli(kiln, tmp_path, "history", "diff", "hist", "3", "4").stdout
+    table = ok(cli(kiln, tmp_path, "history", "diff", "hist", "3", "4")).stdout
     assert "+    length: 14" in table
-    made = json.loads(
-        cli(
-            kiln, tmp_path, "history", "restore", "hist", "2", "--name", "back-to-2", "-f", "json"
-        ).stdout
-    )
+    restore = ("history", "restore", "hist", "2", "--name", "back-to-2", "-f", "json")
+    made = json.loads(ok(cli(kiln, tmp_path, *restore)).stdout)
     assert made["execution_status"] == "AVAILABLE"
     (rand,) = [c for c in made["changes"] if c["logical_resource_id"] == "rand"]
     assert (rand["details"][0]["before"], rand["details"][0]["after"]) == (14, 10)
-    cli(kiln, tmp_path, "changeset", "execute", "--wait", "hist", "back-to-2")
+    ok(cli(kiln, tmp_path, "changeset", "execute", "--wait", "hist", "back-to-2"))
     after = settled(heat, "hist")
     assert after.parameters["length"] == "10"
     assert after.parameters["password"] == "******"
-    versions = json.loads(cli(kiln, tmp_path, "history", "list", "hist", "-f", "json").stdout)
+    versions = json.loads(ok(cli(kiln, tmp_path, "history", "list", "hist", "-f", "json")).stdout)
     assert [v["version"] for v in versions] == [3, 4, 5]
