@@ -54,7 +54,8 @@ async def query_api(request: Request) -> Response:
         if action == "DescribeStackResource":
             # the metadata poll of os-collect-config's cfn collector and cfn-hup
             signals.limit(state.agent_limits, "metadata", caller)
-        handler = ACTIONS.get(action) or CHANGE_SET_ACTIONS.get(action)
+        # the change set module's first: it adds stacks in review to two of ACTIONS'
+        handler = CHANGE_SET_ACTIONS.get(action) or ACTIONS.get(action)
         if handler is None:
             raise errors.InvalidAction()
         call = CfnCall(action=action, params=params, service=state.service, conf=state.conf,

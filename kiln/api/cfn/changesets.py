@@ -12,6 +12,7 @@ from urllib.parse import quote
 
 from kiln import errors as kiln_errors
 from kiln.api.aws import errors
+from kiln.api.cfn import actions
 from kiln.api.cfn import params as p
 from kiln.api.cfn.actions import (
     Action,
@@ -234,10 +235,49 @@ async def delete_change_set(call: CfnCall) -> Any:
     return {}
 
 
+async def describe_stacks(call: CfnCall) -> Any:
+    """DescribeStacks, plus a stack that exists only as a CREATE change set: AWS shows
+    it ``REVIEW_IN_PROGRESS`` until the change set is executed."""
+    try:
+        return await actions.describe_stacks(call)
+    except (kiln_errors.EntityNotFound, errors.ValidationError):
+        name = call.params.get("StackName") or ""
+        shown = None if name.startswith("arn:") else await call.service.review_stack(call.ctx, name)
+        if shown is None:
+            raise
+    return {
+        "Stacks": [
+            {
+                "Capabilities": [],
+                "CreationTime": shown["creation_time"],
+                "Description": shown.get("description"),
+                "DisableRollback": False,
+                "NotificationARNs": [],
+                "Parameters": [],
+                "StackId": _stack_arn(shown),
+                "StackName": shown["stack_name"],
+                "StackStatusReason": "User Initiated",
+                "StackStatus": "REVIEW_IN_PROGRESS",
+                "Outputs": [],
+            }
+        ]
+    }
+
+
+async def delete_stack(call: CfnCall) -> Any:
+    """DeleteStack, also of a stack still in review (its CREATE change sets go)."""
+    name = p.required(call.params, "StackName")
+    if not name.startswith("arn:") and await call.service.delete_review_stack(call.ctx, name):
+        return ""
+    return await actions.delete_stack(call)
+
+
 ACTIONS: dict[str, Action] = {
     "CreateChangeSet": _translated(create_change_set),
     "DescribeChangeSet": _translated(describe_change_set),
     "ExecuteChangeSet": _translated(execute_change_set),
     "ListChangeSets": _translated(list_change_sets),
     "DeleteChangeSet": _translated(delete_change_set),
+    "DescribeStacks": describe_stacks,
+    "DeleteStack": delete_stack,
 }

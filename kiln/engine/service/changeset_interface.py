@@ -70,6 +70,15 @@ class ChangeSetAPI:
     ) -> None:
         raise _todo("delete_change_set")
 
+    async def review_stack(self, ctx: RequestContext, stack_name: str) -> dict[str, Any] | None:
+        """The newest CREATE change set waiting to make a stack of that name (no stack
+        of the name exists), or None."""
+        raise _todo("review_stack")
+
+    async def delete_review_stack(self, ctx: RequestContext, stack_name: str) -> bool:
+        """Drop the CREATE change sets of a stack not made yet; whether there were any."""
+        raise _todo("delete_review_stack")
+
     # -- a stack's history (:mod:`kiln.engine.service.history`) ---------------------------
     async def list_stack_versions(
         self, ctx: RequestContext, stack_identity: Mapping[str, Any]

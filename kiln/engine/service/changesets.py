@@ -352,6 +352,29 @@ class ChangeSetOps(StackOps):
             )
         await self.store.change_sets.remove(cs.id)
 
+    async def review_stack(self, ctx: RequestContext, stack_name: str) -> dict[str, Any] | None:
+        """The stack a CREATE change set waits to make (CloudFormation's stack in
+        ``REVIEW_IN_PROGRESS``): its newest such change set, or None."""
+        try:
+            await self._find(ctx, stack_name)
+        except EntityNotFound:
+            pending = [
+                cs
+                for cs in await self.store.change_sets.of_stack(ctx.project_id, stack_name)
+                if cs.change_type == "CREATE" and cs.execution is None
+            ]
+            return await self._shown(ctx, pending[-1], with_changes=False) if pending else None
+        return None
+
+    async def delete_review_stack(self, ctx: RequestContext, stack_name: str) -> bool:
+        """Delete a stack that exists only as CREATE change sets; whether there was one."""
+        if await self.review_stack(ctx, stack_name) is None:
+            return False
+        for cs in await self.store.change_sets.of_stack(ctx.project_id, stack_name):
+            if cs.change_type == "CREATE" and cs.execution is None:
+                await self.store.change_sets.remove(cs.id)
+        return True
+
     # -- executing ----------------------------------------------------------------------
     async def execute_change_set(
         self, ctx: RequestContext, stack_name: str | None, name_or_id: str

@@ -138,6 +138,8 @@ def test_create_change_set_makes_the_stack_on_execute(cfn: Any) -> None:
         TemplateBody=json.dumps(TEMPLATE),
     )
     shown = wait_created(cfn, "first", "cs-new")
+    (review,) = cfn.describe_stacks(StackName="cs-new")["Stacks"]
+    assert (review["StackStatus"], review["StackId"]) == ("REVIEW_IN_PROGRESS", made["StackId"])
     assert sorted(c["ResourceChange"]["Action"] for c in shown["Changes"]) == ["Add"] * 3
     assert shown["StackId"] == made["StackId"]
     cfn.execute_change_set(ChangeSetName="first", StackName="cs-new")
@@ -278,3 +280,22 @@ def test_hostile_input_is_a_4xx_never_a_5xx(cfn: Any) -> None:
     )
     shown = cfn.describe_change_set(ChangeSetName="retype", StackName="cs-hostile")
     assert shown["Status"] in ("CREATE_COMPLETE", "FAILED")
+
+
+def test_a_stack_in_review_is_deleted_with_its_change_sets(cfn: Any) -> None:
+    cfn.create_change_set(
+        StackName="cs-review",
+        ChangeSetName="maybe",
+        ChangeSetType="CREATE",
+        TemplateBody=json.dumps(TEMPLATE),
+    )
+    assert cfn.describe_stacks(StackName="cs-review")["Stacks"][0]["StackStatus"] == (
+        "REVIEW_IN_PROGRESS"
+    )
+    cfn.delete_stack(StackName="cs-review")
+    with pytest.raises(ClientError) as gone:
+        cfn.describe_stacks(StackName="cs-review")
+    assert error(gone)[:2] == (400, "ValidationError")
+    with pytest.raises(ClientError) as gone:
+        cfn.describe_change_set(ChangeSetName="maybe", StackName="cs-review")
+    assert error(gone)[:2] == (404, "ChangeSetNotFound")
