@@ -114,12 +114,25 @@ def changeset_create(
     """Store the plan of an update of stack NAME as a change set, changing nothing."""
     bundle = load(template, environments)
     body = _update_body(bundle, params, param_files, existing, rollback, timeout, tags, template)
-    body["name"] = changeset_name
+    save_plan(_api(ctx), name, body, changeset_name, existing, fmt, description)
+
+
+def save_plan(
+    api: HeatAPI,
+    name: str,
+    body: JSON,
+    changeset_name: str,
+    existing: bool,
+    fmt: str,
+    description: str | None = None,
+) -> None:
+    """Store an update's ``body`` as a change set of stack NAME and show it (exit 1 if
+    the plan could not be made: the change set is FAILED, with the reason)."""
+    body = {**body, "name": changeset_name}
     if existing:
         body["existing"] = True
     if description is not None:
         body["description"] = description
-    api = _api(ctx)
     ref = stack_ref(_lookup(api, name))
     made: JSON = _call(lambda: api.request("POST", _path(ref), json=body))["changeset"]
     _show(made, fmt)

@@ -39,6 +39,7 @@ RUN_BY = {
     ("cli-reference.md", "Resources and the template", ""): "tests/functional/test_cli_docs.py",
     ("cli-reference.md", "Suspend, resume, check", ""): "tests/functional/test_cli_docs.py",
     ("cli-reference.md", "Snapshots", ""): "tests/functional/test_cli_docs.py",
+    ("cli-reference.md", "Change sets and history", ""): "tests/functional/test_cli_docs.py",
     ("cli-reference.md", "Signals, watching, cancelling an update", ""):
         "tests/functional/test_cli_docs.py",
     ("cli-reference.md", "Events", ""): "tests/functional/test_cli_docs.py",
