@@ -95,6 +95,9 @@ class ChangeSetOps(StackOps):
         return rec is None or rec.id == cs.stack_id
 
     async def _stack_name(self, ctx: RequestContext, name_or_id: str) -> str:
+        """The name of the stack a name, an id or a stack ARN names (itself if none)."""
+        if name_or_id.startswith("arn:"):
+            name_or_id = name_or_id.rsplit("/", 1)[-1]
         try:
             return (await self._find(ctx, name_or_id)).name
         except EntityNotFound:

@@ -95,6 +95,8 @@ def test_update_change_set_shows_then_executes_exactly(cfn: Any) -> None:
     note = changes["Note"]["Details"][0]["Target"]
     assert note["BeforeValue"] == note["AfterValue"] == "******"
     assert "s3cret" not in json.dumps(shown, default=str)
+    by_arn = cfn.describe_change_set(ChangeSetName="grow", StackName=made["StackId"])
+    assert by_arn["ChangeSetId"] == made["Id"]
     listed = cfn.list_change_sets(StackName="cs-upd")["Summaries"]
     assert [(s["ChangeSetName"], s["ExecutionStatus"]) for s in listed] == [("grow", "AVAILABLE")]
     # executed by its ARN alone, as a second person would from a link
