@@ -46,6 +46,10 @@ default_opts = [
     cfg.IntOpt("stack_action_timeout", default=3600,
                help="Default timeout in seconds for a stack action."),
     cfg.IntOpt("max_snapshots_per_stack", default=32, help="Maximum snapshots per stack."),
+    cfg.IntOpt("max_stack_versions", default=20, min=0,
+               help="Templates, environments and files kept per stack in its history "
+                    "(Kiln's own; each create and update adds one, the oldest go first; "
+                    "0 keeps none)."),
     cfg.IntOpt("client_retry_limit", default=2, min=0,
                help="Times to retry an OpenStack API call that failed with an expected "
                     "intermittent error (a 409 conflict, a 5xx, a rate limit, a dropped "

@@ -266,6 +266,15 @@ class ConcurrentTransaction(Conflict):
     pass
 
 
+class ChangeSetNotFound(EntityNotFound):
+    """No change set of that name or id (CloudFormation's ``ChangeSetNotFound``)."""
+
+
+class InvalidChangeSetStatus(Conflict):
+    """The change set cannot be executed or deleted now: it failed, is obsolete, was
+    executed, or its stack is busy (CloudFormation's ``InvalidChangeSetStatus``)."""
+
+
 class RequestEntityTooLarge(KilnError):
     http_status = 413
     heat_type = "HTTPRequestEntityTooLarge"

@@ -279,6 +279,9 @@ def _update_options(fn: F) -> F:
 @stack.command()
 @_update_options
 @click.option("--dry-run", is_flag=True, help="Print the plan only (as `kiln stack preview`).")
+@click.option("--save-as", metavar="CHANGESET",
+              help="Store the plan as a change set of this name instead of applying it "
+                   "(`kiln stack changeset execute` runs it as shown).")
 @click.option("-y", "--yes", is_flag=True, help="Apply without asking for confirmation.")
 @click.option("--wait", is_flag=True, help="Wait, showing progress, until the update ends.")
 @format_option
@@ -286,12 +289,17 @@ def _update_options(fn: F) -> F:
 def update(ctx: click.Context, name: str, template: str | None,
            environments: tuple[str, ...], params: tuple[str, ...],
            param_files: tuple[str, ...], existing: bool, rollback: str | None,
-           timeout: int | None, tags: str | None, dry_run: bool, yes: bool, wait: bool,
-           fmt: str) -> None:
+           timeout: int | None, tags: str | None, dry_run: bool, save_as: str | None,
+           yes: bool, wait: bool, fmt: str) -> None:
     """Update stack NAME: print the plan, confirm, apply."""
     bundle = load(template, environments)
     body = _update_body(bundle, params, param_files, existing, rollback, timeout, tags,
                         template)
+    if save_as is not None:
+        from kiln.client.changesets import save_plan
+
+        save_plan(_api(ctx), name, body, save_as, existing, fmt)
+        return
     api = _api(ctx)
     stack = _lookup(api, name)
     plan = _plan(api, stack, bundle, body, existing)
@@ -525,5 +533,7 @@ def _warn(warnings: list[str]) -> None:
 
 
 # the day-two commands (resources, actions, snapshots...) add themselves to ``stack``
+from kiln.client import changesets as _changesets  # noqa: E402, F401
 from kiln.client import day_two as _day_two  # noqa: E402, F401
+from kiln.client import history as _history  # noqa: E402, F401
 from kiln.client import snapshots as _snapshots  # noqa: E402, F401

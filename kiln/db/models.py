@@ -228,6 +228,54 @@ class Snapshot(Base):
     updated_at: Mapped[dt.datetime | None] = mapped_column(Timestamp)
 
 
+class ChangeSet(Base):
+    """A stored plan: the request an update (or a create) would run, the changes it was
+    shown to make, and what the stack looked like then (``fingerprint``), so that it runs
+    exactly as reviewed or not at all. Not tied to the stack row by a foreign key: a
+    CREATE change set names a stack that does not exist yet."""
+
+    __tablename__ = "change_set"
+    __table_args__ = (sa.Index("ix_change_set_project_id_stack_name", "project_id",
+                               "stack_name"),
+                      sa.Index("ix_change_set_stack_id", "stack_id"), _TABLE_ARGS)
+    id: Mapped[str] = mapped_column(sa.String(36), primary_key=True)
+    name: Mapped[str] = mapped_column(sa.String(255), nullable=False)
+    stack_id: Mapped[str] = mapped_column(sa.String(36), nullable=False)
+    stack_name: Mapped[str] = mapped_column(sa.String(255), nullable=False)
+    project_id: Mapped[str] = mapped_column(sa.String(256), nullable=False)
+    change_type: Mapped[str] = mapped_column(sa.String(16), nullable=False)
+    description: Mapped[str | None] = mapped_column(LongText)
+    status: Mapped[str] = mapped_column(sa.String(32), nullable=False)
+    status_reason: Mapped[str] = mapped_column(LongText, nullable=False, default="")
+    #: None until executed, then EXECUTE_IN_PROGRESS (the stack's action tells the rest)
+    execution: Mapped[str | None] = mapped_column(sa.String(32))
+    fingerprint: Mapped[str] = mapped_column(sa.String(64), nullable=False, default="")
+    #: template, environment (hidden values included), files and args: sealed
+    request: Mapped[Any | None] = mapped_column(Sealed)
+    #: the changes as shown (property values included): sealed
+    changes: Mapped[Any | None] = mapped_column(Sealed)
+    created_at: Mapped[dt.datetime] = mapped_column(Timestamp, nullable=False, default=utcnow)
+    executed_at: Mapped[dt.datetime | None] = mapped_column(Timestamp)
+
+
+class StackVersion(Base):
+    """One template, environment and file set a stack has had, with the action that
+    brought it: the stack's history (``max_stack_versions`` kept per stack)."""
+
+    __tablename__ = "stack_version"
+    __table_args__ = (sa.UniqueConstraint("stack_id", "version"), _TABLE_ARGS)
+    id: Mapped[int] = mapped_column(sa.Integer, primary_key=True, autoincrement=True)
+    stack_id: Mapped[str] = mapped_column(
+        sa.ForeignKey("stack.id", ondelete="CASCADE"), nullable=False)
+    version: Mapped[int] = mapped_column(sa.Integer, nullable=False)
+    action: Mapped[str] = mapped_column(sa.String(255), nullable=False)
+    template: Mapped[Any] = mapped_column(Json, nullable=False)
+    #: parameters included, hidden ones too: sealed
+    environment: Mapped[Any | None] = mapped_column(Sealed)
+    files: Mapped[Any | None] = mapped_column(Sealed)
+    created_at: Mapped[dt.datetime] = mapped_column(Timestamp, nullable=False, default=utcnow)
+
+
 class SoftwareConfig(Base):
     __tablename__ = "software_config"
     __table_args__ = (sa.Index("ix_software_config_project_id", "project_id"), _TABLE_ARGS)

@@ -373,3 +373,44 @@ class UserCredsRecord:
     trust_id: str | None = field(default=None, repr=False)
     username: str | None = None
     password: str | None = field(default=None, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class ChangeSetRecord:
+    id: str
+    name: str
+    stack_id: str
+    stack_name: str
+    project_id: str
+    change_type: str
+    description: str | None
+    status: str
+    status_reason: str
+    execution: str | None
+    fingerprint: str
+    request: Any
+    changes: Any
+    created_at: dt.datetime
+    executed_at: dt.datetime | None
+
+
+class ChangeSetValues(TypedDict, total=False):
+    status: str
+    status_reason: str
+    execution: str | None
+    fingerprint: str
+    changes: Any
+    executed_at: dt.datetime | None
+    stack_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class StackVersionRecord:
+    id: int
+    stack_id: str
+    version: int
+    action: str
+    template: Any
+    environment: Any
+    files: Any
+    created_at: dt.datetime

@@ -130,6 +130,10 @@ def test_every_command_of_docs_cli(kiln_server: KilnProcess, tmp_path: Path) -> 
     assert "before-upgrade" in out["kiln stack snapshot list app"]
     assert "RESTORE_COMPLETE" in out[
         "kiln stack snapshot restore app before-upgrade --wait"]
+    assert "AVAILABLE" in out["kiln stack changeset show app longer"]
+    assert "UPDATE_COMPLETE" in out["kiln stack changeset execute app longer --wait"]
+    assert "longest" in out["kiln stack changeset list app"]
+    assert "+    length: '20'" in out["kiln stack history diff app 1 2"]
     # the watch saw the signalled create end
     watched = "kiln stack watch gated &"
     assert field_table(out[watched])["stack_status"] == "CREATE_COMPLETE"

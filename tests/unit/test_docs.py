@@ -39,6 +39,7 @@ RUN_BY = {
     ("cli-reference.md", "Resources and the template", ""): "tests/functional/test_cli_docs.py",
     ("cli-reference.md", "Suspend, resume, check", ""): "tests/functional/test_cli_docs.py",
     ("cli-reference.md", "Snapshots", ""): "tests/functional/test_cli_docs.py",
+    ("cli-reference.md", "Change sets and history", ""): "tests/functional/test_cli_docs.py",
     ("cli-reference.md", "Signals, watching, cancelling an update", ""):
         "tests/functional/test_cli_docs.py",
     ("cli-reference.md", "Events", ""): "tests/functional/test_cli_docs.py",
@@ -49,6 +50,11 @@ RUN_BY = {
     ("keystone.md", "Servers' credentials", "[DEFAULT]"): "tests/unit/server/test_readme.py",
     ("notifications.md", "Notifications", ""): "tests/unit/test_docs.py",
     ("events.md", "Live events", ""): "tests/functional/api/test_event_stream.py",
+    ("changesets.md", "With the kiln CLI", ""):
+        "tests/functional/changesets/test_changesets_docs.py",
+    ("changesets.md", "With boto3", ""): "tests/functional/changesets/test_changesets_docs.py",
+    ("changesets.md", "A stack's history", ""):
+        "tests/functional/changesets/test_changesets_docs.py",
     ("plugins.md", "Writing a resource plugin", ""):
         "tests/unit/resources/test_plugin_guide.py",
     ("resources.md", "OpenStack resources", "[kiln_clients]"):

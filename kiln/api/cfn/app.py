@@ -27,6 +27,7 @@ from kiln.api.aws.keypairs import service_signature_checker
 from kiln.api.aws.received import received
 from kiln.api.cfn import render, signals
 from kiln.api.cfn.actions import ACTIONS, CfnCall, authorize, aws_error
+from kiln.api.cfn.changesets import ACTIONS as CHANGE_SET_ACTIONS
 from kiln.api.cfn.context import request_context
 from kiln.api.ratelimit import shared_limits
 from kiln.api.tempurl import temp_url_routes
@@ -53,7 +54,8 @@ async def query_api(request: Request) -> Response:
         if action == "DescribeStackResource":
             # the metadata poll of os-collect-config's cfn collector and cfn-hup
             signals.limit(state.agent_limits, "metadata", caller)
-        handler = ACTIONS.get(action)
+        # the change set module's first: it adds stacks in review to two of ACTIONS'
+        handler = CHANGE_SET_ACTIONS.get(action) or ACTIONS.get(action)
         if handler is None:
             raise errors.InvalidAction()
         call = CfnCall(action=action, params=params, service=state.service, conf=state.conf,

@@ -6,7 +6,7 @@ Stack actions are the exception: their rule depends on the body (``actions:suspe
 
 from __future__ import annotations
 
-from kiln.api.openstack_v1 import info, resources, software, stacks
+from kiln.api.openstack_v1 import changesets, info, resources, software, stacks
 from kiln.api.openstack_v1.common import Handler
 
 RULES: dict[Handler, str | None] = {
@@ -49,6 +49,16 @@ RULES: dict[Handler, str | None] = {
     resources.list_events: "events:index",
     resources.show_event: "events:show",
     resources.action: None,  # actions:<name>, enforced by the handler
+    # Kiln's change sets, under the rules of what each amounts to
+    changesets.create: "stacks:preview_update",
+    changesets.index: "stacks:show",
+    changesets.show: "stacks:show",
+    changesets.delete: "stacks:update",
+    changesets.execute: "stacks:update",
+    changesets.versions: "stacks:template",
+    changesets.show_version: "stacks:template",
+    changesets.diff_versions: "stacks:template",
+    changesets.restore_version: "stacks:preview_update",
     software.list_configs: "software_configs:index",
     software.create_config: "software_configs:create",
     software.show_config: "software_configs:show",

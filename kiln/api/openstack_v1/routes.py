@@ -16,7 +16,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from kiln.api.openstack_v1 import info, resources, software, stacks
+from kiln.api.openstack_v1 import changesets, info, resources, software, stacks
 from kiln.api.openstack_v1.common import Handler, endpoint
 from kiln.api.openstack_v1.policy_names import rule_for
 
@@ -82,6 +82,16 @@ _TABLE: list[tuple[str, list[str], Handler]] = [
     (S + "/snapshots/{snapshot_id}", ["GET"], stacks.show_snapshot),
     (S + "/snapshots/{snapshot_id}", ["DELETE"], stacks.delete_snapshot),
     (S + "/snapshots/{snapshot_id}/restore", ["POST"], stacks.restore_snapshot),
+    # Kiln's own: change sets (docs/changesets.md)
+    (S + "/changesets", ["POST"], changesets.create),
+    (S + "/changesets", ["GET"], changesets.index),
+    (S + "/changesets/{changeset}", ["GET"], changesets.show),
+    (S + "/changesets/{changeset}", ["DELETE"], changesets.delete),
+    (S + "/changesets/{changeset}/execute", ["POST"], changesets.execute),
+    (S + "/versions", ["GET"], changesets.versions),
+    (S + "/versions/{version}", ["GET"], changesets.show_version),
+    (S + "/versions/{version}/diff", ["GET"], changesets.diff_versions),
+    (S + "/versions/{version}/changeset", ["POST"], changesets.restore_version),
     (S + "/outputs", ["GET"], stacks.list_outputs),
     (S + "/outputs/{output_key}", ["GET"], stacks.show_output),
     (S + "/resources", ["GET"], resources.list_resources),

@@ -30,6 +30,7 @@ from typing import Any
 
 from kiln.engine.model.context import RequestContext
 from kiln.engine.model.live_stack import IssuedKeypair
+from kiln.engine.service.changeset_interface import ChangeSetAPI
 from kiln.engine.service.replies import (
     EventReply,
     OutputReply,
@@ -56,7 +57,7 @@ def _todo(name: str) -> NotSupported:
     return NotSupported(f"{name} is not implemented yet.")
 
 
-class EngineServiceAPI:
+class EngineServiceAPI(ChangeSetAPI):
     """Signatures of the EngineService; the implementation overrides every method."""
 
     # -- lifecycle of the service itself -------------------------------------------------

@@ -51,6 +51,7 @@ class StackOps(LifecycleOps, ForwardingOps):
         except BaseException:
             await acting.undo_delegation(engine, ctx, stack.info.id)
             raise
+        await self.remember_version(stack, CREATE)
         return stack.identity_dict()
 
     async def preview_stack(self, ctx: RequestContext, stack_name: str,
@@ -186,6 +187,10 @@ class StackOps(LifecycleOps, ForwardingOps):
         if tuple(info.tags) != tuple(current.info.tags):
             await self.store.stacks.set_tags(info.id, list(info.tags))
         claim.launch(lambda: update_action.run_update(engine, current, new), new)
+        await self.remember_version(new, UPDATE)
+
+    async def remember_version(self, stack: LiveStack, action: str) -> None:
+        """The stack's history (:mod:`.history`); nothing here."""
 
     async def preview_update_stack(self, ctx: RequestContext, stack_identity: Identity,
                                    template: Mapping[str, Any] | str | None,

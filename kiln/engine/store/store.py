@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from kiln.db.facade import DATABASE_ERRORS, Database
 from kiln.db.models import utcnow
+from kiln.engine.store.change_sets import ChangeSetStore
 from kiln.engine.store.engines import EngineRegistry
 from kiln.engine.store.events import EventStore
 from kiln.engine.store.identity import CredentialStore, KeypairStore, StackUserStore
@@ -29,6 +30,7 @@ from kiln.engine.store.recorder import Recorder
 from kiln.engine.store.resources import ResourceStore
 from kiln.engine.store.snapshots import SnapshotStore
 from kiln.engine.store.software import SoftwareStore
+from kiln.engine.store.stack_versions import StackVersionStore
 from kiln.engine.store.stacks import StackStore
 from kiln.resources.runtime import AlarmStore
 
@@ -58,6 +60,8 @@ class Store:
         self.stack_users = StackUserStore(db)
         self.keypairs = KeypairStore(db)
         self.engines = EngineRegistry(db)
+        self.change_sets = ChangeSetStore(db)
+        self.versions = StackVersionStore(db)
 
     def recorder(self, engine_id: str) -> Recorder:
         """The writer of one engine's state transitions (:mod:`.recorder`)."""

@@ -1,0 +1,495 @@
+"""EngineService: change sets, a plan stored for review and then executed exactly.
+
+A change set keeps the request an update (or a create) would run and the changes it was
+shown to make (:mod:`.changeset_plan`), with a fingerprint of the stack as it was. It
+executes only while the stack is as it was then and the plan recomputed is the plan
+shown; otherwise it is ``OBSOLETE`` and execution is refused.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import re
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from kiln.db.records import ChangeSetRecord, StackRecord
+from kiln.engine.actions import admit
+from kiln.engine.actions import create as create_action
+from kiln.engine.model.context import RequestContext
+from kiln.engine.model.states import CREATE, FAILED, IN_PROGRESS, ROLLBACK, UPDATE
+from kiln.engine.runtime import acting
+from kiln.engine.service import changeset_plan as plan
+from kiln.engine.service.replies import StackIdentityReply, isotime
+from kiln.engine.service.stack_changes import StackOps, refuse_update
+from kiln.errors import (
+    ChangeSetNotFound,
+    EntityNotFound,
+    InvalidChangeSetStatus,
+    InvalidInput,
+    KilnError,
+    RequestLimitExceeded,
+    StackExists,
+)
+
+#: change sets kept per stack name (CloudFormation's own quota is of the same order)
+MAX_PER_STACK = 100
+#: AWS's rule for a change set's name
+NAME = re.compile(r"[a-zA-Z][-a-zA-Z0-9]{0,127}")
+#: Heat's rule for a new stack's name
+STACK_NAME = re.compile(r"[a-zA-Z][a-zA-Z0-9_.-]{0,254}")
+NO_CHANGES = (
+    "The submitted information didn't contain changes. Submit different "
+    "information to create a change set."
+)
+TYPES = ("UPDATE", "CREATE")
+
+
+def fingerprint(rec: StackRecord) -> str:
+    """What must not have changed for a change set to run: the stack's template and its
+    last action (a signal or an update since then changes one of them)."""
+    text = f"{rec.raw_template_id}|{rec.updated_at}|{rec.action}|{rec.status}"
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _plain(value: Any) -> Any:
+    return json.loads(json.dumps(value, default=str))
+
+
+class ChangeSetOps(StackOps):
+    # -- finding ------------------------------------------------------------------------
+    async def _change_set(
+        self, ctx: RequestContext, stack_name: str | None, name_or_id: str
+    ) -> ChangeSetRecord:
+        """A change set by id (or ARN), or by name within the named stack."""
+        store = self.store.change_sets
+        key = name_or_id.rsplit("/", 1)[-1] if name_or_id.startswith("arn:") else name_or_id
+        found = await store.get(key)
+        if found is None and stack_name:
+            found = await store.find(ctx.project_id, await self._stack_name(ctx, stack_name), key)
+        if (
+            found is None
+            or found.project_id != ctx.project_id
+            or (
+                stack_name
+                and stack_name not in (found.stack_name, found.stack_id)
+                and not stack_name.endswith(f"/{found.stack_id}")
+            )
+            or not await self._visible(ctx, found)
+        ):
+            raise ChangeSetNotFound(f"ChangeSet [{name_or_id}] does not exist")
+        return found
+
+    async def _visible(
+        self, ctx: RequestContext, cs: ChangeSetRecord, rec: StackRecord | None = None
+    ) -> bool:
+        """Whether the change set still belongs to a stack of its name: an UPDATE one
+        to the stack it was made for, a CREATE one to no stack yet or the one it made
+        (a deleted stack's change sets go with it, as CloudFormation's do)."""
+        rec = rec if rec is not None else await self._stack_or_none(ctx, cs)
+        if cs.change_type == "UPDATE" or cs.execution is not None:
+            return rec is not None and rec.id == cs.stack_id
+        return rec is None or rec.id == cs.stack_id
+
+    async def _stack_name(self, ctx: RequestContext, name_or_id: str) -> str:
+        """The name of the stack a name, an id or a stack ARN names (itself if none)."""
+        if name_or_id.startswith("arn:"):
+            name_or_id = name_or_id.rsplit("/", 1)[-1]
+        try:
+            return (await self._find(ctx, name_or_id)).name
+        except EntityNotFound:
+            return name_or_id
+
+    async def _stack_or_none(self, ctx: RequestContext, cs: ChangeSetRecord) -> StackRecord | None:
+        try:
+            rec = await self._find(ctx, cs.stack_id)
+        except EntityNotFound:
+            return None
+        return rec if rec.name == cs.stack_name else None
+
+    # -- creating -----------------------------------------------------------------------
+    async def create_change_set(
+        self,
+        ctx: RequestContext,
+        stack_name: str,
+        name: str,
+        change_type: str,
+        template: Mapping[str, Any] | str | None,
+        params: Mapping[str, Any],
+        files: Mapping[str, str],
+        args: Mapping[str, Any],
+        *,
+        use_previous: Sequence[str] = (),
+        description: str | None = None,
+        environment_files: Sequence[str] | None = None,
+    ) -> dict[str, Any]:
+        """Plan the change and store it; a plan that cannot be made is stored FAILED
+        with the reason (a request naming a missing or taken stack is refused)."""
+        if not NAME.fullmatch(name or ""):
+            raise InvalidInput(
+                f"ChangeSetName {name!r} must start with a letter and hold "
+                "only letters, digits and hyphens (at most 128)"
+            )
+        if change_type not in TYPES:
+            raise InvalidInput(f"ChangeSetType must be one of {', '.join(TYPES)}")
+        store = self.store.change_sets
+        rec: StackRecord | None = None
+        if change_type == "UPDATE":
+            try:
+                rec = await self._find(ctx, stack_name)
+            except EntityNotFound:
+                raise EntityNotFound(f"The Stack ({stack_name}) could not be found.") from None
+            stack_name, stack_id = rec.name, rec.id
+        else:
+            try:
+                await self._find(ctx, stack_name)
+            except EntityNotFound:
+                pass
+            else:
+                raise StackExists(
+                    f"Stack [{stack_name}] already exists and cannot be "
+                    f"created again with the changeSet [{name}]."
+                )
+            if not STACK_NAME.fullmatch(stack_name or ""):
+                raise InvalidInput(
+                    f"Invalid stack name {stack_name[:255]!r}: it must start with a letter, "
+                    'hold only letters, digits and "_-." and be 255 characters or less'
+                )
+            stack_id = str(uuid.uuid4())
+        kept = []
+        for cs in await store.of_stack(ctx.project_id, stack_name):
+            if await self._visible(ctx, cs, rec):
+                kept.append(cs)
+            else:  # left by a stack of this name that is gone
+                await store.remove(cs.id)
+        if any(cs.name == name for cs in kept):
+            raise StackExists(f"ChangeSet [{name}] already exists for stack [{stack_name}]")
+        if len(kept) >= MAX_PER_STACK:
+            raise RequestLimitExceeded(
+                f"Stack [{stack_name}] has {MAX_PER_STACK} change sets already; delete some first"
+            )
+        env = dict(params or {})
+        if rec is not None and use_previous:
+            env = await self._previous_values(rec, env, use_previous)
+        request = _plain(
+            {
+                "template": template,
+                "environment": env,
+                "files": dict(files),
+                "args": dict(args),
+                "environment_files": list(environment_files or []) or None,
+            }
+        )
+        values: dict[str, Any] = {
+            "id": str(uuid.uuid4()),
+            "name": name,
+            "stack_id": stack_id,
+            "stack_name": stack_name,
+            "project_id": ctx.project_id,
+            "change_type": change_type,
+            "description": description,
+            "request": request,
+            "status": "CREATE_COMPLETE",
+            "status_reason": "",
+            "changes": [],
+            "fingerprint": fingerprint(rec) if rec is not None else "",
+        }
+        hidden: set[str] = set()
+        try:
+            changes = await self._plan(ctx, change_type, stack_name, stack_id, request, hidden)
+        except (InvalidInput, EntityNotFound) as exc:
+            hidden.update((request["environment"].get("parameters") or {}).keys())
+            values.update(status="FAILED", status_reason=str(exc) or type(exc).__name__)
+        else:
+            values["changes"] = changes
+            if not changes and change_type == "UPDATE":
+                values.update(status="FAILED", status_reason=NO_CHANGES)
+        request["hidden"] = sorted(hidden)
+        if rec is not None and values["status"] != "FAILED":
+            refuse_update(rec.action)
+        return await self._shown(ctx, await store.add(values), rec)
+
+    async def _previous_values(
+        self, rec: StackRecord, env: dict[str, Any], names: Sequence[str]
+    ) -> dict[str, Any]:
+        """``UsePreviousValue``: the stack's stored value for each name."""
+        raw = await self.store.stacks.raw_template_without_body(rec.raw_template_id)
+        stored = dict((raw.environment or {}).get("parameters") or {})
+        given = dict(env.get("parameters") or {})
+        for key in names:
+            if key in stored:
+                given[key] = stored[key]
+        return {**env, "parameters": given}
+
+    async def _plan(
+        self,
+        ctx: RequestContext,
+        change_type: str,
+        stack_name: str,
+        stack_id: str,
+        request: Mapping[str, Any],
+        hidden: set[str] | None = None,
+    ) -> list[dict[str, Any]]:
+        """The changes the stored request makes to the stack as it is now (and, into
+        ``hidden``, the names of the parameters its template hides)."""
+        if change_type == "CREATE":
+            stack = await admit.prepare(
+                self.engine,
+                ctx,
+                stack_name,
+                request["template"],
+                request["environment"],
+                request["files"],
+                request.get("environment_files"),
+                request["args"],
+                stack_id=stack_id,
+            )
+            made: list[dict[str, Any]] = _plain(plan.create_changes(stack))
+            if hidden is not None:
+                hidden.update(stack.bound.parameters.hidden)
+            return made
+        current, new = await self._prepare_update(
+            ctx,
+            {"stack_name": stack_name, "stack_id": stack_id},
+            request["template"],
+            request["environment"],
+            request["files"],
+            request["args"],
+            request.get("environment_files"),
+        )
+        if hidden is not None:
+            hidden.update(new.bound.parameters.hidden)
+        changes: list[dict[str, Any]] = _plain(
+            await asyncio.to_thread(plan.update_changes, current, new)
+        )
+        return changes
+
+    # -- reading ------------------------------------------------------------------------
+    def _execution_status(self, cs: ChangeSetRecord, rec: StackRecord | None) -> str:
+        if cs.status != "CREATE_COMPLETE":
+            return "UNAVAILABLE"
+        if cs.execution == "OBSOLETE":
+            return "OBSOLETE"
+        if cs.execution is None:
+            if cs.change_type == "CREATE":
+                return "AVAILABLE" if rec is None else "OBSOLETE"
+            return (
+                "AVAILABLE"
+                if rec is not None and fingerprint(rec) == cs.fingerprint
+                else "OBSOLETE"
+            )
+        if rec is None or (str(rec.raw_template_id) != cs.fingerprint and rec.action != ROLLBACK):
+            return "EXECUTE_COMPLETE"
+        if rec.status == IN_PROGRESS:
+            return "EXECUTE_IN_PROGRESS"
+        if rec.status == FAILED or rec.action == ROLLBACK:
+            return "EXECUTE_FAILED"
+        return "EXECUTE_COMPLETE"
+
+    async def _shown(
+        self,
+        ctx: RequestContext,
+        cs: ChangeSetRecord,
+        rec: StackRecord | None = None,
+        *,
+        with_changes: bool = True,
+    ) -> dict[str, Any]:
+        if rec is None:
+            rec = await self._stack_or_none(ctx, cs)
+        request = cs.request or {}
+        shown: dict[str, Any] = {
+            "id": cs.id,
+            "name": cs.name,
+            "stack_id": cs.stack_id,
+            "stack_name": cs.stack_name,
+            "tenant": cs.project_id,
+            "change_type": cs.change_type,
+            "description": cs.description,
+            "status": cs.status,
+            "status_reason": cs.status_reason or None,
+            "execution_status": self._execution_status(cs, rec),
+            "creation_time": isotime(cs.created_at),
+            "execution_time": isotime(cs.executed_at),
+        }
+        if with_changes:
+            shown["parameters"] = self._parameters(request)
+            shown["changes"] = list(cs.changes or [])
+        return shown
+
+    def _parameters(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        """The parameters the request gives, the ones its template hides masked (all
+        of them when the plan could not be made)."""
+        given = dict((request.get("environment") or {}).get("parameters") or {})
+        hidden = set(request.get("hidden") or ())
+        return {k: (plan.MASK if k in hidden else v) for k, v in given.items()}
+
+    async def describe_change_set(
+        self, ctx: RequestContext, stack_name: str | None, name_or_id: str
+    ) -> dict[str, Any]:
+        return await self._shown(ctx, await self._change_set(ctx, stack_name, name_or_id))
+
+    async def list_change_sets(self, ctx: RequestContext, stack_name: str) -> list[dict[str, Any]]:
+        name = await self._stack_name(ctx, stack_name)
+        found = await self.store.change_sets.of_stack(ctx.project_id, name)
+        out = []
+        for cs in found:
+            rec = await self._stack_or_none(ctx, cs)
+            if not await self._visible(ctx, cs, rec):
+                continue
+            out.append(await self._shown(ctx, cs, rec, with_changes=False))
+        if not out and name == stack_name:
+            await self._find(ctx, stack_name)  # an unknown stack is an error
+        return out
+
+    async def delete_change_set(
+        self, ctx: RequestContext, stack_name: str | None, name_or_id: str
+    ) -> None:
+        cs = await self._change_set(ctx, stack_name, name_or_id)
+        status = self._execution_status(cs, await self._stack_or_none(ctx, cs))
+        if status == "EXECUTE_IN_PROGRESS":
+            raise InvalidChangeSetStatus(
+                f"Cannot delete ChangeSet [{cs.name}] while it is being executed"
+            )
+        await self.store.change_sets.remove(cs.id)
+
+    async def review_stack(self, ctx: RequestContext, stack_name: str) -> dict[str, Any] | None:
+        """The stack a CREATE change set waits to make (CloudFormation's stack in
+        ``REVIEW_IN_PROGRESS``): its newest such change set, or None."""
+        try:
+            await self._find(ctx, stack_name)
+        except EntityNotFound:
+            pending = [
+                cs
+                for cs in await self.store.change_sets.of_stack(ctx.project_id, stack_name)
+                if cs.change_type == "CREATE" and cs.execution is None
+            ]
+            return await self._shown(ctx, pending[-1], with_changes=False) if pending else None
+        return None
+
+    async def delete_review_stack(self, ctx: RequestContext, stack_name: str) -> bool:
+        """Delete a stack that exists only as CREATE change sets; whether there was one."""
+        if await self.review_stack(ctx, stack_name) is None:
+            return False
+        for cs in await self.store.change_sets.of_stack(ctx.project_id, stack_name):
+            if cs.change_type == "CREATE" and cs.execution is None:
+                await self.store.change_sets.remove(cs.id)
+        return True
+
+    # -- executing ----------------------------------------------------------------------
+    async def execute_change_set(
+        self, ctx: RequestContext, stack_name: str | None, name_or_id: str
+    ) -> StackIdentityReply:
+        """Run the stored request, only if the stack and the plan are as shown."""
+        cs = await self._change_set(ctx, stack_name, name_or_id)
+        rec = await self._stack_or_none(ctx, cs)
+        status = self._execution_status(cs, rec)
+        if status != "AVAILABLE":
+            raise InvalidChangeSetStatus(
+                f"ChangeSet [{cs.name}] cannot be executed in its current execution "
+                f"status of [{status}]"
+                + (f": {cs.status_reason}" if cs.status_reason and status == "UNAVAILABLE" else "")
+            )
+        if rec is not None and rec.status == IN_PROGRESS:
+            raise InvalidChangeSetStatus(
+                f"Stack [{rec.name}] is in {rec.action}_{rec.status} state and can not be updated"
+            )
+        request = cs.request or {}
+        if cs.change_type == "CREATE":
+            return await self._execute_create(ctx, cs, request)
+        assert rec is not None
+        return await self._execute_update(ctx, cs, rec, request)
+
+    async def _obsolete(self, cs: ChangeSetRecord, why: str) -> InvalidChangeSetStatus:
+        await self.store.change_sets.settle(
+            cs.id, {"execution": "OBSOLETE", "status_reason": why}, only_if_execution=""
+        )
+        return InvalidChangeSetStatus(
+            f"ChangeSet [{cs.name}] cannot be executed in its "
+            f"current execution status of [OBSOLETE]: {why}"
+        )
+
+    async def _execute_update(
+        self, ctx: RequestContext, cs: ChangeSetRecord, rec: StackRecord, request: Mapping[str, Any]
+    ) -> StackIdentityReply:
+        engine = self.engine
+        identity = {"stack_name": rec.name, "stack_id": rec.id}
+        refuse_update(rec.action)
+        if rec.root_stack_id == rec.id:
+            await acting.refresh_for_update(engine, rec.root_stack_id, rec.name, ctx)
+        await acting.for_request(engine, rec.root_stack_id, rec.name, ctx)
+        async with engine.claim(rec.id, rec.name, UPDATE) as claim:
+            now = await self._find(ctx, rec.id)
+            if fingerprint(now) != cs.fingerprint:
+                raise await self._obsolete(cs, "the stack changed after the change set was created")
+            try:
+                again = await self._plan(ctx, "UPDATE", rec.name, rec.id, request)
+            except KilnError as exc:
+                raise await self._obsolete(cs, f"the plan cannot be made again: {exc}") from None
+            if again != cs.changes:
+                raise await self._obsolete(
+                    cs, "the changes it would make now differ from the ones it shows"
+                )
+            if not await self.store.change_sets.settle(
+                cs.id, {"execution": "EXECUTED", "executed_at": _now()}, only_if_execution=""
+            ):
+                raise InvalidChangeSetStatus(f"ChangeSet [{cs.name}] was executed already")
+            current, new = await self._prepare_update(
+                ctx,
+                identity,
+                request["template"],
+                request["environment"],
+                request["files"],
+                request["args"],
+                request.get("environment_files"),
+            )
+            await self._launch_update(claim, current, new)
+            await self.store.change_sets.settle(
+                cs.id, {"fingerprint": str(new.info.raw_template_id)}
+            )
+        return new.identity_dict()
+
+    async def _execute_create(
+        self, ctx: RequestContext, cs: ChangeSetRecord, request: Mapping[str, Any]
+    ) -> StackIdentityReply:
+        engine = self.engine
+        stack = await admit.prepare(
+            engine,
+            ctx,
+            cs.stack_name,
+            request["template"],
+            request["environment"],
+            request["files"],
+            request.get("environment_files"),
+            request["args"],
+            stack_id=cs.stack_id,
+        )
+        if _plain(plan.create_changes(stack)) != cs.changes:
+            raise await self._obsolete(
+                cs, "the changes it would make now differ from the ones it shows"
+            )
+        if not await self.store.change_sets.settle(
+            cs.id, {"execution": "EXECUTED", "executed_at": _now()}, only_if_execution=""
+        ):
+            raise InvalidChangeSetStatus(f"ChangeSet [{cs.name}] was executed already")
+        await acting.delegate(engine, ctx, stack.info.id, cs.stack_name)
+        try:
+            async with engine.claims.claim_new(stack.info.id, CREATE) as claim:
+                await admit.store(engine, stack)
+                claim.launch(lambda: create_action.run_create(engine, stack), stack)
+        except BaseException:
+            await acting.undo_delegation(engine, ctx, stack.info.id)
+            await self.store.change_sets.settle(cs.id, {"execution": None})
+            raise
+        await self.remember_version(stack, CREATE)
+        rec = await self._find(ctx, stack.info.id)
+        await self.store.change_sets.settle(cs.id, {"fingerprint": str(rec.raw_template_id)})
+        return stack.identity_dict()
+
+
+def _now() -> Any:
+    from kiln.engine.store import utcnow
+
+    return utcnow()

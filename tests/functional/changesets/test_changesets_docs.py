@@ -1,0 +1,90 @@
+"""The worked examples of docs/changesets.md, run as written (the ports aside) against
+a real ``kiln serve``: the sh block with bash and the ``kiln`` CLI, the python block
+with boto3 and a keypair from the command its comment names."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support import docs
+from tests.support.clients import heat_client
+from tests.support.server import KilnProcess, clean_env, kiln_command
+
+
+def _block(language: str, heading: str) -> str:
+    section = docs.section(docs.page("changesets.md"), heading)
+    (block,) = re.findall(rf"```{language}\n(.*?)```", section, re.S)
+    return block
+
+
+def _run(script: str, kiln_server: KilnProcess, workdir: Path) -> subprocess.CompletedProcess[str]:
+    """A page's sh block with bash, against the server (its port in place of 8004)."""
+    script = script.replace("http://127.0.0.1:8004/", f"{kiln_server.url}/")
+    env = {**clean_env(), "NO_COLOR": "1"}
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    done = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", script],
+        cwd=workdir,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
+    return done
+
+
+def test_the_cli_example(kiln_server: KilnProcess, tmp_path: Path) -> None:
+    script = _block("sh", "With the kiln CLI")
+    assert "http://127.0.0.1:8004/v1/demo" in script
+    done = _run(script, kiln_server, tmp_path)
+    out = done.stdout
+    # what the page says the commands print
+    assert out.rstrip().splitlines()[-1] == "EXECUTE_COMPLETE"
+    assert re.search(r"Modify\s*\|\s*token\s*\|.*\|\s*True\s*\|\s*length\s*\|\s*Always", out)
+    assert re.search(r"Remove\s*\|\s*legacy", out) and re.search(r"Add\s*\|\s*modern", out)
+    assert "not-for-your-eyes" not in out
+    heat = heat_client(kiln_server.endpoint("demo"))
+    assert {r.resource_name for r in heat.resources.list("shop")} == {"token", "login", "modern"}
+    heat.stacks.delete("shop")
+
+
+def test_the_boto3_example(kiln_server: KilnProcess, capsys: pytest.CaptureFixture[str]) -> None:
+    snippet = _block("python", "With boto3")
+    (command,) = re.findall(r"# keys from: (kiln ec2-credentials create [^\n]*)", snippet)
+    made = subprocess.run(
+        [*kiln_command(), *command.split()[1:], "--config-file", str(kiln_server.config_file)],
+        capture_output=True,
+        text=True,
+        env=clean_env(),
+        timeout=60,
+        check=True,
+    )
+    keys = json.loads(made.stdout)
+    code = (
+        snippet.replace("http://127.0.0.1:8000/v1/", kiln_server.cfn_url)
+        .replace('"ACCESS"', repr(keys["access"]))
+        .replace('"SECRET"', repr(keys["secret"]))
+    )
+    assert code != snippet
+    exec(compile(code, "changesets.md", "exec"), {})  # the page's own lines
+    assert capsys.readouterr().out.strip() == "Modify Token True length 8 -> 16"
+    heat_client(kiln_server.endpoint("demo")).stacks.delete("shop-cfn")
+
+
+def test_the_history_example(kiln_server: KilnProcess, tmp_path: Path) -> None:
+    script = _block("sh", "A stack's history")
+    done = _run(script, kiln_server, tmp_path)
+    assert "+    replicas: '3'" in done.stdout, done.stdout
+    assert done.stdout.rstrip().splitlines()[-3:] == ["1 CREATE", "2 UPDATE", "3 UPDATE"]
+    heat = heat_client(kiln_server.endpoint("demo"))
+    assert heat.stacks.get("garden").parameters["replicas"] == "1"
+    heat.stacks.delete("garden")
