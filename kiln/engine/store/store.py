@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from kiln.db.facade import DATABASE_ERRORS, Database
 from kiln.db.models import utcnow
+from kiln.engine.store.drift import DriftStore
 from kiln.engine.store.engines import EngineRegistry
 from kiln.engine.store.events import EventStore
 from kiln.engine.store.identity import CredentialStore, KeypairStore, StackUserStore
@@ -58,6 +59,8 @@ class Store:
         self.stack_users = StackUserStore(db)
         self.keypairs = KeypairStore(db)
         self.engines = EngineRegistry(db)
+        #: drift detections (kiln.engine.store.drift)
+        self.drift = DriftStore(db)
 
     def recorder(self, engine_id: str) -> Recorder:
         """The writer of one engine's state transitions (:mod:`.recorder`)."""
