@@ -12,7 +12,10 @@ by ``[kiln_engine] drift_concurrency``, as a drift detection's.
 from __future__ import annotations
 
 import asyncio
+import copy
 import logging
+from collections.abc import Mapping
+from typing import Any
 
 from kiln.engine.actions.drift import expected_of
 from kiln.engine.model import drift as model
@@ -21,10 +24,20 @@ from kiln.engine.model.states import CHECK, COMPLETE, DELETE, FAILED, INIT
 from kiln.engine.runtime.engine import Engine
 from kiln.errors import KilnError
 from kiln.resources.live_state import GONE, LiveState
+from kiln.resources.schema import Properties
 
 LOG = logging.getLogger(__name__)
 
 GONE_REASON = "The physical resource no longer exists (found by an update with converge)."
+
+
+def overlaid(props: Properties, changes: Mapping[str, Any]) -> Properties:
+    """*props* with *changes* in place of their values, not validated again: the
+    cloud's values are only compared with the template's (a server's whole stored set
+    need not pass its checks again for one drifted value to be seen)."""
+    out = copy.copy(props)
+    out.__dict__["_values"] = {**dict(props.items()), **changes}
+    return out
 
 
 def _top_key(path: str) -> str:
@@ -60,16 +73,8 @@ async def take_live_state(engine: Engine, current: LiveStack) -> list[str]:
         if not diffs:
             return None
         keys = {_top_key(d.path) for d in diffs}
-        values = {k: plugin.properties.get(k) for k in plugin.properties}
-        for key in keys:
-            values[key] = live.actual.get(key)
-        try:
-            plugin.properties = plugin.make_properties(slot.name, values)
-        except KilnError as exc:
-            LOG.info("converge: %s of stack %s: the cloud's values do not fit the "
-                     "template's schema (%s); left as it is", slot.name,
-                     current.info.name, exc)
-            return None
+        plugin.properties = overlaid(plugin.properties,
+                                     {k: live.actual.get(k) for k in keys})
         return slot.name
 
     found = await asyncio.gather(*(one(s) for s in list(current.slots.values())))
