@@ -49,6 +49,8 @@ RUN_BY = {
     ("keystone.md", "Servers' credentials", "[DEFAULT]"): "tests/unit/server/test_readme.py",
     ("notifications.md", "Notifications", ""): "tests/unit/test_docs.py",
     ("events.md", "Live events", ""): "tests/functional/api/test_event_stream.py",
+    ("drift.md", "A worked example", ""): "tests/cloud/test_drift_docs.py",
+    ("drift.md", "From boto3", ""): "tests/cloud/test_drift_docs.py",
     ("plugins.md", "Writing a resource plugin", ""):
         "tests/unit/resources/test_plugin_guide.py",
     ("resources.md", "OpenStack resources", "[kiln_clients]"):
