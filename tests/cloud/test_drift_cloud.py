@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import Any
 import pytest
 
 from tests.cloud.helpers import delete_and_wait, find, physical_ids, settled
+from tests.functional.cfn.test_cfn_drift import detected
 from tests.support.aws import Keypair, cfn_client, issue_keypair
 from tests.support.cloud import Cloud
 from tests.support.server import KilnProcess, clean_env, kiln_command
@@ -77,25 +77,8 @@ def stack(cloud_heat: Any) -> Iterator[tuple[str, str]]:
     assert delete_and_wait(cloud_heat, created.id) == "DELETE_COMPLETE"
 
 
-def _until(check: Any, what: str) -> Any:
-    deadline = time.monotonic() + DEADLINE
-    delay = 0.1
-    while True:
-        found = check()
-        if found:
-            return found
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what} did not happen within {DEADLINE}s")
-        time.sleep(delay)  # the API's own way to follow a detection: poll its status
-        delay = min(delay * 2, 1.0)
-
-
 def _detect(cfn: Any, name: str) -> dict[str, Any]:
-    detection = cfn.detect_stack_drift(StackName=name)["StackDriftDetectionId"]
-    return _until(lambda: next(
-        (s for s in [cfn.describe_stack_drift_detection_status(
-            StackDriftDetectionId=detection)]
-         if s["DetectionStatus"] != "DETECTION_IN_PROGRESS"), None), "the detection")
+    return detected(cfn, name, DEADLINE)
 
 
 def test_drift_found_property_by_property_and_converged(

@@ -18,8 +18,8 @@ from typing import Any
 from tests.cloud.helpers import delete_and_wait
 from tests.support import docs
 from tests.support.aws import cfn_client, issue_keypair
-from tests.support.cloud import Cloud
 from tests.support.clients import OpenStackCLI
+from tests.support.cloud import Cloud
 from tests.support.server import KilnProcess, clean_env, kiln_command
 
 PAGE = "drift.md"
@@ -92,6 +92,6 @@ def _boto3_block(kiln: KilnProcess, name: str) -> str:
     cfn = cfn_client(kiln, issue_keypair(kiln, "demo"))
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        exec(_block("From boto3", "python").replace('"shop"', repr(name)),  # noqa: S102
+        exec(_block("From boto3", "python").replace('"shop"', repr(name)),
              {"cfn": cfn, "time": time})
     return out.getvalue()

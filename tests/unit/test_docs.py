@@ -38,6 +38,7 @@ RUN_BY = {
     ("cli-reference.md", "Create, inspect, update", ""): "tests/functional/test_cli_docs.py",
     ("cli-reference.md", "Resources and the template", ""): "tests/functional/test_cli_docs.py",
     ("cli-reference.md", "Suspend, resume, check", ""): "tests/functional/test_cli_docs.py",
+    ("cli-reference.md", "Drift", ""): "tests/functional/test_cli_docs.py",
     ("cli-reference.md", "Snapshots", ""): "tests/functional/test_cli_docs.py",
     ("cli-reference.md", "Signals, watching, cancelling an update", ""):
         "tests/functional/test_cli_docs.py",

@@ -14,7 +14,6 @@ import json
 import subprocess
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +21,10 @@ import httpx
 import pytest
 from botocore.exceptions import ClientError
 
-from tests.support.aws import Keypair, cfn_client, issue_keypair
-from tests.support.server import HTTP_TIMEOUT, KilnProcess, clean_env, kiln_command, start_kiln
+from tests.functional.cfn.test_cfn_boto3 import cfn, keypair, kiln
+from tests.support.server import HTTP_TIMEOUT, KilnProcess, clean_env, kiln_command
+
+__all__ = ["cfn", "keypair", "kiln"]  # the fixtures, shared with test_cfn_boto3
 
 CHILD = {"heat_template_version": "2018-08-31",
          "resources": {"inner": {"type": "OS::Heat::RandomString",
@@ -47,33 +48,16 @@ WAITING = {
 DEADLINE = 60.0
 
 
-@pytest.fixture(scope="module")
-def kiln(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KilnProcess]:
-    proc = start_kiln(tmp_path_factory.mktemp("drift"))
-    yield proc
-    assert proc.stop() == 0, proc.logs()
-
-
-@pytest.fixture(scope="module")
-def keypair(kiln: KilnProcess) -> Keypair:
-    return issue_keypair(kiln, "demo")
-
-
-@pytest.fixture
-def cfn(kiln: KilnProcess, keypair: Keypair) -> Any:
-    return cfn_client(kiln, keypair)
-
-
-def until(check: Any, what: str) -> Any:
-    """Poll *check* (an API read) until it answers something, within DEADLINE."""
-    deadline = time.monotonic() + DEADLINE
+def until(check: Any, what: str, timeout: float = DEADLINE) -> Any:
+    """Poll *check* (an API read) until it answers something, within *timeout*."""
+    deadline = time.monotonic() + timeout
     delay = 0.05
     while True:
         found = check()
         if found:
             return found
         if time.monotonic() > deadline:
-            raise AssertionError(f"{what} did not happen within {DEADLINE}s")
+            raise AssertionError(f"{what} did not happen within {timeout}s")
         time.sleep(delay)  # the API's own way to follow an action: poll its status
         delay = min(delay * 2, 0.5)
 
@@ -88,12 +72,14 @@ def created(cfn: Any, name: str, template: dict[str, Any]) -> str:
     return stack_id
 
 
-def detected(cfn: Any, name: str) -> dict[str, Any]:
+def detected(cfn: Any, name: str, timeout: float = DEADLINE) -> dict[str, Any]:
+    """DetectStackDrift, followed with DescribeStackDriftDetectionStatus to its end."""
     detection = cfn.detect_stack_drift(StackName=name)["StackDriftDetectionId"]
     return until(lambda: next(
         (s for s in [cfn.describe_stack_drift_detection_status(
             StackDriftDetectionId=detection)]
-         if s["DetectionStatus"] != "DETECTION_IN_PROGRESS"), None), "the detection")
+         if s["DetectionStatus"] != "DETECTION_IN_PROGRESS"), None), "the detection",
+        timeout)
 
 
 def error(caught: pytest.ExceptionInfo[ClientError]) -> tuple[int, str, str]:
