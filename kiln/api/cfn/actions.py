@@ -171,6 +171,12 @@ async def list_stacks(call: CfnCall) -> Any:
     stacks = await call.service.list_stacks(call.ctx)
     wanted = set(p.member_values(call.params, "StackStatusFilter"))
     summaries = [_summary(s) for s in stacks]
+    drift = await call.service.stacks_drift_status(
+        [str(s["stack_identity"]["stack_id"]) for s in stacks])
+    for stack, out in zip(stacks, summaries, strict=True):
+        status, when = drift.get(str(stack["stack_identity"]["stack_id"]),
+                                 ("NOT_CHECKED", None))
+        out["DriftInformation"] = {"StackDriftStatus": status, "LastCheckTimestamp": when}
     if wanted:
         summaries = [s for s in summaries if s["StackStatus"] in wanted]
     return {"StackSummaries": summaries}

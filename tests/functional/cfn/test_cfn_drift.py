@@ -114,6 +114,9 @@ def test_a_stack_of_unchecked_types_is_in_sync_nested_stacks_included(cfn: Any) 
 
     after = cfn.describe_stacks(StackName=name)["Stacks"][0]["DriftInformation"]
     assert after["StackDriftStatus"] == "IN_SYNC"
+    listed = {s["StackName"]: s["DriftInformation"]
+              for s in cfn.list_stacks()["StackSummaries"]}
+    assert listed[name] == after
     assert after["LastCheckTimestamp"] == status["Timestamp"]
     resources = cfn.describe_stack_resources(StackName=name)["StackResources"]
     infos = {r["LogicalResourceId"]: r["DriftInformation"] for r in resources}
