@@ -224,6 +224,13 @@ engine_opts = [
                     "(data, reason, status); a larger one is refused (400, "
                     "RequestLimitExceeded). Request bodies are bounded before that by "
                     "max_json_body_size."),
+    cfg.IntOpt("drift_concurrency", default=4, min=1,
+               help="Cloud reads one drift detection (DetectStackDrift, `kiln stack "
+                    "drift`, an update with converge) makes at once: each resource's "
+                    "object is read once, at most this many at a time."),
+    cfg.IntOpt("drift_results_per_stack", default=10, min=1,
+               help="Drift detections a stack keeps (with their per-resource "
+                    "differences); the oldest goes when a new one starts."),
     cfg.IntOpt("max_signals_size_per_resource", default=1048576, min=256,
                help="Bytes of signals one resource keeps in all (what a GET of its "
                     "metadata, or of its wait condition's data, returns at most besides "

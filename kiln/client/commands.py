@@ -535,5 +535,6 @@ def _warn(warnings: list[str]) -> None:
 # the day-two commands (resources, actions, snapshots...) add themselves to ``stack``
 from kiln.client import changesets as _changesets  # noqa: E402, F401
 from kiln.client import day_two as _day_two  # noqa: E402, F401
+from kiln.client import drift as _drift  # noqa: E402, F401
 from kiln.client import history as _history  # noqa: E402, F401
 from kiln.client import snapshots as _snapshots  # noqa: E402, F401

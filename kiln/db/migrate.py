@@ -17,7 +17,7 @@ import sqlalchemy as sa
 from kiln.db import models
 
 #: The newest migration's revision id; a test checks it equals Alembic's head.
-HEAD = "0009_stack_version"
+HEAD = "0010_drift_detection"
 MIGRATIONS_DIR = os.path.join(os.path.dirname(__file__), "migrations")
 
 

@@ -274,6 +274,26 @@ class StackVersion(Base):
     environment: Mapped[Any | None] = mapped_column(Sealed)
     files: Mapped[Any | None] = mapped_column(Sealed)
     created_at: Mapped[dt.datetime] = mapped_column(Timestamp, nullable=False, default=utcnow)
+class DriftDetection(Base):
+    """One drift detection of a stack (kiln.db.drift): its status, its outcome and, per
+    resource, what was expected and found. A stack keeps its latest few."""
+
+    __tablename__ = "drift_detection"
+    __table_args__ = (sa.Index("ix_drift_detection_stack_id", "stack_id"), _TABLE_ARGS)
+    id: Mapped[str] = mapped_column(sa.String(36), primary_key=True)
+    stack_id: Mapped[str] = mapped_column(
+        sa.ForeignKey("stack.id", ondelete="CASCADE"), nullable=False)
+    #: "stack" (DetectStackDrift) or "resource" (DetectStackResourceDrift)
+    scope: Mapped[str] = mapped_column(sa.String(16), nullable=False)
+    status: Mapped[str] = mapped_column(sa.String(32), nullable=False)
+    drift_status: Mapped[str | None] = mapped_column(sa.String(32))
+    drifted_count: Mapped[int] = mapped_column(sa.Integer, nullable=False, default=0)
+    status_reason: Mapped[str] = mapped_column(LongText, nullable=False, default="")
+    #: per resource: expected and actual properties and their differences; sealed (the
+    #: template's values may be a hidden parameter's)
+    resources: Mapped[Any | None] = mapped_column(Sealed)
+    created_at: Mapped[dt.datetime] = mapped_column(Timestamp, nullable=False, default=utcnow)
+    updated_at: Mapped[dt.datetime | None] = mapped_column(Timestamp)
 
 
 class SoftwareConfig(Base):

@@ -32,6 +32,7 @@ from kiln.errors import (
     format_path,
 )
 from kiln.resources import translation
+from kiln.resources.live_state import NOT_CHECKED, LiveState, Unread
 from kiln.resources.runtime import (
     Peers,
     ResourceRuntime,
@@ -428,6 +429,14 @@ class Resource:
         Asked each time the engine builds the stack's graph; a delete then goes the
         other way round."""
         return ()
+
+    async def live_state(self, expected: Mapping[str, Any]) -> LiveState | Unread:
+        """Drift detection: the physical object read back (never changed), for the
+        *expected* properties (the template's values of those it set), as a
+        :class:`~kiln.resources.live_state.LiveState`; ``GONE`` when it no longer
+        exists; ``NOT_CHECKED`` (the default) for a type nothing outside Kiln can change
+        or that cannot be read back. Raise ResourceFailure when the read fails."""
+        return NOT_CHECKED
 
     async def refresh_live(self) -> None:
         """Re-read the physical resource before its attributes are shown (resource

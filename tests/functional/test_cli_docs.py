@@ -125,6 +125,10 @@ def test_every_command_of_docs_cli(kiln_server: KilnProcess, tmp_path: Path) -> 
     for action, status in (("suspend", "SUSPEND_COMPLETE"), ("resume", "RESUME_COMPLETE"),
                            ("check", "CHECK_COMPLETE")):
         assert status in out[f"kiln stack {action} --wait app"]
+    assert "Stack app: IN_SYNC (0 resource(s) drifted)" in out["kiln stack drift app"]
+    drift = json.loads(out["kiln stack drift app --no-detect --all -f json"])
+    assert drift["stack_drift_status"] == "IN_SYNC"
+    assert {r["status"] for r in drift["resources"]} == {"NOT_CHECKED"}
     assert "COMPLETE" in out[
         "kiln stack snapshot create app --name before-upgrade --wait"]
     assert "before-upgrade" in out["kiln stack snapshot list app"]

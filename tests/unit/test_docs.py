@@ -38,6 +38,7 @@ RUN_BY = {
     ("cli-reference.md", "Create, inspect, update", ""): "tests/functional/test_cli_docs.py",
     ("cli-reference.md", "Resources and the template", ""): "tests/functional/test_cli_docs.py",
     ("cli-reference.md", "Suspend, resume, check", ""): "tests/functional/test_cli_docs.py",
+    ("cli-reference.md", "Drift", ""): "tests/functional/test_cli_docs.py",
     ("cli-reference.md", "Snapshots", ""): "tests/functional/test_cli_docs.py",
     ("cli-reference.md", "Change sets and history", ""): "tests/functional/test_cli_docs.py",
     ("cli-reference.md", "Signals, watching, cancelling an update", ""):
@@ -55,6 +56,8 @@ RUN_BY = {
     ("changesets.md", "With boto3", ""): "tests/functional/changesets/test_changesets_docs.py",
     ("changesets.md", "A stack's history", ""):
         "tests/functional/changesets/test_changesets_docs.py",
+    ("drift.md", "A worked example", ""): "tests/cloud/test_drift_docs.py",
+    ("drift.md", "From boto3", ""): "tests/cloud/test_drift_docs.py",
     ("plugins.md", "Writing a resource plugin", ""):
         "tests/unit/resources/test_plugin_guide.py",
     ("resources.md", "OpenStack resources", "[kiln_clients]"):

@@ -171,6 +171,12 @@ async def list_stacks(call: CfnCall) -> Any:
     stacks = await call.service.list_stacks(call.ctx)
     wanted = set(p.member_values(call.params, "StackStatusFilter"))
     summaries = [_summary(s) for s in stacks]
+    drift = await call.service.stacks_drift_status(
+        [str(s["stack_identity"]["stack_id"]) for s in stacks])
+    for stack, out in zip(stacks, summaries, strict=True):
+        status, when = drift.get(str(stack["stack_identity"]["stack_id"]),
+                                 ("NOT_CHECKED", None))
+        out["DriftInformation"] = {"StackDriftStatus": status, "LastCheckTimestamp": when}
     if wanted:
         summaries = [s for s in summaries if s["StackStatus"] in wanted]
     return {"StackSummaries": summaries}
@@ -215,7 +221,23 @@ async def describe_stacks(call: CfnCall) -> Any:
     for identity in identities:
         shown = await service.show_stack(ctx, identity)
         stacks.append(_described(shown[0] if isinstance(shown, list) else shown))
+    drift = await service.stacks_drift_status([str(i["stack_id"]) for i in identities])
+    for identity, out in zip(identities, stacks, strict=True):
+        status, when = drift.get(str(identity["stack_id"]), ("NOT_CHECKED", None))
+        out["DriftInformation"] = {"StackDriftStatus": status, "LastCheckTimestamp": when}
     return {"Stacks": stacks}
+
+
+async def resource_drift(call: CfnCall, identity: Mapping[str, Any],
+                         ) -> Callable[[Any], dict[str, Any]]:
+    """The ``DriftInformation`` of a resource of the stack, by its name (NOT_CHECKED
+    for one never checked)."""
+    found = await call.service.resources_drift_status(call.ctx, identity)
+
+    def info(name: Any) -> dict[str, Any]:
+        status, when = found.get(str(name), ("NOT_CHECKED", None))
+        return {"StackResourceDriftStatus": status, "LastCheckTimestamp": when}
+    return info
 
 
 async def create_stack(call: CfnCall) -> Any:
@@ -319,6 +341,9 @@ async def describe_stack_resource(call: CfnCall) -> Any:
     res = await call.service.resource_for_agent(
         call.ctx, identity, name, agent_stack_id=call.caller.stack_id,
         agent_owner=call.caller.resource_name)
+    # an agent's poll (a stack's own keypair) never reads the drift: it only wants metadata
+    drift = None if call.caller.stack_id is not None else (
+        await resource_drift(call, identity))(name)
     return {"StackResourceDetail": {
         "Description": res.get("description", ""),
         "LastUpdatedTimestamp": res.get("updated_time"),
@@ -329,7 +354,8 @@ async def describe_stack_resource(call: CfnCall) -> Any:
         "ResourceType": res.get("resource_type"),
         "StackId": arn(res.get("stack_identity")) or arn(identity),
         "StackName": res.get("stack_name") or identity.get("stack_name"),
-        "ResourceStatus": _status(res, "resource")}}
+        "ResourceStatus": _status(res, "resource"),
+        "DriftInformation": drift}}
 
 
 async def describe_stack_resources(call: CfnCall) -> Any:
@@ -346,6 +372,7 @@ async def describe_stack_resources(call: CfnCall) -> Any:
         raise errors.MissingParameter("StackName or PhysicalResourceId must be given")
     found = await call.service.describe_stack_resources(
         call.ctx, identity, call.params.get("LogicalResourceId"))
+    drift = await resource_drift(call, identity)
     return {"StackResources": [{
         "Description": r.get("description", ""),
         "LogicalResourceId": r.get("resource_name"),
@@ -355,19 +382,22 @@ async def describe_stack_resources(call: CfnCall) -> Any:
         "StackId": arn(r.get("stack_identity")) or arn(identity),
         "StackName": r.get("stack_name") or identity.get("stack_name"),
         "Timestamp": r.get("updated_time"),
-        "ResourceStatus": _status(r, "resource")} for r in found]}
+        "ResourceStatus": _status(r, "resource"),
+        "DriftInformation": drift(r.get("resource_name"))} for r in found]}
 
 
 async def list_stack_resources(call: CfnCall) -> Any:
     identity = await stack_identity(call, p.required(call.params, "StackName"))
     found = await call.service.list_stack_resources(call.ctx, identity)
+    drift = await resource_drift(call, identity)
     return {"StackResourceSummaries": [{
         "LastUpdatedTimestamp": r.get("updated_time"),
         "LogicalResourceId": r.get("resource_name"),
         "PhysicalResourceId": r.get("physical_resource_id"),
         "ResourceStatusReason": r.get("resource_status_reason"),
         "ResourceType": r.get("resource_type"),
-        "ResourceStatus": _status(r, "resource")} for r in found]}
+        "ResourceStatus": _status(r, "resource"),
+        "DriftInformation": drift(r.get("resource_name"))} for r in found]}
 
 
 ACTIONS: dict[str, Action] = {

@@ -25,7 +25,7 @@ from kiln.api.aws.credentials import Authenticator, Ec2Identity
 from kiln.api.aws.errors import error_response
 from kiln.api.aws.keypairs import service_signature_checker
 from kiln.api.aws.received import received
-from kiln.api.cfn import render, signals
+from kiln.api.cfn import drift, render, signals
 from kiln.api.cfn.actions import ACTIONS, CfnCall, authorize, aws_error
 from kiln.api.cfn.changesets import ACTIONS as CHANGE_SET_ACTIONS
 from kiln.api.cfn.context import request_context
@@ -55,7 +55,8 @@ async def query_api(request: Request) -> Response:
             # the metadata poll of os-collect-config's cfn collector and cfn-hup
             signals.limit(state.agent_limits, "metadata", caller)
         # the change set module's first: it adds stacks in review to two of ACTIONS'
-        handler = CHANGE_SET_ACTIONS.get(action) or ACTIONS.get(action)
+        handler = (CHANGE_SET_ACTIONS.get(action) or ACTIONS.get(action)
+                   or drift.ACTIONS.get(action))
         if handler is None:
             raise errors.InvalidAction()
         call = CfnCall(action=action, params=params, service=state.service, conf=state.conf,
@@ -81,7 +82,8 @@ def _enforce(policy: Any, action: str, caller: Ec2Identity) -> None:
 
     who = Caller(user_id=caller.user_id, username=caller.username,
                  project_id=caller.project_id, roles=caller.roles)
-    if not policy.allows(f"cloudformation:{action}", who, {"project_id": caller.project_id}):
+    rule = drift.POLICY_RULES.get(action, f"cloudformation:{action}")
+    if not policy.allows(rule, who, {"project_id": caller.project_id}):
         raise errors.AccessDenied(f"Action {action} not allowed for user")
 
 

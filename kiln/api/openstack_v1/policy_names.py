@@ -6,7 +6,7 @@ Stack actions are the exception: their rule depends on the body (``actions:suspe
 
 from __future__ import annotations
 
-from kiln.api.openstack_v1 import changesets, info, resources, software, stacks
+from kiln.api.openstack_v1 import changesets, drift, info, resources, software, stacks
 from kiln.api.openstack_v1.common import Handler
 
 RULES: dict[Handler, str | None] = {
@@ -41,6 +41,10 @@ RULES: dict[Handler, str | None] = {
     stacks.restore_snapshot: "stacks:restore_snapshot",
     stacks.list_outputs: "stacks:list_outputs",
     stacks.show_output: "stacks:show_output",
+    # Kiln's drift routes: a detection reads like a stack check, changing nothing
+    drift.detect: "actions:check",
+    drift.show: "stacks:show",
+    drift.detect_resource: "actions:check",
     resources.list_resources: "resource:index",
     resources.show_resource: "resource:show",
     resources.mark_unhealthy: "resource:mark_unhealthy",

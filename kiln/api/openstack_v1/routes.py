@@ -16,7 +16,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from kiln.api.openstack_v1 import changesets, info, resources, software, stacks
+from kiln.api.openstack_v1 import changesets, drift, info, resources, software, stacks
 from kiln.api.openstack_v1.common import Handler, endpoint
 from kiln.api.openstack_v1.policy_names import rule_for
 
@@ -92,6 +92,9 @@ _TABLE: list[tuple[str, list[str], Handler]] = [
     (S + "/versions/{version}", ["GET"], changesets.show_version),
     (S + "/versions/{version}/diff", ["GET"], changesets.diff_versions),
     (S + "/versions/{version}/changeset", ["POST"], changesets.restore_version),
+    (S + "/drift", ["POST"], drift.detect),
+    (S + "/drift", ["GET"], drift.show),
+    (S + "/resources/{resource_name}/drift", ["POST"], drift.detect_resource),
     (S + "/outputs", ["GET"], stacks.list_outputs),
     (S + "/outputs/{output_key}", ["GET"], stacks.show_output),
     (S + "/resources", ["GET"], resources.list_resources),

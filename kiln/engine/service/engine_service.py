@@ -10,6 +10,7 @@ from __future__ import annotations
 from kiln.engine.service.adopt import AdoptOps
 from kiln.engine.service.agent_reads import AgentReads
 from kiln.engine.service.catalog import CatalogOps
+from kiln.engine.service.drift import DriftOps
 from kiln.engine.service.history import HistoryOps
 from kiln.engine.service.keypairs import KeypairOps
 from kiln.engine.service.reads import Reads
@@ -22,9 +23,9 @@ from kiln.engine.service.stack_users import StackUserOps
 from kiln.engine.service.tempurls import TempUrlOps
 
 
-class EngineService(CatalogOps, RecoveryOps, SnapshotOps, AdoptOps, SignalOps, SoftwareOps,
-                    TempUrlOps, StackUserOps, KeypairOps, AgentReads, HistoryOps, StackOps,
-                    Reads):
+class EngineService(DriftOps, CatalogOps, RecoveryOps, SnapshotOps, AdoptOps, SignalOps,
+                    SoftwareOps, TempUrlOps, StackUserOps, KeypairOps, AgentReads, HistoryOps,
+                    StackOps, Reads):
     """The engine behind the API: construct, ``await start()``, call, ``await stop()``.
 
     ``EngineService(conf=None, *, db=None, db_url=None, engine_id=None)``: ``db`` is an

@@ -415,6 +415,35 @@ class EngineServiceAPI(ChangeSetAPI):
         name, signing key, metadata and when it last changed), or None when gone."""
         raise _todo("temp_url_resource")
 
+    # -- drift (Kiln's; kiln.engine.service.drift) -----------------------------------------
+    async def detect_stack_drift(self, ctx: RequestContext, stack_identity: Identity) -> JSON:
+        """Start a drift detection of the stack (nested stacks included); the detection
+        in ``DETECTION_IN_PROGRESS``. ActionInProgress while an action runs."""
+        raise _todo("detect_stack_drift")
+
+    async def detect_resource_drift(self, ctx: RequestContext, stack_identity: Identity,
+                                    resource_name: str) -> JSON:
+        """Detect one resource's drift now: its result."""
+        raise _todo("detect_resource_drift")
+
+    async def drift_detection(self, ctx: RequestContext, detection_id: str) -> JSON:
+        """One detection: status, stack drift status, count, time, results."""
+        raise _todo("drift_detection")
+
+    async def latest_drift(self, ctx: RequestContext, stack_identity: Identity) -> JSON:
+        """The stack's newest detection, with each resource's newest result."""
+        raise _todo("latest_drift")
+
+    async def stacks_drift_status(self, stack_ids: list[str],
+                                  ) -> dict[str, tuple[str, str | None]]:
+        """(StackDriftStatus, time) of each checked stack."""
+        raise _todo("stacks_drift_status")
+
+    async def resources_drift_status(self, ctx: RequestContext, stack_identity: Identity,
+                                     ) -> dict[str, tuple[str, str | None]]:
+        """(StackResourceDriftStatus, time) of each checked resource, by name."""
+        raise _todo("resources_drift_status")
+
     # -- services -------------------------------------------------------------------------
     async def list_services(self, ctx: RequestContext) -> list[ServiceReply]:
         raise _todo("list_services")

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from kiln.db.facade import DATABASE_ERRORS, Database
 from kiln.db.models import utcnow
 from kiln.engine.store.change_sets import ChangeSetStore
+from kiln.engine.store.drift import DriftStore
 from kiln.engine.store.engines import EngineRegistry
 from kiln.engine.store.events import EventStore
 from kiln.engine.store.identity import CredentialStore, KeypairStore, StackUserStore
@@ -62,6 +63,8 @@ class Store:
         self.engines = EngineRegistry(db)
         self.change_sets = ChangeSetStore(db)
         self.versions = StackVersionStore(db)
+        #: drift detections (kiln.engine.store.drift)
+        self.drift = DriftStore(db)
 
     def recorder(self, engine_id: str) -> Recorder:
         """The writer of one engine's state transitions (:mod:`.recorder`)."""

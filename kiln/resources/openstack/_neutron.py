@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 from urllib.parse import quote
 
 from kiln.resources.base import Properties, ResourceFailure, Token
+from kiln.resources.live_state import GONE, NOT_CHECKED, LiveState, Unread
 from kiln.resources.openstack._base import OpenStackResource
 from kiln.resources.schema import Property
 from kiln.template.constraints import CustomConstraint
@@ -82,6 +83,10 @@ class NeutronResource(OpenStackResource):
     #: whether an unnamed object gets the physical resource name (Heat's behaviour for
     #: objects with a ``name`` property)
     names_itself: ClassVar[bool] = True
+
+    #: the properties drift detection reads back from the object (each under its
+    #: :attr:`api_names` field, or its own name); none: the type is not checked
+    live_properties: ClassVar[tuple[str, ...]] = ()
 
     #: the Neutron extensions the type needs (Heat's required_service_extension): without
     #: them the type is unavailable (kiln.clients.availability)
@@ -205,3 +210,46 @@ class NeutronResource(OpenStackResource):
         if self.has_status:
             self.is_built(obj)
         return None
+
+    # -- drift detection -------------------------------------------------------------
+    async def live_state(self, expected: Mapping[str, Any]) -> LiveState | Unread:
+        """The object's fields under :attr:`live_properties` (references by name
+        compared as the IDs they name now, tags as a set, ``value_specs`` by the keys
+        the template gave)."""
+        if not self.live_properties or self.resource_id is None:
+            return NOT_CHECKED
+        answer = await self.api("GET", self.path, ok_missing=True)
+        if answer is None:
+            return GONE
+        obj: dict[str, Any] = answer[self.entity]
+        state = LiveState()
+        for prop in self.live_properties:
+            if prop not in expected or prop == "value_specs":
+                continue
+            field, kind = self.api_names.get(prop, (prop, None))
+            want = expected[prop]
+            if kind is not None and isinstance(want, str):
+                want = await self.id_or_name(kind, want)
+            state.expected[prop] = want
+            state.actual[prop] = obj.get(field)
+        if "tags" in state.expected:
+            state.expected["tags"] = sorted(state.expected["tags"] or [])
+            state.actual["tags"] = sorted(state.actual["tags"] or [])
+        specs = expected.get("value_specs")
+        if specs and "value_specs" in self.live_properties:
+            state.expected["value_specs"] = dict(specs)
+            state.actual["value_specs"] = {k: obj.get(k) for k in specs}
+        await self.shape_live(obj, expected, state)
+        return state
+
+    async def shape_live(self, obj: Mapping[str, Any], expected: Mapping[str, Any],
+                         state: LiveState) -> None:
+        """A type's own comparisons beyond plain fields (a group's rules)."""
+
+    async def id_or_name(self, kind: str, value: str) -> str:
+        """The ID *value* names now; *value* itself when nothing matches (a network
+        named in the template and deleted since is compared by its name)."""
+        try:
+            return await self.find_id(kind, value)
+        except ResourceFailure:
+            return value

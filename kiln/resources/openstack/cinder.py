@@ -13,6 +13,7 @@ from kiln.resources.base import (
     ResourceFailure,
     Token,
 )
+from kiln.resources.live_state import GONE, NOT_CHECKED, LiveState, Unread, pick
 from kiln.resources.openstack._base import (
     HIDDEN,
     OpenStackResource,
@@ -125,6 +126,18 @@ class Volume(CinderResource):
 
     def live_location(self) -> tuple[str, str] | None:
         return self.path, "volume"
+
+    async def live_state(self, expected: Mapping[str, Any]) -> LiveState | Unread:
+        """The volume's name, description, size, type, zone and metadata now."""
+        if self.resource_id is None:
+            return NOT_CHECKED
+        found = await self._read()
+        if found is None:
+            return GONE
+        return pick(found, (("name", "name"), ("description", "description"),
+                            ("size", "size"), ("volume_type", "volume_type"),
+                            ("availability_zone", "availability_zone"),
+                            ("metadata", "metadata")), expected)
 
     async def _wait(self, ok: tuple[str, ...], busy: tuple[str, ...]) -> bool:
         volume = await self._read()

@@ -34,6 +34,8 @@ class FloatingIP(NeutronResource):
     api_names = {"floating_network": ("floating_network_id", "network"),
                  "floating_subnet": ("subnet_id", "subnet"),
                  "port_id": ("port_id", "port")}
+    live_properties = ("floating_network", "port_id", "fixed_ip_address",
+                       "floating_ip_address", "dns_name", "dns_domain", "value_specs")
     properties_schema = {
         "floating_network_id": Property("string", "Deprecated: use floating_network.",
                                         support_status=HIDDEN,

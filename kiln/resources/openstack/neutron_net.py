@@ -38,6 +38,9 @@ class Net(NeutronResource):
     has_status = True
     api_names = {"qos_policy": ("qos_policy_id", "qos_policy")}
     not_sent = frozenset({"value_specs", "tags", "dhcp_agent_ids"})
+    live_properties = ("name", "admin_state_up", "shared", "port_security_enabled",
+                       "qos_policy", "dns_domain", "availability_zone_hints", "tags",
+                       "value_specs")
     properties_schema = {
         "name": Property("string", "Name of the network (default: the physical name).",
                          update_allowed=True),
@@ -96,6 +99,9 @@ class ProviderNet(NeutronResource):
                  "physical_network": ("provider:physical_network", None),
                  "segmentation_id": ("provider:segmentation_id", None),
                  "router_external": ("router:external", None)}
+    live_properties = ("name", "network_type", "physical_network", "segmentation_id",
+                       "admin_state_up", "shared", "port_security_enabled",
+                       "router_external", "dns_domain", "tags")
     properties_schema = {
         "name": Property("string", "Name of the network.", update_allowed=True),
         "network_type": Property("string", "How the network is carried.", required=True,

@@ -6,6 +6,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from kiln.resources.base import Attribute, Peers, Property, Token
+from kiln.resources.live_state import LiveState
 from kiln.resources.openstack import _implicit
 from kiln.resources.openstack._base import HIDDEN
 from kiln.resources.openstack._neutron import (
@@ -36,6 +37,10 @@ class Port(NeutronResource):
                  "qos_policy": ("qos_policy_id", "qos_policy")}
     not_sent = frozenset({"value_specs", "tags", "no_fixed_ips", "replacement_policy",
                           "fixed_ips", "security_groups", "allowed_address_pairs"})
+    live_properties = ("name", "network", "device_id", "device_owner", "security_groups",
+                       "dns_name", "admin_state_up", "mac_address", "allowed_address_pairs",
+                       "binding:vnic_type", "port_security_enabled", "qos_policy",
+                       "propagate_uplink_status", "tags", "value_specs")
     properties_schema = {
         "name": Property("string", "Name of the port.", update_allowed=True),
         "network_id": Property("string", "Deprecated: use network.", support_status=HIDDEN,
@@ -155,6 +160,25 @@ class Port(NeutronResource):
         if item.get("ip_address"):
             out["ip_address"] = item["ip_address"]
         return out
+
+    async def shape_live(self, obj: Mapping[str, Any], expected: Mapping[str, Any],
+                         state: LiveState) -> None:
+        """Security groups compared as the IDs their names give; address pairs by the
+        keys the template gave (Neutron fills in the port's MAC)."""
+        if "security_groups" in state.expected:
+            state.expected["security_groups"] = sorted(
+                [await self.id_or_name("security_group", str(g))
+                 for g in state.expected["security_groups"] or []])
+            state.actual["security_groups"] = sorted(state.actual["security_groups"] or [])
+        if "allowed_address_pairs" in state.expected:
+            wanted = [{k: v for k, v in dict(p).items() if v is not None}
+                      for p in state.expected["allowed_address_pairs"] or []]
+            with_mac = any("mac_address" in p for p in wanted)
+            state.expected["allowed_address_pairs"] = wanted
+            state.actual["allowed_address_pairs"] = [
+                {k: v for k, v in dict(p).items()
+                 if k == "ip_address" or (with_mac and k == "mac_address")}
+                for p in state.actual["allowed_address_pairs"] or []]
 
     def resolve_attribute(self, name: str) -> Any:
         shown = self.shown()

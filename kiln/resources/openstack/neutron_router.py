@@ -7,6 +7,7 @@ from typing import Any
 
 from kiln.errors import StackValidationFailed
 from kiln.resources.base import Attribute, Peers, Properties, Property, Token
+from kiln.resources.live_state import LiveState
 from kiln.resources.openstack import _implicit
 from kiln.resources.openstack._base import HIDDEN, OpenStackResource
 from kiln.resources.openstack._neutron import (
@@ -30,6 +31,8 @@ class Router(NeutronResource):
     collection = "routers"
     translation_rules = (Add(("l3_agent_ids",), "l3_agent_id"),)
     has_status = True
+    live_properties = ("name", "admin_state_up", "distributed", "ha",
+                       "availability_zone_hints", "tags", "value_specs")
     not_sent = frozenset({"value_specs", "tags", "l3_agent_id", "l3_agent_ids",
                           "external_gateway_info"})
     properties_schema = {
@@ -88,6 +91,23 @@ class Router(NeutronResource):
             body["external_gateway_info"] = await self._gateway(
                 values.get("external_gateway_info"))
         return body
+
+    async def shape_live(self, obj: Mapping[str, Any], expected: Mapping[str, Any],
+                         state: LiveState) -> None:
+        """The external gateway's network (as its ID) and SNAT, as the template set
+        them."""
+        gateway = expected.get("external_gateway_info")
+        if not gateway:
+            return
+        live = obj.get("external_gateway_info") or {}
+        want: dict[str, Any] = {"network": await self.id_or_name("network",
+                                                                 str(gateway["network"]))}
+        have: dict[str, Any] = {"network": live.get("network_id")}
+        if gateway.get("enable_snat") is not None:
+            want["enable_snat"] = gateway["enable_snat"]
+            have["enable_snat"] = live.get("enable_snat")
+        state.expected["external_gateway_info"] = want
+        state.actual["external_gateway_info"] = have if live else None
 
     async def _gateway(self, gateway: Mapping[str, Any] | None) -> dict[str, Any]:
         if not gateway:

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kiln.resources.base import Properties, Property, Token
+from kiln.resources.live_state import LiveState
 from kiln.resources.openstack._neutron import NeutronResource, ref_property
 from kiln.template.constraints import AllowedValues, CustomConstraint, Range
 from kiln.template.definitions import ResourceDefinition
@@ -39,6 +40,11 @@ def _rule_key(rule: Mapping[str, Any]) -> tuple[Any, ...]:
     return tuple(key)
 
 
+def _any_address(prefix: Any) -> Any:
+    """None for a prefix that means any address (Neutron shows those as null)."""
+    return None if prefix in (None, "", "0.0.0.0/0", "::/0") else prefix
+
+
 class SecurityGroup(NeutronResource):
     """A security group with its rules; an update adds and removes rules to match."""
 
@@ -46,6 +52,7 @@ class SecurityGroup(NeutronResource):
     entity = "security_group"
     collection = "security-groups"
     not_sent = frozenset({"value_specs", "tags", "rules"})
+    live_properties = ("name", "description", "stateful")
     properties_schema = {
         "name": Property("string", "Name of the group.", update_allowed=True),
         "description": Property("string", "Description of the group.", update_allowed=True),
@@ -117,6 +124,55 @@ class SecurityGroup(NeutronResource):
                                    ok_missing=True)
         await self._create_rules([self._format(r) for r in rules])
         await self.refresh()
+
+    async def shape_live(self, obj: Mapping[str, Any], expected: Mapping[str, Any],
+                         state: LiveState) -> None:
+        """The rules, each in the template's form; Neutron's default egress rules count
+        only when the template lists egress rules of its own (otherwise they are kept,
+        as the create keeps them)."""
+        if "rules" not in expected:
+            return
+        wanted = [await self._template_rule(r) for r in expected["rules"] or []]
+        egress = any(r["direction"] == "egress" for r in wanted)
+        live = [self._live_rule(r) for r in obj.get("security_group_rules") or []]
+        if not egress:
+            defaults = [dict(r) for r in DEFAULT_EGRESS]
+            live = [r for r in live if r not in defaults]
+        state.expected["rules"] = wanted
+        state.actual["rules"] = live
+
+    async def _template_rule(self, rule: Mapping[str, Any]) -> dict[str, Any]:
+        out: dict[str, Any] = {"direction": rule.get("direction") or "ingress",
+                               "ethertype": rule.get("ethertype") or "IPv4"}
+        if rule.get("protocol") is not None:
+            out["protocol"] = str(rule["protocol"])
+        for key in ("port_range_min", "port_range_max"):
+            if rule.get(key) is not None:
+                out[key] = int(rule[key])
+        if rule.get("remote_mode") == "remote_group_id":
+            group = rule.get("remote_group_id")
+            out["remote_mode"] = "remote_group_id"
+            out["remote_group_id"] = (await self.id_or_name("security_group", str(group))
+                                      if group else self.resource_id)
+        elif _any_address(rule.get("remote_ip_prefix")) is not None:
+            out["remote_ip_prefix"] = rule["remote_ip_prefix"]
+        return out
+
+    @staticmethod
+    def _live_rule(rule: Mapping[str, Any]) -> dict[str, Any]:
+        out: dict[str, Any] = {"direction": rule.get("direction"),
+                               "ethertype": rule.get("ethertype")}
+        if rule.get("protocol") is not None:
+            out["protocol"] = str(rule["protocol"])
+        for key in ("port_range_min", "port_range_max"):
+            if rule.get(key) is not None:
+                out[key] = int(rule[key])
+        if rule.get("remote_group_id"):
+            out["remote_mode"] = "remote_group_id"
+            out["remote_group_id"] = rule["remote_group_id"]
+        elif _any_address(rule.get("remote_ip_prefix")) is not None:
+            out["remote_ip_prefix"] = rule["remote_ip_prefix"]
+        return out
 
     async def handle_update(self, new_definition: ResourceDefinition,
                             new_properties: Properties, prop_diff: Mapping[str, Any]) -> Token:

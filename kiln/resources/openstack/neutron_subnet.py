@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from kiln.errors import StackValidationFailed
 from kiln.resources.base import Attribute, Property
+from kiln.resources.live_state import LiveState
 from kiln.resources.openstack._base import HIDDEN
 from kiln.resources.openstack._neutron import (
     NeutronResource,
@@ -35,6 +37,10 @@ class Subnet(NeutronResource):
     api_names = {"network": ("network_id", "network"),
                  "subnetpool": ("subnetpool_id", "subnetpool"),
                  "segment": ("segment_id", "segment")}
+    live_properties = ("name", "network", "cidr", "ip_version", "dns_nameservers",
+                       "gateway_ip", "enable_dhcp", "allocation_pools", "host_routes",
+                       "ipv6_ra_mode", "ipv6_address_mode", "subnetpool", "segment", "tags",
+                       "value_specs")
     properties_schema = {
         "network_id": Property("string", "Deprecated: use network.", support_status=HIDDEN,
                                constraints=[CustomConstraint(name="neutron.network")]),
@@ -104,6 +110,11 @@ class Subnet(NeutronResource):
             raise StackValidationFailed(
                 'Cannot define the following properties at the same time: '
                 'prefixlen, cidr.')
+
+    async def shape_live(self, obj: Mapping[str, Any], expected: Mapping[str, Any],
+                         state: LiveState) -> None:
+        if state.expected.get("gateway_ip") == "":
+            state.expected["gateway_ip"] = None  # "no gateway", as Neutron shows it
 
     async def body_from(self, values: Any, *, create: bool) -> dict[str, Any]:
         body = await super().body_from(values, create=create)

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import quote
 
 from kiln.resources.base import Attribute, Properties, Property, Token
+from kiln.resources.live_state import GONE, NOT_CHECKED, LiveState, Unread, pick
 from kiln.resources.openstack._base import OpenStackResource
 from kiln.resources.openstack.nova_server import MICROVERSION
 from kiln.template.constraints import AllowedValues, CustomConstraint, Length
@@ -64,6 +66,21 @@ class KeyPair(NovaResource):
         if props.get("save_private_key") and keypair.get("private_key"):
             self.data["private_key"] = keypair["private_key"]
         return None
+
+    async def live_state(self, expected: Mapping[str, Any]) -> LiveState | Unread:
+        """The keypair's public key and type, as Nova shows them now."""
+        if self.resource_id is None:
+            return NOT_CHECKED
+        found = await self.api("GET", f"/os-keypairs/{quote(self.resource_id)}",
+                               ok_missing=True)
+        if not found:
+            return GONE
+        keypair = found.get("keypair") or {}
+        state = pick(keypair, (("name", "name"), ("type", "type")), expected)
+        if expected.get("public_key"):
+            state.expected["public_key"] = str(expected["public_key"]).strip()
+            state.actual["public_key"] = str(keypair.get("public_key") or "").strip()
+        return state
 
     def resolve_attribute(self, name: str) -> Any:
         if name == "private_key":

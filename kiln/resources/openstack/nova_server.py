@@ -196,6 +196,11 @@ class Server(OpenStackResource):
     def live_location(self) -> tuple[str, str] | None:
         return f"/servers/{self.resource_id}", "server"
 
+    async def live_state(self, expected: Mapping[str, Any]) -> Any:
+        from kiln.resources.openstack.nova_server_live import server_live_state
+
+        return await server_live_state(self, expected)
+
     async def refresh_live(self) -> None:
         """The server and its ports as they are now (addresses, networks, status)."""
         try:
