@@ -350,7 +350,11 @@ def test_a_deleted_stacks_key_is_refused_at_once(kiln: KilnProcess) -> None:
                           region_name="RegionOne", aws_access_key_id=outputs["access"],
                           aws_secret_access_key=outputs["secret"])
     datum = [{"MetricName": "m", "Value": 1.0}]
-    client.put_metric_data(Namespace="test/keys", MetricData=datum)   # cached now
+    with pytest.raises(ClientError) as denied:
+        # authenticated (so the keypair is cached now), then refused: a stack's keypair
+        # pushes only for its stack's alarms (test_metric_reach.py), and this has none
+        client.put_metric_data(Namespace="test/keys", MetricData=datum)
+    assert denied.value.response["Error"]["Code"] == "AccessDenied"
     heat.stacks.delete(stack.id)
     deadline = time.monotonic() + 60
     while True:   # until the delete committed (the stack then reads as not found)
