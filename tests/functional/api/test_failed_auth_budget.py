@@ -14,8 +14,6 @@ and its requests spend nothing. The flooder is heard again once its budget refil
 
 from __future__ import annotations
 
-import json
-import subprocess
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -23,8 +21,8 @@ from collections.abc import Callable, Iterator
 import httpx
 import pytest
 
-from tests.functional.scaling.test_cloudwatch_bad_numbers import error_of, send
-from tests.support.server import HTTP_TIMEOUT, KilnProcess, kiln_command, start_kiln
+from tests.functional.scaling.test_cloudwatch_bad_numbers import error_of, keys_for, send
+from tests.support.server import HTTP_TIMEOUT, KilnProcess, start_kiln
 
 BURST, RATE = 4, 0.25
 #: what a loaded machine may add to the wait the server announced
@@ -111,13 +109,6 @@ def test_bad_tokens_are_throttled_and_good_ones_served(kiln: KilnProcess) -> Non
                  401)
 
 
-def keys(kiln: KilnProcess) -> dict[str, str]:
-    made = subprocess.run([*kiln_command(), "ec2-credentials", "create", "--config-file",
-                           str(kiln.config_file), "--project", "alpha"],
-                          capture_output=True, text=True, check=True, timeout=60)
-    return dict(json.loads(made.stdout))
-
-
 def signed(kiln: KilnProcess, creds: dict[str, str], via: httpx.Client) -> httpx.Response:
     """A ListMetrics, SigV4-signed by botocore, sent from ``via``'s address."""
     from botocore.auth import SigV4Auth
@@ -134,7 +125,7 @@ def signed(kiln: KilnProcess, creds: dict[str, str], via: httpx.Client) -> httpx
 
 
 def test_bad_signatures_are_throttled_on_cloudwatch(kiln: KilnProcess) -> None:
-    good_keys = keys(kiln)
+    good_keys = keys_for(kiln, "alpha")
     forged = {"access": good_keys["access"], "secret": "not-the-secret"}
     with client("127.0.0.3") as flooder, client("127.0.0.1") as other:
         def good() -> None:

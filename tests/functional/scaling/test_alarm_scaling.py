@@ -217,14 +217,8 @@ def test_cfn_push_stats_drives_the_seed_pattern(kiln: KilnProcess, cloudwatch: A
     """The seed: servers run cfn-push-stats --watch <alarm>; the alarm's actions are AWS
     scaling policies by reference (their pre-signed URLs)."""
     from tests.support import cfn_push_stats
-    from tests.support.services import unavailable
 
-    if not cfn_push_stats.writable_log():
-        unavailable("cfn-push-stats must write /var/log/cfn-push-stats.log")
-    try:
-        cfn_push_stats.install()
-    except (OSError, subprocess.SubprocessError) as exc:
-        unavailable(f"heat-cfntools could not be installed: {exc}")
+    cfn_push_stats.require()
     creds = cloudwatch._request_signer._credentials
     heat = heat_client(kiln.endpoint("demo"))
     name = f"seed_{uuid.uuid4().hex[:6]}"

@@ -18,8 +18,9 @@ from typing import Any
 
 import pytest
 
+from tests.functional.scaling.test_cloudwatch_bad_numbers import keys_for
 from tests.support.clients import heat_client
-from tests.support.server import KilnProcess, kiln_command, start_kiln
+from tests.support.server import KilnProcess, start_kiln
 
 KEY = {"User": {"Type": "AWS::IAM::User"},
        "Key": {"Type": "AWS::IAM::AccessKey", "Properties": {"UserName": {"Ref": "User"}}}}
@@ -61,10 +62,8 @@ def cloudwatch(kiln: KilnProcess, access: str, secret: str) -> Any:
 
 @pytest.fixture(scope="module")
 def operator(kiln: KilnProcess) -> Any:
-    made = subprocess.run([*kiln_command(), "ec2-credentials", "create", "--config-file",
-                           str(kiln.config_file), "--project", "demo"],
-                          capture_output=True, text=True, check=True, timeout=60)
-    cred = json.loads(made.stdout)
+    """The project's own keypair (``kiln ec2-credentials create``)."""
+    cred = keys_for(kiln, "demo")
     return cloudwatch(kiln, cred["access"], cred["secret"])
 
 
@@ -134,14 +133,8 @@ def test_a_nested_stacks_key_feeds_its_parents_alarm(kiln: KilnProcess,
 def test_the_real_cfn_push_stats_still_feeds_its_alarm(kiln: KilnProcess, operator: Any,
                                                       tmp_path: Path) -> None:
     from tests.support import cfn_push_stats
-    from tests.support.services import unavailable
 
-    if not cfn_push_stats.writable_log():
-        unavailable("cfn-push-stats must write /var/log/cfn-push-stats.log")
-    try:
-        cfn_push_stats.install()
-    except (OSError, subprocess.SubprocessError) as exc:
-        unavailable(f"heat-cfntools could not be installed: {exc}")
+    cfn_push_stats.require()
     mine, theirs = stack(kiln, TEMPLATE), stack(kiln, TEMPLATE)
 
     def push(alarm: str, value: str) -> subprocess.CompletedProcess[str]:
