@@ -294,6 +294,32 @@ api_opts = [
                help="Credentials whose budgets each API process keeps per kind of call, "
                     "least recently used dropped first (a dropped budget starts full "
                     "again), so the limiter's own memory is bounded."),
+    cfg.ListOpt("allowed_hosts", default=[],
+                help="Extra host names the native API answers to in noauth mode, "
+                     "besides IP addresses, localhost, the listeners' bind_host names (this "
+                     "machine's host name for a wildcard bind_host) and the hosts of "
+                     "heat_metadata_server_url, heat_waitcondition_server_url, "
+                     "heat_watch_server_url and [clients_heat] url. A request whose Host "
+                     "header names anything else is refused (403), as a DNS rebinding "
+                     "attack would send it. *.example.com: every name in that domain; *: "
+                     "any name (no check). Not used with authentication."),
+    # failed authentications per client address (kiln.api.auth_budget): Heat has none
+    cfg.FloatOpt("failed_auth_rate", default=1.0, min=0,
+                 help="Failed authentications per second one client address (an IPv6 "
+                      "client: its /64) may cause on this API process, sustained: bad or "
+                      "missing tokens, bad EC2 signatures, bad temp URLs, on every "
+                      "listener. Requests that authenticate are never counted. Over it "
+                      "the address's requests get 429 with Retry-After in the API's "
+                      "format, without their credentials being checked, except "
+                      "credentials this process already holds as valid in memory (a "
+                      "cached token or keypair). 0: unlimited."),
+    cfg.IntOpt("failed_auth_burst", default=100, min=1,
+               help="Failed authentications one client address may cause at once before "
+                    "failed_auth_rate applies."),
+    cfg.IntOpt("failed_auth_keys", default=10000, min=1,
+               help="Client addresses whose failure budgets each API process keeps, "
+                    "least recently used dropped first, so the limiter's own memory is "
+                    "bounded."),
 ]
 
 #: Heat's CORS section (oslo.middleware's filter there); Kiln reads the allowed origins

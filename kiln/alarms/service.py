@@ -284,6 +284,14 @@ class AlarmService:
                 u.startswith(action_prefix) for urls in a.rule.actions.values() for u in urls)]
         return found
 
+    async def stack_tree_alarms(self, project_id: str, stack_id: str,
+                                names: Sequence[str]) -> set[str]:
+        """Which of ``names`` name alarms of ``stack_id``'s stack tree: what a stack's
+        keypair may push metrics for (kiln.api.cloudwatch.reach)."""
+        found: set[str] = await self.db.run(store.alarms_of_stack_tree, project_id,
+                                            stack_id, list(names))
+        return found
+
     async def for_metric(self, project_id: str, *, namespace: str, metric_name: str,
                          dimensions: Sequence[Mapping[str, Any]] = (),
                          statistic: str | None = None, period: int | None = None,

@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import sqlalchemy as sa
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, aliased
 
 from kiln.alarms.rules import Rule, mask_url_secrets
-from kiln.db.models import Alarm, AlarmHistory, Lease, MetricDatum, utcnow
+from kiln.db.models import Alarm, AlarmHistory, Lease, MetricDatum, Stack, utcnow
 
 
 class Point(NamedTuple):
@@ -151,6 +151,22 @@ def list_alarms(s: Session, project_id: str | None = None, *, names: Sequence[st
     if state:
         stmt = stmt.where(Alarm.state == state)
     return [_alarm(r) for r in s.execute(stmt.order_by(Alarm.name)).scalars()]
+
+
+def alarms_of_stack_tree(s: Session, project_id: str, stack_id: str,
+                         names: Sequence[str]) -> set[str]:
+    """Which of ``names`` are alarms of ``stack_id``'s stack tree (its root stack and
+    every stack nested under that root), in ``project_id``."""
+    if not names:
+        return set()
+    own = aliased(Stack)
+    theirs = aliased(Stack)
+    stmt = (sa.select(Alarm.name)
+            .join(theirs, theirs.id == Alarm.stack_id)
+            .join(own, own.root_stack_id == theirs.root_stack_id)
+            .where(own.id == stack_id, Alarm.project_id == project_id,
+                   Alarm.name.in_(sorted(set(names)))))
+    return {str(n) for n in s.execute(stmt).scalars()}
 
 
 def alarms_changed_since(s: Session, since: Any) -> tuple[Any, int]:

@@ -23,15 +23,18 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from kiln import dashboard, errors
+from kiln.api.auth_budget import FailedAuthBudget
 from kiln.api.cross_site import CrossSiteGuard, allowed_origins
 from kiln.api.dashboard_session import session_endpoint
-from kiln.api.faults import HTTPError, fault_response
+from kiln.api.faults import HTTPError, fault_response, too_many_requests
+from kiln.api.host_guard import HostGuard, configured_names
 from kiln.api.openstack_v1.common import json_response
 from kiln.api.openstack_v1.event_stream import StreamRegistry
 from kiln.api.openstack_v1.routes import v1_routes
 from kiln.api.ratelimit import shared_limits
 from kiln.api.response_cache import ResponseCache
 from kiln.api.tempurl import signed_url_app, temp_url_routes
+from kiln.auth.errors import Throttled
 from kiln.auth.setup import authenticator
 from kiln.engine.service import EngineServiceAPI
 
@@ -167,11 +170,19 @@ def create_app(service: EngineServiceAPI, conf: cfg.ConfigOpts) -> Starlette:
         def unavailable(message: str) -> Response:
             return fault_response(HTTPError(503, message, headers=retry_after()))
 
+        def throttled(exc: Throttled) -> Response:
+            return fault_response(too_many_requests(exc.message, exc.retry_after))
+
         # built before serving, so a policy file that does not parse stops startup
         app.state.policy = Policy(conf)
         app.add_middleware(AuthMiddleware, authenticator=auth, unavailable=unavailable,
-                           signed_urls=signed_url_app)
+                           signed_urls=signed_url_app,
+                           budget=FailedAuthBudget(app.state.agent_limits.failed_auth),
+                           throttled=throttled)
     # outside authentication: a cross-site request is refused before any token check
     app.add_middleware(CrossSiteGuard, allowed=allowed_origins(conf))
+    if auth is None:
+        # no credentials to check: a request must at least name this server (DNS rebinding)
+        app.add_middleware(HostGuard, names=configured_names(conf))
     app.add_middleware(RequestIdMiddleware)
     return app

@@ -14,9 +14,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from kiln import dashboard
+from kiln.api.auth_budget import FailedAuthBudget
 from kiln.api.body import CLOSE, read_bounded, require_json_type
-from kiln.api.faults import HTTPError, bad_request
-from kiln.auth.errors import IdentityUnavailable, InvalidToken
+from kiln.api.faults import HTTPError, bad_request, too_many_requests
+from kiln.auth.cache import need_remote
+from kiln.auth.errors import IdentityUnavailable, InvalidToken, Throttled
 from kiln.auth.login import LoginRefused, login, login_kind
 from kiln.auth.middleware import UNAVAILABLE_MESSAGE, retry_after
 from kiln.errors import HTTPNotFound
@@ -49,8 +51,17 @@ def session_endpoint(conf: cfg.ConfigOpts) -> Any:
             raise bad_request("The login body is not JSON.") from None
         if not isinstance(body, dict):
             raise bad_request("The login body must be a JSON object.")
+        async def attempt() -> Any:
+            need_remote()  # a login asks Keystone: never for an address over its budget
+            return await login(conf, body)
+
+        # a wrong password spends the address's failure budget (kiln.api.auth_budget)
+        budget = FailedAuthBudget(request.app.state.agent_limits.failed_auth)
         try:
-            reply = await login(conf, body)
+            reply = await budget.guard(request.scope, attempt,
+                                       lambda exc: isinstance(exc, InvalidToken))
+        except Throttled as exc:
+            raise too_many_requests(exc.message, exc.retry_after) from None
         except LoginRefused as exc:
             raise bad_request(str(exc)) from None
         except InvalidToken:

@@ -93,6 +93,21 @@ class TokenBucketLimiter:
     def __len__(self) -> int:
         return len(self._buckets)
 
+    def peek(self, key: str) -> Refusal | None:
+        """Whether ``key``'s bucket is empty now (the refusal a take would get), without
+        spending or keeping anything: a key with no bucket has a full one."""
+        if self.unlimited:
+            return None
+        bucket = self._buckets.get(key)
+        if bucket is None:
+            return None
+        elapsed = max(0.0, self.clock() - bucket.stamp)
+        tokens = min(float(self.burst), bucket.tokens + elapsed * self.rate)
+        if tokens >= 1.0:
+            return None
+        wait = (1.0 - tokens) / self.rate
+        return Refusal(retry_after=max(1, math.ceil(wait)), rate=self.rate, burst=self.burst)
+
     def take(self, key: str) -> Refusal | None:
         """Spend one of ``key``'s tokens: None when there was one, else the refusal (a
         refused call spends nothing, so retrying early does not push recovery back)."""
@@ -133,19 +148,28 @@ def _option(conf: Any, name: str) -> Any:
 
 
 class AgentLimits:
-    """One limiter per kind of agent call, from ``[kiln_api]``'s options."""
+    """One limiter per kind of agent call, from ``[kiln_api]``'s options, and the budget
+    of failed authentications per client address (``failed_auth``, kiln.api.auth_budget),
+    which the listeners of one process share the same way."""
 
-    def __init__(self, limiters: dict[str, TokenBucketLimiter]) -> None:
+    def __init__(self, limiters: dict[str, TokenBucketLimiter],
+                 failed_auth: TokenBucketLimiter | None = None) -> None:
         self.limiters = limiters
+        # not ``or``: a limiter with no bucket yet has len() 0
+        self.failed_auth = TokenBucketLimiter(0, 1) if failed_auth is None else failed_auth
 
     @classmethod
     def from_conf(cls, conf: Any, *, clock: Callable[[], float] = time.monotonic,
                   ) -> AgentLimits:
         max_keys = int(_option(conf, "agent_rate_limit_keys"))
+        failed = TokenBucketLimiter(float(_option(conf, "failed_auth_rate")),
+                                    int(_option(conf, "failed_auth_burst")),
+                                    max_keys=int(_option(conf, "failed_auth_keys")),
+                                    clock=clock)
         return cls({kind: TokenBucketLimiter(float(_option(conf, f"agent_{kind}_rate")),
                                              int(_option(conf, f"agent_{kind}_burst")),
                                              max_keys=max_keys, clock=clock)
-                    for kind in KINDS})
+                    for kind in KINDS}, failed)
 
     def take(self, kind: str, key: str) -> Refusal | None:
         return self.limiters[kind].take(f"{kind}:{key}")

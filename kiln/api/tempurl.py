@@ -25,15 +25,22 @@ from starlette.routing import BaseRoute, Route
 from starlette.types import Receive, Scope, Send
 
 from kiln import errors, tempurl
+from kiln.api.auth_budget import FailedAuthBudget
 from kiln.api.body import json_body_too_large, read_bounded
 from kiln.api.faults import HTTPError, bad_request, fault_response, too_many_requests
 from kiln.api.identity import make_identity
 from kiln.api.openstack_v1.common import dumps
+from kiln.auth.cache import need_remote
+from kiln.auth.errors import Throttled
 from kiln.engine.service import RequestContext
 
 
 def _unauthorized(reason: str) -> HTTPError:
     return HTTPError(401, f"Temp URL invalid: {reason}", error_type="HTTPUnauthorized")
+
+
+def _refused(exc: BaseException) -> bool:
+    return isinstance(exc, HTTPError) and exc.status in (401, 404)
 
 
 def _raw_path(request: Request) -> str:
@@ -64,16 +71,27 @@ async def serve(request: Request) -> Response:
     if target is None:
         raise HTTPError(404, "The resource could not be found.")
     service = request.app.state.service
-    found = await service.temp_url_resource(target.stack_id, target.resource_name)
-    if found is None or found.project_id != target.project_id or not found.key:
-        raise HTTPError(404, "The resource could not be found.")
-    query = request.query_params
+
+    async def check() -> Any:
+        need_remote()  # a database read: not for an address over its failure budget
+        found = await service.temp_url_resource(target.stack_id, target.resource_name)
+        if found is None or found.project_id != target.project_id or not found.key:
+            raise HTTPError(404, "The resource could not be found.")
+        query = request.query_params
+        try:
+            expires = tempurl.parse_expires(query.get("temp_url_expires"))
+            tempurl.check(found.key, method=request.method, raw_path=raw_path,
+                          sig=query.get("temp_url_sig"), expires=expires, now=time.time())
+        except tempurl.TempUrlError as exc:
+            raise _unauthorized(str(exc)) from None
+        return found
+
+    # a URL naming nothing or badly signed spends the address's failure budget
+    budget = FailedAuthBudget(request.app.state.agent_limits.failed_auth)
     try:
-        expires = tempurl.parse_expires(query.get("temp_url_expires"))
-        tempurl.check(found.key, method=request.method, raw_path=raw_path,
-                      sig=query.get("temp_url_sig"), expires=expires, now=time.time())
-    except tempurl.TempUrlError as exc:
-        raise _unauthorized(str(exc)) from None
+        found = await budget.guard(request.scope, check, _refused)
+    except Throttled as exc:
+        raise too_many_requests(exc.message, exc.retry_after) from None
     # the signature proved the caller holds this resource's URL: its budget, spent
     # before the body is read (kiln.api.ratelimit)
     kind = "signal" if request.method == "PUT" else "metadata"

@@ -10,6 +10,7 @@ requests with a new token costs Keystone one validation.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import datetime
 import hashlib
 import time
@@ -18,6 +19,20 @@ from collections.abc import Awaitable, Callable
 from typing import Generic, TypeVar
 
 T = TypeVar("T")
+
+#: True while only what is already in memory may decide a credential (module docstring)
+MEMORY_ONLY: contextvars.ContextVar[bool] = contextvars.ContextVar("kiln_auth_memory_only",
+                                                                  default=False)
+
+
+class NotInMemory(Exception):
+    """Deciding this credential needs a remote call, and ``MEMORY_ONLY`` forbids one."""
+
+
+def need_remote() -> None:
+    """Called before any remote check of a credential: refuses it under ``MEMORY_ONLY``."""
+    if MEMORY_ONLY.get():
+        raise NotInMemory()
 
 
 def token_key(token: str) -> str:
@@ -58,7 +73,9 @@ class TokenCache(Generic[T]):
             self._entries.popitem(last=False)
 
     async def single(self, key: str, fetch: Callable[[], Awaitable[T]]) -> T:
-        """``fetch()`` once for all callers waiting on ``key`` at the same time."""
+        """``fetch()`` once for all callers waiting on ``key`` at the same time (never
+        under ``MEMORY_ONLY``: :class:`NotInMemory`)."""
+        need_remote()
         pending = self._pending.get(key)
         if pending is not None:
             return await asyncio.shield(pending)

@@ -10,15 +10,17 @@ route can be reached that way, whatever the query or an encoded path says.
 A request the authenticator refuses gets keystonemiddleware's 401 (its JSON body and
 ``WWW-Authenticate: Keystone uri="..."``); one it cannot decide because Keystone is
 unreachable gets Heat's 503 fault with ``Retry-After``. An accepted request carries its
-Caller in ``scope["state"]["caller"]``.
+Caller in ``scope["state"]["caller"]``. With a ``budget`` (kiln.api.auth_budget), each
+refusal spends the client address's budget of failures, and an address over it gets the
+API's 429 (``throttled``) without its token being sent to Keystone.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Mapping
-from typing import Protocol
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Protocol, TypeVar
 
 from starlette.datastructures import Headers
 from starlette.responses import Response
@@ -26,7 +28,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from kiln import tempurl
 from kiln.auth.caller import Caller
-from kiln.auth.errors import IdentityUnavailable, InvalidToken
+from kiln.auth.errors import IdentityUnavailable, InvalidToken, Throttled
 
 LOG = logging.getLogger("kiln.auth")
 
@@ -50,6 +52,20 @@ class Authenticator(Protocol):
     async def authenticate(self, path: str, headers: Mapping[str, str]) -> Caller: ...
 
 
+T = TypeVar("T")
+
+
+class FailureBudget(Protocol):
+    """What the middleware needs of kiln.api.auth_budget.FailedAuthBudget."""
+
+    async def guard(self, scope: Scope, check: Callable[[], Awaitable[T]],
+                    is_failure: Callable[[BaseException], bool]) -> T: ...
+
+
+def _invalid(exc: BaseException) -> bool:
+    return isinstance(exc, InvalidToken)
+
+
 class AuthMiddleware:
     """``unavailable`` renders the 503 and ``signed_urls`` serves temp URLs, checking
     their signatures (both are the API layer's: kiln.api.app passes them in, so this
@@ -58,11 +74,14 @@ class AuthMiddleware:
 
     def __init__(self, app: ASGIApp, authenticator: Authenticator,
                  unavailable: Callable[[str], Response],
-                 signed_urls: ASGIApp | None = None) -> None:
+                 signed_urls: ASGIApp | None = None, budget: FailureBudget | None = None,
+                 throttled: Callable[[Throttled], Response] | None = None) -> None:
         self.app = app
         self.authenticator = authenticator
         self.unavailable = unavailable
         self.signed_urls = signed_urls
+        self.budget = budget
+        self.throttled = throttled
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or not str(scope.get("path", "")).startswith("/v1/"):
@@ -71,9 +90,18 @@ class AuthMiddleware:
         if self.signed_urls is not None and signed_temp_url(scope):
             await self.signed_urls(scope, receive, send)
             return
+        def check() -> Awaitable[Caller]:
+            return self.authenticator.authenticate(str(scope["path"]), Headers(scope=scope))
+
         try:
-            caller = await self.authenticator.authenticate(str(scope["path"]),
-                                                           Headers(scope=scope))
+            if self.budget is None:
+                caller = await check()
+            else:
+                caller = await self.budget.guard(scope, check, _invalid)
+        except Throttled as exc:
+            if self.throttled is None:
+                raise
+            response = self.throttled(exc)
         except InvalidToken as exc:
             LOG.info("request refused: %s", exc)
             response = self.unauthorized()

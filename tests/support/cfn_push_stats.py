@@ -72,6 +72,19 @@ def install() -> Path:
     return home
 
 
+def require() -> None:
+    """Skip (or, with services required, fail) the calling test when the tool cannot
+    run here: its log is not writable, or it could not be installed."""
+    from tests.support.services import unavailable
+
+    if not writable_log():
+        unavailable("cfn-push-stats must write /var/log/cfn-push-stats.log")
+    try:
+        install()
+    except (OSError, subprocess.SubprocessError) as exc:
+        unavailable(f"heat-cfntools could not be installed: {exc}")
+
+
 def writable_log() -> bool:
     log = Path("/var/log/cfn-push-stats.log")
     return os.access(log if log.exists() else log.parent, os.W_OK)

@@ -22,6 +22,7 @@ from kiln.api.aws.credentials import (
     Ec2Identity,
     SecretAuthenticator,
 )
+from kiln.auth.cache import need_remote
 
 Finder = Callable[[str], Awaitable[Mapping[str, Any] | None]]
 
@@ -51,6 +52,7 @@ class IssuedKeypairs:
         if hit is not None and hit[0] > now:
             self._cache.move_to_end(access_key)
             return hit[1]
+        need_remote()  # a database read: not for an address over its failure budget
         found = await self._find(access_key)
         if self._revocations() != revoked:
             return self._answer(found, access_key)  # deleted meanwhile? not kept

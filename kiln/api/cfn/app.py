@@ -20,6 +20,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from kiln import errors as kiln_errors
+from kiln.api.auth_budget import aws_guard
 from kiln.api.aws import errors
 from kiln.api.aws.credentials import Authenticator, Ec2Identity
 from kiln.api.aws.errors import error_response
@@ -49,8 +50,9 @@ async def query_api(request: Request) -> Response:
         params = signed.params
         as_json = params.get("ContentType", "").upper() == "JSON"
         action = params.get("Action", "")
-        caller = await state.authenticator.authenticate(
-            signed, agent_read=action == "DescribeStackResource")
+        caller = await aws_guard(request.scope, state.agent_limits.failed_auth,
+                                 lambda: state.authenticator.authenticate(
+                                     signed, agent_read=action == "DescribeStackResource"))
         if action == "DescribeStackResource":
             # the metadata poll of os-collect-config's cfn collector and cfn-hup
             signals.limit(state.agent_limits, "metadata", caller)

@@ -22,6 +22,7 @@ from starlette.responses import Response
 
 from kiln import errors as kiln_errors
 from kiln.api import identity as ident
+from kiln.api.auth_budget import aws_guard
 from kiln.api.aws import errors
 from kiln.api.aws.credentials import Ec2Identity
 from kiln.api.aws.errors import error_response
@@ -75,7 +76,9 @@ async def _signal(request: Request, *, sync: bool) -> Response:
     try:
         signed = await received(request, max_body=int(app.state.conf.max_json_body_size),
                                 body_params=False)
-        caller = await app.state.authenticator.authenticate(signed, presigned=True)
+        caller = await aws_guard(request.scope, app.state.agent_limits.failed_auth,
+                                 lambda: app.state.authenticator.authenticate(
+                                     signed, presigned=True))
         # the keypair's signal budget, spent before the body is parsed or anything kept
         limit(app.state.agent_limits, "signal", caller)
         stack, resource = _target(str(request.path_params["arn"]), caller)

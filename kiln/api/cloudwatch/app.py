@@ -22,13 +22,15 @@ from starlette.types import Receive, Scope, Send
 
 from kiln.alarms.rules import InvalidParameter
 from kiln.alarms.service import AlarmService, NotFound
+from kiln.api.auth_budget import aws_guard
 from kiln.api.aws import errors as aws_errors
 from kiln.api.aws.credentials import Authenticator
 from kiln.api.aws.keypairs import service_signature_checker
 from kiln.api.aws.received import received
 from kiln.api.cloudwatch import protocols
 from kiln.api.cloudwatch.operations import ACTIONS, AGENT_ACTIONS
-from kiln.api.ratelimit import AgentLimits
+from kiln.api.cloudwatch.reach import check_metric_reach
+from kiln.api.ratelimit import AgentLimits, TokenBucketLimiter
 from kiln.logging import new_request_id
 
 LOG = logging.getLogger(__name__)
@@ -60,7 +62,9 @@ def create_cloudwatch_app(alarms: AlarmService, authenticator: Authenticator, *,
                           max_body: int = MAX_BODY,
                           limits: AgentLimits | None = None) -> Starlette:
     """``limits``: the per-credential budgets (kiln.api.ratelimit) PutMetricData spends
-    from; None: unlimited."""
+    from, and the failure budget of client addresses; None: unlimited."""
+    failed_auth = limits.failed_auth if limits is not None else TokenBucketLimiter(0, 1)
+
     async def endpoint(request: Request) -> Response:
         # the id kiln serve's RequestIdMiddleware gave the request (its access line then
         # names the same id as x-amzn-requestid), else a fresh one in the same form
@@ -70,7 +74,8 @@ def create_cloudwatch_app(alarms: AlarmService, authenticator: Authenticator, *,
             signed = await received(request, max_body=max_body)
             # the signature first: the body is decoded (the costlier, riskier part) only
             # for a caller who proved who they are
-            identity = await authenticator.authenticate(signed)
+            identity = await aws_guard(request.scope, failed_auth,
+                                       lambda: authenticator.authenticate(signed))
             if limits is not None and protocols.action_of(
                     request.scope["path"], request.headers, signed.params) == "PutMetricData":
                 # the access key's budget, before the body is decoded or a point kept
@@ -91,6 +96,8 @@ def create_cloudwatch_app(alarms: AlarmService, authenticator: Authenticator, *,
             if identity.stack_id is not None and decoded.action not in AGENT_ACTIONS:
                 raise aws_errors.AccessDenied(f"a stack's keypair may not call "
                                               f"{decoded.action}")
+            if decoded.action == "PutMetricData":
+                await check_metric_reach(alarms, identity, decoded.params)
             result = await handler(alarms, identity.project_id, decoded.params)
             return protocols.answer(decoded, result, request_id)
         except aws_errors.AwsError as exc:

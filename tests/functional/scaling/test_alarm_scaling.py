@@ -217,14 +217,8 @@ def test_cfn_push_stats_drives_the_seed_pattern(kiln: KilnProcess, cloudwatch: A
     """The seed: servers run cfn-push-stats --watch <alarm>; the alarm's actions are AWS
     scaling policies by reference (their pre-signed URLs)."""
     from tests.support import cfn_push_stats
-    from tests.support.services import unavailable
 
-    if not cfn_push_stats.writable_log():
-        unavailable("cfn-push-stats must write /var/log/cfn-push-stats.log")
-    try:
-        cfn_push_stats.install()
-    except (OSError, subprocess.SubprocessError) as exc:
-        unavailable(f"heat-cfntools could not be installed: {exc}")
+    cfn_push_stats.require()
     creds = cloudwatch._request_signer._credentials
     heat = heat_client(kiln.endpoint("demo"))
     name = f"seed_{uuid.uuid4().hex[:6]}"
@@ -350,7 +344,11 @@ def test_a_deleted_stacks_key_is_refused_at_once(kiln: KilnProcess) -> None:
                           region_name="RegionOne", aws_access_key_id=outputs["access"],
                           aws_secret_access_key=outputs["secret"])
     datum = [{"MetricName": "m", "Value": 1.0}]
-    client.put_metric_data(Namespace="test/keys", MetricData=datum)   # cached now
+    with pytest.raises(ClientError) as denied:
+        # authenticated (so the keypair is cached now), then refused: a stack's keypair
+        # pushes only for its stack's alarms (test_metric_reach.py), and this has none
+        client.put_metric_data(Namespace="test/keys", MetricData=datum)
+    assert denied.value.response["Error"]["Code"] == "AccessDenied"
     heat.stacks.delete(stack.id)
     deadline = time.monotonic() + 60
     while True:   # until the delete committed (the stack then reads as not found)

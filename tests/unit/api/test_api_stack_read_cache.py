@@ -40,9 +40,15 @@ async def services(sqlite_url: str) -> AsyncIterator[tuple[EngineService, Engine
 @pytest.fixture
 async def client(services: tuple[EngineService, EngineService]
                  ) -> AsyncIterator[httpx.AsyncClient]:
-    transport = httpx.ASGITransport(app=create_app(services[0], CONF))
-    async with httpx.AsyncClient(transport=transport, base_url="http://kiln") as c:
-        yield c
+    # the names these tests address the app by ("kiln", "other"): noauth mode's Host
+    # check (kiln.api.host_guard) answers only names it was given
+    CONF.set_override("allowed_hosts", ["kiln", "other"], "kiln_api")
+    try:
+        transport = httpx.ASGITransport(app=create_app(services[0], CONF))
+        async with httpx.AsyncClient(transport=transport, base_url="http://kiln") as c:
+            yield c
+    finally:
+        CONF.clear_override("allowed_hosts", "kiln_api")
 
 
 async def _statuses(client: httpx.AsyncClient) -> dict[str, str]:
