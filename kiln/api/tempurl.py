@@ -29,7 +29,7 @@ from kiln.api.body import json_body_too_large, read_bounded
 from kiln.api.faults import HTTPError, bad_request, fault_response, too_many_requests
 from kiln.api.identity import make_identity
 from kiln.api.openstack_v1.common import dumps
-from kiln.engine.service import RequestContext
+from kiln.engine.service.interface import RequestContext
 
 
 def _unauthorized(reason: str) -> HTTPError:

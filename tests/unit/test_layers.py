@@ -63,6 +63,16 @@ def test_the_tree_keeps_every_contract(tree: Path) -> None:
      "Kiln's layers"),
     # the API reaching past EngineService
     ("kiln.api.body", "import kiln.engine.runtime.engine", "The API reaches the engine"),
+    # the APIs reaching the database or the alarms, directly or through a module that
+    # does (the service's interface must stay free of records)
+    ("kiln.api.cloudwatch.app", "from kiln.alarms.service import AlarmService",
+     "The APIs reach neither the database nor the alarms"),
+    ("kiln.api.body", "from kiln.db.records import StackRecord",
+     "The APIs reach neither the database nor the alarms"),
+    ("kiln.engine.service.shapes", "from kiln.db.records import StackRecord",
+     "The APIs reach neither the database nor the alarms"),
+    ("kiln.engine.service.interface", "import kiln.engine.service.cloudwatch",
+     "The APIs reach neither the database nor the alarms"),
     # an action, the runtime or the model going round the store to the database
     ("kiln.engine.actions.delete", "import kiln.db.resources",
      "The engine's store is the only door to the database"),

@@ -16,11 +16,13 @@ import string
 import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypedDict
+from typing import Any, Protocol
 
 from kiln.db.records import ResourceRecord
 from kiln.engine.model.context import RequestContext
 from kiln.engine.model.settings import EngineConf
+from kiln.engine.model.shapes import IssuedKeypair as IssuedKeypair
+from kiln.engine.model.shapes import StackIdentityReply as StackIdentityReply
 from kiln.engine.model.stack_runtime import StackRuntime
 from kiln.errors import InvalidTemplateReference, KilnError, NotSupported, ResourceTypeNotFound
 from kiln.notifications import NULL, Notifier
@@ -42,17 +44,6 @@ class PluginLookup(Protocol):
         """The class for a type the environment's registry resolved (a provider template
         when it names a file); raises ResourceTypeNotFound."""
         ...
-
-
-class IssuedKeypair(TypedDict):
-    """An EC2 keypair Kiln issued (EngineService's keypairs), secret included."""
-
-    access_key: str
-    secret: str
-    project_id: str
-    user_id: str
-    stack_id: str | None
-    resource_name: str | None
 
 
 class PluginServices(NestedStackOps, Protocol):
@@ -127,15 +118,6 @@ class StackSupport:
     acting: Mapping[str, RequestContext] = field(default_factory=dict)
     #: where stack and autoscaling notifications go (kiln.notifications)
     notifier: Notifier = NULL
-
-
-class StackIdentityReply(TypedDict):
-    """Heat's stack identity: enough to build any link to the stack."""
-
-    stack_name: str
-    stack_id: str
-    tenant: str
-    path: str
 
 
 @dataclass

@@ -20,11 +20,11 @@ from kiln.db.records import (
 )
 from kiln.engine.model.context import RequestContext
 from kiln.engine.service import stack_user_reach
-from kiln.engine.service.replies import (
+from kiln.engine.service.replies import isotime
+from kiln.engine.service.shapes import (
     SoftwareConfigReply,
     SoftwareConfigSummaryReply,
     SoftwareDeploymentReply,
-    isotime,
 )
 from kiln.engine.service.shared import ServiceBase
 from kiln.errors import EntityNotFound, HTTPBadRequest, KilnError, StackValidationFailed
