@@ -66,7 +66,7 @@ class PluginServices(NestedStackOps, Protocol):
 
     async def issue_ec2_keypair(self, *, project_id: str, user_id: str, stack_id: str,
                                 resource_name: str) -> IssuedKeypair:
-        """A new keypair in the service's store (EngineService.issue_ec2_keypair)."""
+        """A new keypair on the store (kiln.engine.actions.identity.Identities)."""
         ...
 
     async def delete_ec2_keypair(self, access_key: str) -> bool: ...
@@ -81,7 +81,7 @@ class PluginServices(NestedStackOps, Protocol):
     async def stack_domain_user(self, info: StackInfo, resource_name: str, *,
                                 username: str, password: str | None) -> dict[str, Any]:
         """The resource's Keystone stack user, made on first use
-        (kiln.engine.service.stack_users)."""
+        (kiln.engine.actions.identity)."""
         ...
 
     async def stack_user_keypair(self, info: StackInfo, resource_name: str, *,
