@@ -15,14 +15,15 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import datetime as dt
-from collections.abc import Mapping
-from typing import Any, Protocol
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from kiln.engine.actions import admit, lifecycle
 from kiln.engine.actions import create as create_action
 from kiln.engine.actions import delete as delete_action
 from kiln.engine.actions import update as update_action
 from kiln.engine.actions.identity import Identities
+from kiln.engine.actions.software import SoftwareConfigs
 from kiln.engine.model.context import RequestContext
 from kiln.engine.model.live_stack import IssuedKeypair, LiveStack, StackInfo
 from kiln.engine.model.stack_runtime import StackRuntime
@@ -39,36 +40,30 @@ from kiln.resources.stores import ServiceConfigStore, ServiceDeploymentStore
 from kiln.template import load_template
 
 
-class ServiceHost(Protocol):
-    """What NestedOps still takes from the EngineService: its engine (built when the
-    service starts) and the software-config and deployment calls the plugins' stores
-    make (:mod:`kiln.resources.stores`). Keypairs and stack users are not here: they are
-    :class:`~kiln.engine.actions.identity.Identities`, a part below the service."""
-
-    @property
-    def engine(self) -> Engine: ...
-
-
 class NestedOps:
     """:class:`~kiln.engine.model.live_stack.PluginServices` of one engine service."""
 
-    def __init__(self, service: ServiceHost, identities: Identities) -> None:
-        self.service = service
-        #: keypairs and stack users, on the store (no call back up into the service)
+    def __init__(self, engine: Callable[[], Engine], identities: Identities,
+                 software: SoftwareConfigs) -> None:
+        #: the engine running this service's stacks (built after its plugin services)
+        self._engine = engine
+        #: keypairs and stack users, software configs and deployments: parts on the
+        #: store, shared with EngineService (no call climbs back up into the service)
         self.identities = identities
+        self.software = software
         #: the resources of running child-stack actions held in memory at once
         self.budget = NestedBudget()
 
     @property
     def engine(self) -> Engine:
-        return self.service.engine
+        return self._engine()
 
     # -- the service's stores, for plugins ----------------------------------------------
     def alarms(self, project_id: str, stack_id: str) -> AlarmStore:
         return self.engine.store.stack_alarms(project_id, stack_id)
 
     def config_store(self, owner: RequestContext) -> SoftwareConfigStore:
-        return ServiceConfigStore(self.service, owner)
+        return ServiceConfigStore(self.software, owner)
 
     async def issue_ec2_keypair(self, *, project_id: str, user_id: str, stack_id: str,
                                 resource_name: str) -> IssuedKeypair:
@@ -112,7 +107,7 @@ class NestedOps:
 
     def deployment_store(self, owner: RequestContext,
                          stack_user_project_id: str | None) -> SoftwareDeploymentStore:
-        return ServiceDeploymentStore(self.service, owner,
+        return ServiceDeploymentStore(self.software, owner,
                                       stack_user_project_id=stack_user_project_id)
 
     # -- helpers ------------------------------------------------------------------------

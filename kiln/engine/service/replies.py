@@ -17,6 +17,7 @@ from typing import Any, Protocol, cast
 from kiln.db.records import EventRecord, StackRecord
 from kiln.engine.model.live_stack import Slot, StackInfo
 from kiln.engine.model.shapes import OutputReply, StackIdentityReply
+from kiln.engine.model.shapes import isotime as isotime
 from kiln.engine.service.shapes import (
     EventReply,
     PreviewResourceReply,
@@ -24,14 +25,6 @@ from kiln.engine.service.shapes import (
     StackDetailReply,
     StackSummaryReply,
 )
-
-
-def isotime(value: dt.datetime | None) -> str | None:
-    if value is None:
-        return None
-    if value.tzinfo is not None:
-        value = value.astimezone(dt.UTC).replace(tzinfo=None)
-    return value.replace(microsecond=0).isoformat() + "Z"
 
 
 def identity(rec: StackRecord, path: str = "") -> StackIdentityReply:

@@ -10,6 +10,9 @@ from __future__ import annotations
 from typing import Any, NotRequired, TypedDict
 
 from kiln.engine.model.shapes import OutputReply as OutputReply
+from kiln.engine.model.shapes import SoftwareConfigReply as SoftwareConfigReply
+from kiln.engine.model.shapes import SoftwareConfigSummaryReply as SoftwareConfigSummaryReply
+from kiln.engine.model.shapes import SoftwareDeploymentReply as SoftwareDeploymentReply
 from kiln.engine.model.shapes import StackIdentityReply as StackIdentityReply
 
 
@@ -132,46 +135,6 @@ class SnapshotReply(TypedDict):
     status_reason: str | None
     data: Any
     creation_time: str | None
-
-
-class SoftwareConfigSummaryReply(TypedDict):
-    """A software config as the config list names it (no document)."""
-
-    id: str
-    name: str | None
-    group: str | None
-    creation_time: str | None
-    #: an admin's listing names each config's project, as Heat's does
-    project: NotRequired[str]
-
-
-class SoftwareConfigReply(TypedDict):
-    """A software config as create, show and a server's deployment metadata give it."""
-
-    id: str
-    name: str | None
-    group: str | None
-    creation_time: str | None
-    config: Any
-    inputs: list[Any]
-    outputs: list[Any]
-    options: Any
-
-
-class SoftwareDeploymentReply(TypedDict):
-    """A software deployment as create, show, update and the list give it."""
-
-    id: str
-    server_id: str
-    config_id: str
-    input_values: Any
-    output_values: Any
-    action: str
-    status: str
-    status_reason: str
-    creation_time: str | None
-    #: present once the deployment has been updated, as in Heat
-    updated_time: NotRequired[str | None]
 
 
 class TemplateVersionReply(TypedDict):

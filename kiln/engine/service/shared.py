@@ -9,6 +9,7 @@ from kiln.conf import CONF
 from kiln.db.records import StackRecord
 from kiln.engine.actions.identity import Identities, keystone_admin
 from kiln.engine.actions.nested import NestedOps
+from kiln.engine.actions.software import SoftwareConfigs
 from kiln.engine.model.context import RequestContext
 from kiln.engine.model.delegation import Delegation
 from kiln.engine.model.dispatch import Dispatch
@@ -56,6 +57,7 @@ class ServiceBase(EngineServiceAPI):
         self._engine_id = engine_id
         self._engine: Engine | None = None
         self._identities: Identities | None = None
+        self._software: SoftwareConfigs | None = None
         self._stack_user_admin: Any = False
 
     @property
@@ -79,6 +81,13 @@ class ServiceBase(EngineServiceAPI):
         return self._identities
 
     @property
+    def software(self) -> SoftwareConfigs:
+        """Software configs and deployments (:mod:`kiln.engine.actions.software`)."""
+        if self._software is None:
+            raise RuntimeError("EngineService.start() has not been called")
+        return self._software
+
+    @property
     def store(self) -> Store:
         """The engine's one door to the database (:mod:`kiln.engine.store`)."""
         return self.engine.store
@@ -91,9 +100,12 @@ class ServiceBase(EngineServiceAPI):
         store.events.cap(int(self.conf.max_events_per_stack),
                          int(self.conf.event_purge_batch_size))
         self._identities = Identities(store, self.stack_user_admin)
-        # NestedOps reaches the engine through this service when a plugin first calls it
+        self._software = SoftwareConfigs(store)
+        # the plugins' services: the parts above, and the engine (built next) for
+        # child stacks, reached when a plugin first calls it
         self._engine = Engine(store, self.conf,
-                              services=NestedOps(self, self._identities),
+                              services=NestedOps(lambda: self.engine, self._identities,
+                                                 self._software),
                               plugins=self.plugins, engine_id=self._engine_id,
                               delegation=self.delegation, notifier=self.notifier)
 
