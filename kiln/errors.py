@@ -286,3 +286,18 @@ class ServiceUnavailable(KilnError):
     http_status = 503
     heat_type = "HTTPServiceUnavailable"
     retry_after = 5
+
+
+class InvalidAlarmParameter(ValueError):
+    """A CloudWatch request parameter (or an alarm resource's property) the alarm rules
+    refuse; ``code`` is AWS's error code. Shared, so the CloudWatch API answers it with
+    AWS's 400 without importing the alarms (:mod:`kiln.alarms.rules` raises it)."""
+
+    def __init__(self, message: str, code: str = "InvalidParameterValue") -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class AlarmNotFound(LookupError):
+    """A named alarm does not exist (AWS's ResourceNotFound); raised by
+    :mod:`kiln.alarms.service`, answered by the CloudWatch API."""

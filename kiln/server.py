@@ -464,7 +464,7 @@ def _warn_of_unserved_urls(conf: cfg.ConfigOpts, role: Role) -> None:
 def _app_for(group: str, service: Any, conf: cfg.ConfigOpts, alarms: Any) -> Any:
     if group == "heat_api_cloudwatch":
         from kiln.api.cloudwatch.app import cloudwatch_app
-        return cloudwatch_app(alarms.alarms, service, conf)
+        return cloudwatch_app(alarms.cloudwatch, service, conf)
     if group == "heat_api_cfn":
         from kiln.api.cfn.app import create_cfn_app
         return create_cfn_app(service, conf)

@@ -23,6 +23,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kiln.errors import InvalidAlarmParameter
+
 BUCKET = 10
 STATES = (OK, ALARM, INSUFFICIENT_DATA) = ("OK", "ALARM", "INSUFFICIENT_DATA")
 STATISTICS = ("SampleCount", "Average", "Sum", "Minimum", "Maximum")
@@ -56,12 +58,9 @@ def mask_url_secrets(text: str) -> str:
     return _URL_SECRETS.sub(r"\1***", text)
 
 
-class InvalidParameter(ValueError):
-    """A bad request parameter; ``code`` is AWS's error code."""
-
-    def __init__(self, message: str, code: str = "InvalidParameterValue") -> None:
-        super().__init__(message)
-        self.code = code
+#: a bad request parameter; ``code`` is AWS's error code (defined with the shared errors,
+#: so the CloudWatch API catches it without importing this package)
+InvalidParameter = InvalidAlarmParameter
 
 
 Dimensions = tuple[tuple[str, str], ...]

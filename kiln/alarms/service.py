@@ -23,6 +23,7 @@ import sqlalchemy as sa
 from kiln.alarms import rules, store
 from kiln.alarms.rules import InvalidParameter, Rule
 from kiln.alarms.store import AlarmRecord, Point
+from kiln.errors import AlarmNotFound
 
 #: a point may be at most this far in the future (AWS allows two hours)
 MAX_FUTURE = 7200.0
@@ -32,8 +33,8 @@ MAX_FLUSH_SPLITS = 256
 LOG = logging.getLogger(__name__)
 
 
-class NotFound(LookupError):
-    """A named alarm does not exist (AWS's ResourceNotFound)."""
+#: a named alarm does not exist (AWS's ResourceNotFound; a shared error, see rules)
+NotFound = AlarmNotFound
 
 
 class ActionFailed(Exception):

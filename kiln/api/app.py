@@ -36,7 +36,7 @@ from kiln.api.response_cache import ResponseCache
 from kiln.api.tempurl import signed_url_app, temp_url_routes
 from kiln.auth.errors import Throttled
 from kiln.auth.setup import authenticator
-from kiln.engine.service import EngineServiceAPI
+from kiln.engine.service.interface import EngineServiceAPI
 
 LOG = logging.getLogger("kiln.api")
 

@@ -32,7 +32,7 @@ from kiln.api.identity import make_identity
 from kiln.api.openstack_v1.common import dumps
 from kiln.auth.cache import need_remote
 from kiln.auth.errors import Throttled
-from kiln.engine.service import RequestContext
+from kiln.engine.service.interface import RequestContext
 
 
 def _unauthorized(reason: str) -> HTTPError:

@@ -2,7 +2,7 @@
 
 One row per (stack, resource name): the first credential a resource's servers need makes
 the user, later ones (a replacement of the same name, another keypair) reuse it, and the
-stack's delete removes every user its rows name (kiln.engine.service.stack_users).
+stack's delete removes every user its rows name (kiln.engine.actions.identity).
 """
 
 from __future__ import annotations

@@ -63,6 +63,16 @@ def test_the_tree_keeps_every_contract(tree: Path) -> None:
      "Kiln's layers"),
     # the API reaching past EngineService
     ("kiln.api.body", "import kiln.engine.runtime.engine", "The API reaches the engine"),
+    # the APIs reaching the database or the alarms, directly or through a module that
+    # does (the service's interface must stay free of records)
+    ("kiln.api.cloudwatch.app", "from kiln.alarms.service import AlarmService",
+     "The APIs reach neither the database nor the alarms"),
+    ("kiln.api.body", "from kiln.db.records import StackRecord",
+     "The APIs reach neither the database nor the alarms"),
+    ("kiln.engine.service.shapes", "from kiln.db.records import StackRecord",
+     "The APIs reach neither the database nor the alarms"),
+    ("kiln.engine.service.interface", "import kiln.engine.service.cloudwatch",
+     "The APIs reach neither the database nor the alarms"),
     # an action, the runtime or the model going round the store to the database
     ("kiln.engine.actions.delete", "import kiln.db.resources",
      "The engine's store is the only door to the database"),
@@ -72,8 +82,7 @@ def test_the_tree_keeps_every_contract(tree: Path) -> None:
      "The engine's store is the only door to the database"),
     ("kiln.engine.actions.update", "from sqlalchemy.orm import Session",
      "The engine's store is the only door to the database"),
-    # the service going round the store to the database; a module still on the debt
-    # list is excused only the imports it has, not a new one
+    # the service going round the store to the database
     ("kiln.engine.service.reads", "import kiln.db.stacks",
      "EngineService reaches the database through the store"),
     ("kiln.engine.service.software", "from sqlalchemy.orm import Session",
@@ -86,6 +95,8 @@ def test_the_tree_keeps_every_contract(tree: Path) -> None:
     ("kiln.engine.service.snapshots", "from kiln.db import snapshots",
      "EngineService reaches the database through the store"),
     ("kiln.engine.service.agent_reads", "from kiln.db.agent_view import AgentView",
+     "EngineService reaches the database through the store"),
+    ("kiln.engine.service.signals", "from kiln.db import signals",
      "EngineService reaches the database through the store"),
     # the model loading plugins itself
     ("kiln.engine.model.slots", "import kiln.resources.registry",

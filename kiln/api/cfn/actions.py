@@ -28,7 +28,7 @@ from kiln.api.instantiation import (
     fetch_template,
     simple_parse,
 )
-from kiln.engine.service import RequestContext
+from kiln.engine.service.interface import RequestContext
 
 #: Heat's answer to EstimateTemplateCost, which it never implemented: no price, a page
 #: saying so. Kiln gives the same (no pricing exists for a private cloud).

@@ -5,7 +5,7 @@ from __future__ import annotations
 from starlette.requests import Request
 
 from kiln.api.aws.credentials import Ec2Identity
-from kiln.engine.service import RequestContext
+from kiln.engine.service.interface import RequestContext
 
 
 def request_context(request: Request, caller: Ec2Identity) -> RequestContext:

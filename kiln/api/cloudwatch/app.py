@@ -20,17 +20,16 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from kiln.alarms.rules import InvalidParameter
-from kiln.alarms.service import AlarmService, NotFound
 from kiln.api.auth_budget import aws_guard
 from kiln.api.aws import errors as aws_errors
 from kiln.api.aws.credentials import Authenticator
 from kiln.api.aws.keypairs import service_signature_checker
 from kiln.api.aws.received import received
 from kiln.api.cloudwatch import protocols
-from kiln.api.cloudwatch.operations import ACTIONS, AGENT_ACTIONS
 from kiln.api.cloudwatch.reach import check_metric_reach
 from kiln.api.ratelimit import AgentLimits, TokenBucketLimiter
+from kiln.engine.service.interface import CloudWatchAPI
+from kiln.errors import AlarmNotFound, InvalidAlarmParameter
 from kiln.logging import new_request_id
 
 LOG = logging.getLogger(__name__)
@@ -48,17 +47,17 @@ def _protocol(request: Request) -> str:
     return "query"
 
 
-def cloudwatch_app(alarms: AlarmService, service: Any, conf: Any) -> Starlette:
-    """The CloudWatch API of a process: over the AlarmService its engine service built
-    (:class:`kiln.engine.service.alarm_process.AlarmProcess`), checking signatures
+def cloudwatch_app(cloudwatch: CloudWatchAPI, service: Any, conf: Any) -> Starlette:
+    """The CloudWatch API of a process: over the CloudWatch service its engine service
+    built (:class:`kiln.engine.service.alarm_process.AlarmProcess`), checking signatures
     through Keystone in keystone mode, else against the keypairs Kiln issued."""
     from kiln.api.ratelimit import shared_limits
 
-    return create_cloudwatch_app(alarms, service_signature_checker(conf, service),
+    return create_cloudwatch_app(cloudwatch, service_signature_checker(conf, service),
                                  limits=shared_limits(conf))
 
 
-def create_cloudwatch_app(alarms: AlarmService, authenticator: Authenticator, *,
+def create_cloudwatch_app(cloudwatch: CloudWatchAPI, authenticator: Authenticator, *,
                           max_body: int = MAX_BODY,
                           limits: AgentLimits | None = None) -> Starlette:
     """``limits``: the per-credential budgets (kiln.api.ratelimit) PutMetricData spends
@@ -90,22 +89,23 @@ def create_cloudwatch_app(alarms: AlarmService, authenticator: Authenticator, *,
                 raise aws_errors.InvalidParameterValue(str(exc)) from None
             if not decoded.action:
                 raise aws_errors.MissingAction()
-            handler = ACTIONS.get(decoded.action)
-            if handler is None:
+            if decoded.action not in cloudwatch.actions:
                 raise aws_errors.InvalidAction(f"Unknown action {decoded.action}")
-            if identity.stack_id is not None and decoded.action not in AGENT_ACTIONS:
+            if identity.stack_id is not None and \
+                    decoded.action not in cloudwatch.agent_actions:
                 raise aws_errors.AccessDenied(f"a stack's keypair may not call "
                                               f"{decoded.action}")
             if decoded.action == "PutMetricData":
-                await check_metric_reach(alarms, identity, decoded.params)
-            result = await handler(alarms, identity.project_id, decoded.params)
+                await check_metric_reach(cloudwatch, identity, decoded.params)
+            result = await cloudwatch.call(identity.project_id, decoded.action,
+                                           decoded.params)
             return protocols.answer(decoded, result, request_id)
         except aws_errors.AwsError as exc:
             return protocols.error(protocol, exc.status, exc.code, exc.message, request_id,
                                    exc.error_type, exc.headers)
-        except InvalidParameter as exc:
+        except InvalidAlarmParameter as exc:
             return protocols.error(protocol, 400, exc.code, str(exc), request_id)
-        except NotFound as exc:
+        except AlarmNotFound as exc:
             return protocols.error(protocol, 404, "ResourceNotFound", str(exc), request_id)
         except Exception:  # a bug: AWS's InternalFailure, the traceback in the log only
             LOG.exception("CloudWatch request failed")

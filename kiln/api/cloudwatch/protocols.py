@@ -10,14 +10,14 @@
 Each is decoded to ``(action, params)`` where params have the JSON shape (lists as
 lists, numbers possibly still strings from the query), and each answer is a plain dict
 the handlers return, encoded back in the request's format. Timestamps travel inside
-as epoch seconds (floats); :func:`to_epoch` reads every client's form of them.
+as epoch seconds (floats); the engine's CloudWatch service
+(:mod:`kiln.engine.service.cloudwatch`) reads every client's form of them.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
-import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -184,57 +184,6 @@ def _lists(node: Any) -> Any:
             return [_lists(node[k]) for k in sorted(node)]
         return {k: _lists(v) for k, v in node.items()}
     return node
-
-
-#: The times a request may name: years 1 to 9999 (what an answer can write back). NaN,
-#: infinities and numbers beyond these are refused here, before any check compares them:
-#: NaN compares false with everything, so a range check alone let it through to the
-#: database (issue 22).
-MIN_EPOCH = dt.datetime(1, 1, 1, tzinfo=dt.UTC).timestamp()
-MAX_EPOCH = dt.datetime(9999, 12, 31, 23, 59, 59, tzinfo=dt.UTC).timestamp()
-
-
-def to_epoch(value: Any, where: str) -> float:
-    """Epoch seconds from an ISO 8601 string, a number, or a datetime; finite and
-    within years 1 to 9999, else AWS's ``InvalidParameterValue`` naming ``where``."""
-    from kiln.alarms.rules import InvalidParameter
-
-    epoch: float | None = None
-    if isinstance(value, dt.datetime):
-        stamp = value if value.tzinfo else value.replace(tzinfo=dt.UTC)
-        try:
-            epoch = stamp.timestamp()
-        except (OverflowError, ValueError):
-            epoch = None
-    elif isinstance(value, (int, float)) and not isinstance(value, bool):
-        epoch = float(value) if abs(value) < 2 ** 64 else math.inf
-    elif isinstance(value, str):
-        epoch = _text_epoch(value.strip())
-        if epoch is None:
-            raise InvalidParameter(f"The parameter {where} must be an ISO 8601 time.",
-                                   "InvalidParameterValue")
-    else:
-        raise InvalidParameter(f"The parameter {where} must be a time.",
-                               "InvalidParameterValue")
-    if epoch is None or not MIN_EPOCH <= epoch <= MAX_EPOCH:  # NaN fails this too
-        raise InvalidParameter(f"The parameter {where} must be a time between the years "
-                               "1 and 9999.", "InvalidParameterValue")
-    return epoch
-
-
-def _text_epoch(text: str) -> float | None:
-    """A number of seconds, or an ISO 8601 time; None if it is neither."""
-    if len(text) > 64:
-        return None
-    try:
-        return float(text)
-    except ValueError:
-        pass
-    try:
-        stamp = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
-        return (stamp if stamp.tzinfo else stamp.replace(tzinfo=dt.UTC)).timestamp()
-    except (ValueError, OverflowError):
-        return None
 
 
 # -- answers --------------------------------------------------------------------------------

@@ -18,9 +18,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kiln.alarms.service import AlarmService
 from kiln.api.aws import errors
 from kiln.api.aws.credentials import Ec2Identity
+from kiln.engine.service.interface import CloudWatchAPI
 
 DIMENSION = "AlarmName"
 
@@ -36,7 +36,7 @@ def _alarm_name(item: Any) -> str | None:
     return None
 
 
-async def check_metric_reach(alarms: AlarmService, identity: Ec2Identity,
+async def check_metric_reach(cloudwatch: CloudWatchAPI, identity: Ec2Identity,
                              params: Mapping[str, Any]) -> None:
     """Refuse a stack keypair's PutMetricData for anything but its stack tree's alarms."""
     if identity.stack_id is None:
@@ -52,7 +52,7 @@ async def check_metric_reach(alarms: AlarmService, identity: Ec2Identity,
                 f"metrics only for its stack's alarms, named by the dimension {DIMENSION} "
                 "(cfn-push-stats --watch <alarm>)")
         names.append(name)
-    found = await alarms.stack_tree_alarms(identity.project_id, identity.stack_id, names)
+    found = await cloudwatch.stack_tree_alarms(identity.project_id, identity.stack_id, names)
     for i, name in enumerate(names, 1):
         if name not in found:
             shown = name if len(name) <= 255 else name[:255] + "..."

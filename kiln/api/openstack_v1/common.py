@@ -23,7 +23,7 @@ from kiln.api.faults import HTTPError, too_many_requests
 from kiln.api.ratelimit import AgentLimits
 from kiln.api.response_cache import ResponseCache, cached_json
 from kiln.auth.caller import Caller
-from kiln.engine.service import EngineServiceAPI, RequestContext
+from kiln.engine.service.interface import EngineServiceAPI, RequestContext
 
 if TYPE_CHECKING:
     from kiln.policy.enforcer import Policy

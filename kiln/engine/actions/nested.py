@@ -15,13 +15,15 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import datetime as dt
-from collections.abc import Mapping
-from typing import Any, Protocol
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from kiln.engine.actions import admit, lifecycle
 from kiln.engine.actions import create as create_action
 from kiln.engine.actions import delete as delete_action
 from kiln.engine.actions import update as update_action
+from kiln.engine.actions.identity import Identities
+from kiln.engine.actions.software import SoftwareConfigs
 from kiln.engine.model.context import RequestContext
 from kiln.engine.model.live_stack import IssuedKeypair, LiveStack, StackInfo
 from kiln.engine.model.stack_runtime import StackRuntime
@@ -38,104 +40,74 @@ from kiln.resources.stores import ServiceConfigStore, ServiceDeploymentStore
 from kiln.template import load_template
 
 
-class ServiceHost(Protocol):
-    """The EngineService as NestedOps sees it: its engine, and the software-config and
-    deployment calls the plugins' stores make (:mod:`kiln.resources.stores`)."""
-
-    @property
-    def engine(self) -> Engine: ...
-
-    async def issue_ec2_keypair(self, *, project_id: str, user_id: str,
-                                stack_id: str | None = None,
-                                resource_name: str | None = None) -> IssuedKeypair: ...
-
-    async def revoke_ec2_keypair(self, access_key: str) -> bool: ...
-
-    async def resource_ec2_keypair(self, stack_id: str,
-                                   resource_name: str) -> IssuedKeypair | None: ...
-
-    @property
-    def stack_user_admin(self) -> Any: ...
-
-    async def stack_domain_user(self, *, stack_id: str, root_stack_id: str,
-                                owner_project_id: str, resource_name: str, username: str,
-                                password: str | None = None) -> dict[str, Any]: ...
-
-    async def stack_user_keypair(self, *, stack_id: str, root_stack_id: str,
-                                 owner_project_id: str, resource_name: str,
-                                 user_resource: str, username: str) -> IssuedKeypair: ...
-
-    async def set_stack_user_enabled(self, *, stack_id: str, resource_name: str,
-                                     enabled: bool) -> None: ...
-
-    async def remove_stack_users(self, *, stack_id: str, owner_project_id: str,
-                                 top_level: bool) -> None: ...
-
-
 class NestedOps:
     """:class:`~kiln.engine.model.live_stack.PluginServices` of one engine service."""
 
-    def __init__(self, service: ServiceHost) -> None:
-        self.service = service
+    def __init__(self, engine: Callable[[], Engine], identities: Identities,
+                 software: SoftwareConfigs) -> None:
+        #: the engine running this service's stacks (built after its plugin services)
+        self._engine = engine
+        #: keypairs and stack users, software configs and deployments: parts on the
+        #: store, shared with EngineService (no call climbs back up into the service)
+        self.identities = identities
+        self.software = software
         #: the resources of running child-stack actions held in memory at once
         self.budget = NestedBudget()
 
     @property
     def engine(self) -> Engine:
-        return self.service.engine
+        return self._engine()
 
     # -- the service's stores, for plugins ----------------------------------------------
     def alarms(self, project_id: str, stack_id: str) -> AlarmStore:
         return self.engine.store.stack_alarms(project_id, stack_id)
 
     def config_store(self, owner: RequestContext) -> SoftwareConfigStore:
-        return ServiceConfigStore(self.service, owner)
+        return ServiceConfigStore(self.software, owner)
 
     async def issue_ec2_keypair(self, *, project_id: str, user_id: str, stack_id: str,
                                 resource_name: str) -> IssuedKeypair:
-        return await self.service.issue_ec2_keypair(
+        return await self.identities.issue_keypair(
             project_id=project_id, user_id=user_id, stack_id=stack_id,
             resource_name=resource_name)
 
     async def delete_ec2_keypair(self, access_key: str) -> bool:
-        return bool(await self.service.revoke_ec2_keypair(access_key))
+        return await self.identities.revoke_keypair(access_key)
 
-    # -- stack domain users (keystone mode; kiln.engine.service.stack_users) --------------
+    # -- stack domain users (keystone mode; kiln.engine.actions.identity) ----------------
     def keystone_stack_users(self) -> bool:
-        return self.service.stack_user_admin is not None
+        return self.identities.admin is not None
 
     async def stack_domain_user(self, info: StackInfo, resource_name: str, *,
                                 username: str, password: str | None) -> dict[str, Any]:
-        return await self.service.stack_domain_user(
-            stack_id=info.id, root_stack_id=info.root_stack_id,
-            owner_project_id=info.project_id, resource_name=resource_name,
-            username=username, password=password)
+        return await self.identities.stack_domain_user(
+            stack_id=info.id, owner_project_id=info.project_id,
+            resource_name=resource_name, username=username, password=password)
 
     async def stack_user_keypair(self, info: StackInfo, resource_name: str, *,
                                  user_resource: str, username: str) -> IssuedKeypair:
-        return await self.service.stack_user_keypair(
-            stack_id=info.id, root_stack_id=info.root_stack_id,
-            owner_project_id=info.project_id, resource_name=resource_name,
-            user_resource=user_resource, username=username)
+        return await self.identities.stack_user_keypair(
+            stack_id=info.id, owner_project_id=info.project_id,
+            resource_name=resource_name, user_resource=user_resource, username=username)
 
     async def set_stack_user_enabled(self, info: StackInfo, resource_name: str,
                                      enabled: bool) -> None:
-        await self.service.set_stack_user_enabled(stack_id=info.id,
-                                                  resource_name=resource_name,
-                                                  enabled=enabled)
+        await self.identities.set_stack_user_enabled(stack_id=info.id,
+                                                     resource_name=resource_name,
+                                                     enabled=enabled)
 
     async def remove_stack_users(self, info: StackInfo) -> None:
-        await self.service.remove_stack_users(
+        await self.identities.remove_stack_users(
             stack_id=info.id, owner_project_id=info.project_id,
             top_level=info.owner_id is None)
 
     async def resource_ec2_keypair(self, stack_id: str,
                                    resource_name: str) -> IssuedKeypair | None:
-        return await self.service.resource_ec2_keypair(stack_id, resource_name)
+        return await self.identities.resource_keypair(stack_id, resource_name)
 
     def deployment_store(self, owner: RequestContext,
                          stack_user_project_id: str | None) -> SoftwareDeploymentStore:
-        return ServiceDeploymentStore(self.service, owner,
+        return ServiceDeploymentStore(self.software, owner,
                                       stack_user_project_id=stack_user_project_id)
 
     # -- helpers ------------------------------------------------------------------------

@@ -16,11 +16,13 @@ import string
 import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypedDict
+from typing import Any, Protocol
 
 from kiln.db.records import ResourceRecord
 from kiln.engine.model.context import RequestContext
 from kiln.engine.model.settings import EngineConf
+from kiln.engine.model.shapes import IssuedKeypair as IssuedKeypair
+from kiln.engine.model.shapes import StackIdentityReply as StackIdentityReply
 from kiln.engine.model.stack_runtime import StackRuntime
 from kiln.errors import InvalidTemplateReference, KilnError, NotSupported, ResourceTypeNotFound
 from kiln.notifications import NULL, Notifier
@@ -44,17 +46,6 @@ class PluginLookup(Protocol):
         ...
 
 
-class IssuedKeypair(TypedDict):
-    """An EC2 keypair Kiln issued (EngineService's keypairs), secret included."""
-
-    access_key: str
-    secret: str
-    project_id: str
-    user_id: str
-    stack_id: str | None
-    resource_name: str | None
-
-
 class PluginServices(NestedStackOps, Protocol):
     """What the engine lends a live stack's plugins beyond the stack itself: child stacks
     run in the same engine and the service's software configs and deployments."""
@@ -75,7 +66,7 @@ class PluginServices(NestedStackOps, Protocol):
 
     async def issue_ec2_keypair(self, *, project_id: str, user_id: str, stack_id: str,
                                 resource_name: str) -> IssuedKeypair:
-        """A new keypair in the service's store (EngineService.issue_ec2_keypair)."""
+        """A new keypair on the store (kiln.engine.actions.identity.Identities)."""
         ...
 
     async def delete_ec2_keypair(self, access_key: str) -> bool: ...
@@ -90,7 +81,7 @@ class PluginServices(NestedStackOps, Protocol):
     async def stack_domain_user(self, info: StackInfo, resource_name: str, *,
                                 username: str, password: str | None) -> dict[str, Any]:
         """The resource's Keystone stack user, made on first use
-        (kiln.engine.service.stack_users)."""
+        (kiln.engine.actions.identity)."""
         ...
 
     async def stack_user_keypair(self, info: StackInfo, resource_name: str, *,
@@ -127,15 +118,6 @@ class StackSupport:
     acting: Mapping[str, RequestContext] = field(default_factory=dict)
     #: where stack and autoscaling notifications go (kiln.notifications)
     notifier: Notifier = NULL
-
-
-class StackIdentityReply(TypedDict):
-    """Heat's stack identity: enough to build any link to the stack."""
-
-    stack_name: str
-    stack_id: str
-    tenant: str
-    path: str
 
 
 @dataclass

@@ -6,21 +6,13 @@ Storing them means GET /stacks/{id} needs no plugin, template or resource to ans
 from __future__ import annotations
 
 import json
-from typing import Any, NotRequired, TypedDict
+from typing import Any
 
 from kiln.engine.model.live_stack import LiveStack
+from kiln.engine.model.shapes import OutputReply as OutputReply
 from kiln.errors import KilnError
 
 NO_DESCRIPTION = "No description given"
-
-
-class OutputReply(TypedDict):
-    """One output as Heat shows it: a value, or ``output_error`` when it failed."""
-
-    output_key: str
-    description: str
-    output_value: Any
-    output_error: NotRequired[str]
 
 
 def _jsonable(value: Any) -> Any:

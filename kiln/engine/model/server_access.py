@@ -114,7 +114,7 @@ class ServerAccess:
     async def stack_user(self, resource_name: str, *, password: str | None = None,
                          keypair: bool = False) -> Mapping[str, Any]:
         """Heat's stack-domain user for a server: a Keystone user in keystone mode
-        (kiln.engine.service.stack_users); without an identity service a stable
+        (kiln.engine.actions.identity); without an identity service a stable
         placeholder id. With ``keypair``, an EC2 keypair of the user (the same one on
         every call) and the absolute CFN metadata URL."""
         info, conf, services = self._live().info, self._live().conf, self._services()

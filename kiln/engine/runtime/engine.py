@@ -50,10 +50,6 @@ class Engine:
                  notifier: Notifier = NULL) -> None:
         #: the engine's one door to the database (kiln.engine.store)
         self.store = store
-        #: the facade, for kiln/engine/service/signals.py alone until its calls move
-        #: behind the store (issue 23; another change reworks signals); nothing else
-        #: may use it (docs/contracts.md §5)
-        self.db = store.database
         self.conf = conf
         #: root stack id -> the identity its latest work acts with (kiln.engine.runtime.acting)
         self.acting: dict[str, RequestContext] = {}

@@ -11,6 +11,7 @@ from kiln.engine.actions import admit
 from kiln.engine.actions.adopt import abandon_data, parse_adopt_data, retain_everything, run_adopt
 from kiln.engine.model.context import RequestContext
 from kiln.engine.model.live_stack import LiveStack
+from kiln.engine.model.shapes import StackIdentityReply
 from kiln.engine.model.states import (
     ADOPT,
     DELETE,
@@ -20,7 +21,6 @@ from kiln.engine.model.states import (
 from kiln.engine.runtime import acting
 from kiln.engine.service.forwarding import ForwardingOps
 from kiln.engine.service.interface import JSON, Identity
-from kiln.engine.service.replies import StackIdentityReply
 from kiln.engine.service.stack_changes import delete_and_forget
 from kiln.errors import StackValidationFailed
 
@@ -64,7 +64,9 @@ class AdoptOps(ForwardingOps):
                 return dict(fwd.reply)  # type: ignore[return-value]
             return await self.adopt_stack(ctx, stack_name, template, params, files, args,
                                           environment_files)
-        created: StackIdentityReply = await super().create_stack(
+        # EngineService's order of parts puts StackOps.create_stack next (mypy sees only
+        # the protocol's signature here)
+        created: StackIdentityReply = await super().create_stack(  # type: ignore[safe-super]
             ctx, stack_name, template, params, files, args, environment_files)
         return created
 

@@ -19,7 +19,7 @@ from kiln.engine.service import replies as fmt
 from kiln.engine.service import stack_user_reach
 from kiln.engine.service.interface import Identity
 from kiln.engine.service.reads import Reads
-from kiln.engine.service.replies import ResourceReply
+from kiln.engine.service.shapes import ResourceReply
 from kiln.engine.service.shared import ResourceNotFound
 from kiln.errors import EntityNotFound, Forbidden, KilnError
 from kiln.resources.base import Resource

@@ -31,7 +31,7 @@ from kiln.alarms.service import ActionFailed
 from kiln.alarms.store import AlarmRecord
 from kiln.engine.model.context import RequestContext
 from kiln.engine.service.interface import EngineServiceAPI
-from kiln.engine.service.replies import ResourceReply
+from kiln.engine.service.shapes import ResourceReply
 from kiln.errors import KilnError
 
 _NATIVE = re.compile(r"/v1/(?P<project>[^/]+)/stacks/(?P<name>[^/]+)/(?P<id>[^/]+)"

@@ -5,7 +5,7 @@ started, on the alarm door of its store (``store.alarms``); stopped before it.
 In the engine's service layer (issue 23): the watcher runs an alarm's actions as this
 service's signals and updates (:mod:`.alarm_actions`), so ``kiln engine``, which serves
 no HTTP, runs it without importing any API. The CloudWatch app is built by the API
-(:func:`kiln.api.cloudwatch.app.cloudwatch_app`) over :attr:`AlarmProcess.alarms`.
+(:func:`kiln.api.cloudwatch.app.cloudwatch_app`) over :attr:`AlarmProcess.cloudwatch`.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from typing import Any
 from kiln.alarms.service import AlarmService
 from kiln.alarms.watcher import Watcher
 from kiln.engine.service.alarm_actions import EngineActions
+from kiln.engine.service.cloudwatch import CloudWatchService
 from kiln.engine.service.shared import ServiceBase
 
 
@@ -27,6 +28,8 @@ class AlarmProcess:
             max_datums=int(opts.max_datums_per_request),
             runner=EngineActions(service,
                                  allowed_hosts=list(conf.template_url_allowed_hosts)))
+        #: the CloudWatch actions over them, what the CloudWatch API is handed
+        self.cloudwatch = CloudWatchService(self.alarms)
         self.watcher = Watcher(self.alarms, interval=float(opts.evaluation_interval),
                                lease_ttl=float(opts.lease_ttl),
                                history_retention=float(opts.history_retention)

@@ -26,13 +26,10 @@ from kiln.clients.availability import service_filter
 from kiln.engine.actions import validation as v
 from kiln.engine.model.context import RequestContext
 from kiln.engine.model.live_stack import StackSupport
+from kiln.engine.model.shapes import StackIdentityReply
 from kiln.engine.service.interface import JSON
-from kiln.engine.service.replies import (
-    StackIdentityReply,
-    TemplateFunctionReply,
-    TemplateVersionReply,
-    identity,
-)
+from kiln.engine.service.replies import identity
+from kiln.engine.service.shapes import TemplateFunctionReply, TemplateVersionReply
 from kiln.engine.service.shared import ServiceBase
 from kiln.errors import (
     Conflict,

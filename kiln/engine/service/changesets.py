@@ -20,10 +20,11 @@ from kiln.db.records import ChangeSetRecord, StackRecord
 from kiln.engine.actions import admit
 from kiln.engine.actions import create as create_action
 from kiln.engine.model.context import RequestContext
+from kiln.engine.model.shapes import StackIdentityReply
 from kiln.engine.model.states import CREATE, FAILED, IN_PROGRESS, ROLLBACK, UPDATE
 from kiln.engine.runtime import acting
 from kiln.engine.service import changeset_plan as plan
-from kiln.engine.service.replies import StackIdentityReply, isotime
+from kiln.engine.service.replies import isotime
 from kiln.engine.service.stack_changes import StackOps, refuse_update
 from kiln.errors import (
     ChangeSetNotFound,

@@ -26,14 +26,13 @@ without polling.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 
-from kiln.engine.model.context import RequestContext
-from kiln.engine.model.live_stack import IssuedKeypair
+from kiln.engine.model.context import RequestContext as RequestContext
+from kiln.engine.model.shapes import IssuedKeypair, OutputReply, StackIdentityReply
 from kiln.engine.service.changeset_interface import ChangeSetAPI
-from kiln.engine.service.replies import (
+from kiln.engine.service.shapes import (
     EventReply,
-    OutputReply,
     OutputSummaryReply,
     ResourceReply,
     ServiceReply,
@@ -42,23 +41,21 @@ from kiln.engine.service.replies import (
     SoftwareConfigSummaryReply,
     SoftwareDeploymentReply,
     StackDetailReply,
-    StackIdentityReply,
     StackSummaryReply,
     TemplateFunctionReply,
     TemplateVersionReply,
 )
-from kiln.errors import NotSupported
 
 Identity = Mapping[str, Any]
 JSON = dict[str, Any]
 
 
-def _todo(name: str) -> NotSupported:
-    return NotSupported(f"{name} is not implemented yet.")
-
-
-class EngineServiceAPI(ChangeSetAPI):
-    """Signatures of the EngineService; the implementation overrides every method."""
+class EngineServiceAPI(ChangeSetAPI, Protocol):
+    """What the APIs may call on the engine: a :class:`typing.Protocol` with no stubs
+    left to fall through to. :class:`~kiln.engine.service.engine_service.EngineService`
+    implements it (mypy refuses to build one that leaves a method out), and the APIs and
+    the broker's server type against it alone, so they import nothing of the engine's
+    machinery nor the database (docs/contracts.md)."""
 
     # -- lifecycle of the service itself -------------------------------------------------
     async def start(self) -> None:
@@ -76,7 +73,7 @@ class EngineServiceAPI(ChangeSetAPI):
     # -- stacks ---------------------------------------------------------------------------
     async def identify_stack(self, ctx: RequestContext, stack_name: str) -> StackIdentityReply:
         """Name or id -> identity dict; EntityNotFound ("The Stack (x) could not be found.")."""
-        raise _todo("identify_stack")
+        ...
 
     async def list_stacks(self, ctx: RequestContext, *, limit: int | None = None,
                           marker: str | None = None, sort_keys: Sequence[str] | None = None,
@@ -88,7 +85,7 @@ class EngineServiceAPI(ChangeSetAPI):
                           not_tags_any: Sequence[str] | None = None,
                           global_tenant: bool = False) -> list[StackSummaryReply]:
         """Stack summaries as in GET /stacks (no outputs/parameters/template)."""
-        raise _todo("list_stacks")
+        ...
 
     async def count_stacks(self, ctx: RequestContext, *,
                            filters: Mapping[str, Any] | None = None,
@@ -98,12 +95,12 @@ class EngineServiceAPI(ChangeSetAPI):
                            not_tags: Sequence[str] | None = None,
                            not_tags_any: Sequence[str] | None = None,
                            global_tenant: bool = False) -> int:
-        raise _todo("count_stacks")
+        ...
 
     async def show_stack(self, ctx: RequestContext, stack_identity: Identity,
                          resolve_outputs: bool = True) -> StackDetailReply:
         """One stack as in GET /stacks/{name}/{id} (``stack`` body, without links)."""
-        raise _todo("show_stack")
+        ...
 
     async def stacks_generation(self) -> int | None:
         """A number that changes (grows) whenever any stack row or tag changes, in any
@@ -117,14 +114,14 @@ class EngineServiceAPI(ChangeSetAPI):
                            files: Mapping[str, str], args: Mapping[str, Any],
                            environment_files: Sequence[str] | None = None) -> StackIdentityReply:
         """Validate, store, start the create; returns the new stack's identity dict."""
-        raise _todo("create_stack")
+        ...
 
     async def preview_stack(self, ctx: RequestContext, stack_name: str,
                             template: Mapping[str, Any] | str, params: Mapping[str, Any],
                             files: Mapping[str, str], args: Mapping[str, Any],
                             environment_files: Sequence[str] | None = None) -> JSON:
         """The ``stack`` body of POST /stacks/preview (resources listed, nothing created)."""
-        raise _todo("preview_stack")
+        ...
 
     async def update_stack(self, ctx: RequestContext, stack_identity: Identity,
                            template: Mapping[str, Any] | str | None,
@@ -132,7 +129,7 @@ class EngineServiceAPI(ChangeSetAPI):
                            args: Mapping[str, Any],
                            environment_files: Sequence[str] | None = None) -> StackIdentityReply:
         """PUT (new template) or PATCH (``args["existing"]``); returns the identity."""
-        raise _todo("update_stack")
+        ...
 
     async def preview_update_stack(self, ctx: RequestContext, stack_identity: Identity,
                                    template: Mapping[str, Any] | str | None,
@@ -141,82 +138,82 @@ class EngineServiceAPI(ChangeSetAPI):
                                    environment_files: Sequence[str] | None = None) -> JSON:
         """``{"resource_changes": {"added", "deleted", "replaced", "updated",
         "unchanged"}}`` — lists of resource summaries."""
-        raise _todo("preview_update_stack")
+        ...
 
     async def delete_stack(self, ctx: RequestContext, stack_identity: Identity) -> None:
         """Start the delete (returns once accepted)."""
-        raise _todo("delete_stack")
+        ...
 
     async def abandon_stack(self, ctx: RequestContext, stack_identity: Identity) -> JSON:
-        raise _todo("abandon_stack")
+        ...
 
     async def export_stack(self, ctx: RequestContext, stack_identity: Identity) -> JSON:
-        raise _todo("export_stack")
+        ...
 
     async def get_template(self, ctx: RequestContext, stack_identity: Identity) -> JSON:
-        raise _todo("get_template")
+        ...
 
     async def get_environment(self, ctx: RequestContext, stack_identity: Identity) -> JSON:
-        raise _todo("get_environment")
+        ...
 
     async def get_files(self, ctx: RequestContext, stack_identity: Identity) -> JSON:
-        raise _todo("get_files")
+        ...
 
     async def list_outputs(self, ctx: RequestContext,
                            stack_identity: Identity) -> list[OutputSummaryReply]:
         """``[{"output_key", "description"}]`` as GET .../outputs."""
-        raise _todo("list_outputs")
+        ...
 
     async def show_output(self, ctx: RequestContext, stack_identity: Identity,
                           output_key: str) -> OutputReply:
         """``{"output_key", "output_value", "description"[, "output_error"]}``."""
-        raise _todo("show_output")
+        ...
 
     # -- stack actions --------------------------------------------------------------------
     async def stack_suspend(self, ctx: RequestContext, stack_identity: Identity) -> None:
-        raise _todo("stack_suspend")
+        ...
 
     async def stack_resume(self, ctx: RequestContext, stack_identity: Identity) -> None:
-        raise _todo("stack_resume")
+        ...
 
     async def stack_check(self, ctx: RequestContext, stack_identity: Identity) -> None:
-        raise _todo("stack_check")
+        ...
 
     async def stack_cancel_update(self, ctx: RequestContext, stack_identity: Identity,
                                   cancel_with_rollback: bool = True) -> None:
-        raise _todo("stack_cancel_update")
+        ...
 
     # -- snapshots ------------------------------------------------------------------------
     async def stack_snapshot(self, ctx: RequestContext, stack_identity: Identity,
                              name: str | None) -> SnapshotReply:
-        raise _todo("stack_snapshot")
+        ...
 
     async def show_snapshot(self, ctx: RequestContext, stack_identity: Identity,
                             snapshot_id: str) -> SnapshotReply:
-        raise _todo("show_snapshot")
+        ...
 
     async def delete_snapshot(self, ctx: RequestContext, stack_identity: Identity,
                               snapshot_id: str) -> None:
-        raise _todo("delete_snapshot")
+        ...
 
     async def list_snapshots(self, ctx: RequestContext, stack_identity: Identity,
                              ) -> list[SnapshotReply]:
-        raise _todo("list_snapshots")
+        ...
 
     async def stack_restore(self, ctx: RequestContext, stack_identity: Identity,
                             snapshot_id: str) -> None:
-        raise _todo("stack_restore")
+        ...
 
     # -- resources ------------------------------------------------------------------------
     async def list_stack_resources(self, ctx: RequestContext, stack_identity: Identity,
                                    nested_depth: int = 0, with_detail: bool = False,
                                    filters: Mapping[str, Any] | None = None) -> list[ResourceReply]:
-        raise _todo("list_stack_resources")
+        ...
 
     async def describe_stack_resource(self, ctx: RequestContext, stack_identity: Identity,
                                       resource_name: str,
                                       with_attr: Sequence[str] | None = None) -> ResourceReply:
-        raise _todo("describe_stack_resource")
+        ...
 
     async def resource_for_agent(self, ctx: RequestContext, stack_identity: Identity,
                                  resource_name: str, *, agent_stack_id: str | None = None,
@@ -226,30 +223,30 @@ class EngineServiceAPI(ChangeSetAPI):
         ``agent_stack_id`` (and ``agent_owner``), the caller is the keypair issued to
         that stack's resource: ``Forbidden`` for another stack, or for a resource the
         owner may not read."""
-        raise _todo("resource_for_agent")
+        ...
 
     async def find_ec2_keypair(self, access_key: str) -> IssuedKeypair | None:
         """An EC2 keypair Kiln issued, secret included (no context: the request's
         signature is what authenticates); None if unknown."""
-        raise _todo("find_ec2_keypair")
+        ...
 
     def ec2_keypair_revocations(self) -> int:
         """A number that grows whenever this process has deleted EC2 keypairs: a cache of
         ``find_ec2_keypair`` answers is emptied when it moves."""
-        raise _todo("ec2_keypair_revocations")
+        ...
 
     async def issue_ec2_keypair(self, *, project_id: str, user_id: str,
                                 stack_id: str | None = None,
                                 resource_name: str | None = None) -> IssuedKeypair:
         """A new keypair (``access_key``, ``secret``, ...), for a stack's resource or not."""
-        raise _todo("issue_ec2_keypair")
+        ...
 
     async def resource_ec2_keypair(self, stack_id: str,
                                    resource_name: str) -> IssuedKeypair | None:
-        raise _todo("resource_ec2_keypair")
+        ...
 
     async def delete_ec2_keypair(self, access_key: str) -> bool:
-        raise _todo("delete_ec2_keypair")
+        ...
 
     # -- stack domain users (the engine's own use: plugins' servers' credentials) --------
     @property
@@ -261,53 +258,53 @@ class EngineServiceAPI(ChangeSetAPI):
     async def stack_domain_user(self, *, stack_id: str, root_stack_id: str,
                                 owner_project_id: str, resource_name: str, username: str,
                                 password: str | None = None) -> JSON:
-        raise _todo("stack_domain_user")
+        ...
 
     async def stack_user_keypair(self, *, stack_id: str, root_stack_id: str,
                                  owner_project_id: str, resource_name: str,
                                  user_resource: str, username: str) -> IssuedKeypair:
-        raise _todo("stack_user_keypair")
+        ...
 
     async def set_stack_user_enabled(self, *, stack_id: str, resource_name: str,
                                      enabled: bool) -> None:
-        raise _todo("set_stack_user_enabled")
+        ...
 
     async def revoke_ec2_keypair(self, access_key: str) -> bool:
-        raise _todo("revoke_ec2_keypair")
+        ...
 
     async def remove_stack_users(self, *, stack_id: str, owner_project_id: str,
                                  top_level: bool) -> None:
-        raise _todo("remove_stack_users")
+        ...
 
     async def ec2_access_allowed(self, ctx: RequestContext, stack_identity: Identity,
                                  owner: str, resource_name: str) -> bool:
         """Whether the keypair of the stack's resource *owner* may describe
         *resource_name*."""
-        raise _todo("ec2_access_allowed")
+        ...
 
     async def describe_stack_resources(self, ctx: RequestContext, stack_identity: Identity,
                                        resource_name: str | None) -> list[ResourceReply]:
-        raise _todo("describe_stack_resources")
+        ...
 
     async def find_physical_resource(self, ctx: RequestContext,
                                      physical_resource_id: str) -> StackIdentityReply:
-        raise _todo("find_physical_resource")
+        ...
 
     async def resource_signal(self, ctx: RequestContext, stack_identity: Identity,
                               resource_name: str, details: Any,
                               sync_call: bool = False) -> Any:
-        raise _todo("resource_signal")
+        ...
 
     async def resource_note(self, ctx: RequestContext, stack_identity: Identity,
                             resource_name: str, reason: str) -> None:
         """Record a ``SIGNAL`` event of a resource that changes nothing else (an alarm
         resource's change of state, seen by the watcher)."""
-        raise _todo("resource_note")
+        ...
 
     async def resource_mark_unhealthy(self, ctx: RequestContext, stack_identity: Identity,
                                       resource_name: str, mark_unhealthy: bool,
                                       resource_status_reason: str | None = None) -> None:
-        raise _todo("resource_mark_unhealthy")
+        ...
 
     # -- events ---------------------------------------------------------------------------
     async def list_events(self, ctx: RequestContext, stack_identity: Identity | None,
@@ -315,11 +312,11 @@ class EngineServiceAPI(ChangeSetAPI):
                           marker: str | None = None, sort_keys: Sequence[str] | None = None,
                           sort_dir: str | None = None, nested_depth: int | None = None,
                           ) -> list[EventReply]:
-        raise _todo("list_events")
+        ...
 
     async def show_event(self, ctx: RequestContext, stack_identity: Identity,
                          resource_name: str, event_id: str) -> EventReply:
-        raise _todo("show_event")
+        ...
 
     # -- templates and types --------------------------------------------------------------
     async def validate_template(self, ctx: RequestContext, template: Mapping[str, Any] | str,
@@ -330,49 +327,49 @@ class EngineServiceAPI(ChangeSetAPI):
                                 ignorable_errors: Sequence[str] | None = None,
                                 deep: bool = False) -> JSON:
         """POST /validate's body; ``deep`` (Kiln only) also checks what a create would."""
-        raise _todo("validate_template")
+        ...
 
     async def list_template_versions(self, ctx: RequestContext,
                                      ) -> list[TemplateVersionReply]:
-        raise _todo("list_template_versions")
+        ...
 
     async def list_template_functions(self, ctx: RequestContext, template_version: str,
                                       with_condition_func: bool = False,
                                       ) -> list[TemplateFunctionReply]:
-        raise _todo("list_template_functions")
+        ...
 
     async def list_resource_types(self, ctx: RequestContext, support_status: str | None = None,
                                   type_name: str | None = None,
                                   heat_version: str | None = None,
                                   with_description: bool = False) -> list[Any]:
-        raise _todo("list_resource_types")
+        ...
 
     async def resource_schema(self, ctx: RequestContext, type_name: str,
                               with_description: bool = False) -> JSON:
-        raise _todo("resource_schema")
+        ...
 
     async def generate_template(self, ctx: RequestContext, type_name: str,
                                 template_type: str = "cfn") -> JSON:
-        raise _todo("generate_template")
+        ...
 
     # -- software configs and deployments ---------------------------------------------------
     async def create_software_config(self, ctx: RequestContext, group: str, name: str,
                                      config: Any, inputs: Sequence[Any],
                                      outputs: Sequence[Any], options: Mapping[str, Any],
                                      ) -> SoftwareConfigReply:
-        raise _todo("create_software_config")
+        ...
 
     async def show_software_config(self, ctx: RequestContext,
                                    config_id: str) -> SoftwareConfigReply:
-        raise _todo("show_software_config")
+        ...
 
     async def list_software_configs(self, ctx: RequestContext, limit: int | None = None,
                                     marker: str | None = None,
                                     ) -> list[SoftwareConfigSummaryReply]:
-        raise _todo("list_software_configs")
+        ...
 
     async def delete_software_config(self, ctx: RequestContext, config_id: str) -> None:
-        raise _todo("delete_software_config")
+        ...
 
     async def create_software_deployment(self, ctx: RequestContext, server_id: str,
                                          config_id: str | None, input_values: Any,
@@ -380,16 +377,16 @@ class EngineServiceAPI(ChangeSetAPI):
                                          stack_user_project_id: str | None = None,
                                          deployment_id: str | None = None,
                                          ) -> SoftwareDeploymentReply:
-        raise _todo("create_software_deployment")
+        ...
 
     async def show_software_deployment(self, ctx: RequestContext,
                                        deployment_id: str) -> SoftwareDeploymentReply:
-        raise _todo("show_software_deployment")
+        ...
 
     async def list_software_deployments(self, ctx: RequestContext,
                                         server_id: str | None = None,
                                         ) -> list[SoftwareDeploymentReply]:
-        raise _todo("list_software_deployments")
+        ...
 
     async def update_software_deployment(self, ctx: RequestContext, deployment_id: str,
                                          config_id: str | None, input_values: Any,
@@ -397,53 +394,76 @@ class EngineServiceAPI(ChangeSetAPI):
                                          status: str | None, status_reason: str | None,
                                          updated_at: str | None = None,
                                          ) -> SoftwareDeploymentReply:
-        raise _todo("update_software_deployment")
+        ...
 
     async def delete_software_deployment(self, ctx: RequestContext, deployment_id: str) -> None:
-        raise _todo("delete_software_deployment")
+        ...
 
     async def get_software_deployment_metadata(self, ctx: RequestContext,
                                                server_id: str) -> list[SoftwareConfigReply]:
-        raise _todo("get_software_deployment_metadata")
+        ...
 
     async def signal_software_deployment(self, ctx: RequestContext, deployment_id: str,
                                          details: Any, updated_at: str | None = None) -> Any:
-        raise _todo("signal_software_deployment")
+        ...
 
     async def temp_url_resource(self, stack_id: str, resource_name: str) -> Any:
         """The resource a temp URL names (:class:`kiln.tempurl.Published`: project, stack
         name, signing key, metadata and when it last changed), or None when gone."""
-        raise _todo("temp_url_resource")
+        ...
 
     # -- drift (Kiln's; kiln.engine.service.drift) -----------------------------------------
     async def detect_stack_drift(self, ctx: RequestContext, stack_identity: Identity) -> JSON:
         """Start a drift detection of the stack (nested stacks included); the detection
         in ``DETECTION_IN_PROGRESS``. ActionInProgress while an action runs."""
-        raise _todo("detect_stack_drift")
+        ...
 
     async def detect_resource_drift(self, ctx: RequestContext, stack_identity: Identity,
                                     resource_name: str) -> JSON:
         """Detect one resource's drift now: its result."""
-        raise _todo("detect_resource_drift")
+        ...
 
     async def drift_detection(self, ctx: RequestContext, detection_id: str) -> JSON:
         """One detection: status, stack drift status, count, time, results."""
-        raise _todo("drift_detection")
+        ...
 
     async def latest_drift(self, ctx: RequestContext, stack_identity: Identity) -> JSON:
         """The stack's newest detection, with each resource's newest result."""
-        raise _todo("latest_drift")
+        ...
 
     async def stacks_drift_status(self, stack_ids: list[str],
                                   ) -> dict[str, tuple[str, str | None]]:
         """(StackDriftStatus, time) of each checked stack."""
-        raise _todo("stacks_drift_status")
+        ...
 
     async def resources_drift_status(self, ctx: RequestContext, stack_identity: Identity,
                                      ) -> dict[str, tuple[str, str | None]]:
         """(StackResourceDriftStatus, time) of each checked resource, by name."""
-        raise _todo("resources_drift_status")
+        ...
 
     # -- services -------------------------------------------------------------------------
     async def list_services(self, ctx: RequestContext) -> list[ServiceReply]:
-        raise _todo("list_services")
+        ...
+
+
+class CloudWatchAPI(Protocol):
+    """What the CloudWatch API calls (:class:`kiln.engine.service.cloudwatch.
+    CloudWatchService`): the eleven CloudWatch actions over the process's alarms. A
+    refused parameter raises :class:`kiln.errors.InvalidAlarmParameter`, a missing alarm
+    :class:`kiln.errors.AlarmNotFound`."""
+
+    #: the actions :meth:`call` takes, and those a stack's own keypair may call
+    actions: frozenset[str]
+    agent_actions: frozenset[str]
+
+    async def call(self, project_id: str, action: str,
+                   params: Mapping[str, Any]) -> dict[str, Any] | None:
+        """Run one action for the caller's project; its answer in CloudWatch's field
+        names, None for an action that answers nothing."""
+        ...
+
+    async def stack_tree_alarms(self, project_id: str, stack_id: str,
+                                names: Sequence[str]) -> set[str]:
+        """Which of ``names`` name alarms of ``stack_id``'s stack tree: what a stack's
+        keypair may push metrics for (kiln.api.cloudwatch.reach)."""
+        ...

@@ -1,50 +1,39 @@
-"""EngineService's EC2 keypairs: issued by Kiln when no identity service issues them.
+"""EngineService's EC2 keypairs, for the APIs: the part below, ``self.identities``
+(:class:`kiln.engine.actions.identity.Identities`), keeps them; plugins reach the same
+part through their runtime, not through this service.
 
 The CFN API finds a keypair by access key to check a signature
-(:meth:`find_ec2_keypair`, no context: the signature is what authenticates); plugins
-issue one per resource through their runtime (servers' agents, AWS::IAM::AccessKey,
-pre-signed signal URLs) and delete it with the resource; a stack's delete removes what
-is left (``db.stacks.soft_delete_stack``).
+(:meth:`find_ec2_keypair`, no context: the signature is what authenticates); a stack's
+delete removes what is left (``db.stacks.soft_delete_stack``).
 """
 
 from __future__ import annotations
 
-from kiln.db.records import KeypairRecord
 from kiln.engine.model.context import RequestContext
-from kiln.engine.model.live_stack import IssuedKeypair
+from kiln.engine.model.shapes import IssuedKeypair
 from kiln.engine.service.interface import Identity
 from kiln.engine.service.shared import ServiceBase
-
-
-def keypair_view(rec: KeypairRecord) -> IssuedKeypair:
-    return {"access_key": rec.access_key, "secret": rec.secret,
-            "project_id": rec.project_id, "user_id": rec.user_id,
-            "stack_id": rec.stack_id, "resource_name": rec.resource_name}
 
 
 class KeypairOps(ServiceBase):
     async def find_ec2_keypair(self, access_key: str) -> IssuedKeypair | None:
         """The keypair with this access key, secret included; None if there is none."""
-        if not access_key or len(access_key) > 64:
-            return None
-        rec = await self.store.keypairs.get(access_key)
-        return None if rec is None else keypair_view(rec)
+        return await self.identities.find_keypair(access_key)
 
     def ec2_keypair_revocations(self) -> int:
-        return self.store.keypairs.revocations()
+        return self.identities.revocations()
 
     async def issue_ec2_keypair(self, *, project_id: str, user_id: str,
                                 stack_id: str | None = None,
                                 resource_name: str | None = None) -> IssuedKeypair:
-        rec = await self.store.keypairs.issue(project_id=project_id, user_id=user_id,
-                                              stack_id=stack_id, resource_name=resource_name)
-        return keypair_view(rec)
+        return await self.identities.issue_keypair(project_id=project_id, user_id=user_id,
+                                                   stack_id=stack_id,
+                                                   resource_name=resource_name)
 
     async def resource_ec2_keypair(self, stack_id: str,
                                    resource_name: str) -> IssuedKeypair | None:
         """The oldest keypair issued for a stack's resource, if any."""
-        found = await self.store.keypairs.of_resource(stack_id, resource_name)
-        return keypair_view(found[0]) if found else None
+        return await self.identities.resource_keypair(stack_id, resource_name)
 
     async def ec2_access_allowed(self, ctx: RequestContext, stack_identity: Identity,
                                  owner: str, resource_name: str) -> bool:
@@ -59,4 +48,4 @@ class KeypairOps(ServiceBase):
         return slot.plugin.access_allowed(resource_name)
 
     async def delete_ec2_keypair(self, access_key: str) -> bool:
-        return bool(await self.store.keypairs.revoke(access_key))
+        return await self.identities.delete_keypair(access_key)

@@ -9,7 +9,7 @@ from kiln.engine.actions.plan import decide
 from kiln.engine.model.live_stack import LiveStack, Slot
 from kiln.engine.model.states import Change
 from kiln.engine.service import replies as fmt
-from kiln.engine.service.replies import PreviewResourceReply
+from kiln.engine.service.shapes import PreviewResourceReply
 from kiln.errors import KilnError
 from kiln.resources.nested import NestedStackResource
 from kiln.template.definitions import name_set

@@ -17,13 +17,13 @@ from kiln.engine.model import live_outputs
 from kiln.engine.model.context import RequestContext
 from kiln.engine.model.live_stack import LiveStack
 from kiln.engine.model.outputs import resolve_all
+from kiln.engine.model.shapes import OutputReply
 from kiln.engine.model.states import IN_PROGRESS
 from kiln.engine.service import masking
 from kiln.engine.service import replies as fmt
 from kiln.engine.service.interface import JSON, Identity
-from kiln.engine.service.replies import (
+from kiln.engine.service.shapes import (
     EventReply,
-    OutputReply,
     OutputSummaryReply,
     ResourceReply,
     StackDetailReply,

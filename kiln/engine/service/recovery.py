@@ -23,7 +23,7 @@ from kiln.engine.model.states import (
 from kiln.engine.runtime import acting
 from kiln.engine.runtime.claims import Claim
 from kiln.engine.runtime.engine import Engine
-from kiln.engine.service.replies import ServiceReply
+from kiln.engine.service.shapes import ServiceReply
 from kiln.engine.service.shared import ServiceBase
 from kiln.engine.store import DATABASE_ERRORS, utcnow
 

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from kiln.conf import CONF
 from kiln.db.records import StackRecord
+from kiln.engine.actions.identity import Identities, keystone_admin
 from kiln.engine.actions.nested import NestedOps
+from kiln.engine.actions.software import SoftwareConfigs
 from kiln.engine.model.context import RequestContext
 from kiln.engine.model.delegation import Delegation
 from kiln.engine.model.dispatch import Dispatch
@@ -30,7 +33,9 @@ class ResourceNotFound(EntityNotFound):
 
 class ServiceBase(EngineServiceAPI):
     """The service's parts: configuration, the plugin lookup, the database and (from
-    :meth:`start`) the Engine, built with everything it needs."""
+    :meth:`start`) the Engine, built with everything it needs, and the identities
+    plugins are given (keypairs, stack users), which the Engine's plugin services
+    share."""
 
     #: how this process reaches the other engines (kiln.rpc), set before :meth:`start`
     #: by the process wiring; None: ``kiln serve``'s all-in-one, nothing to reach
@@ -51,12 +56,36 @@ class ServiceBase(EngineServiceAPI):
         self._db_url = db_url
         self._engine_id = engine_id
         self._engine: Engine | None = None
+        self._identities: Identities | None = None
+        self._software: SoftwareConfigs | None = None
+        self._stack_user_admin: Any = False
 
     @property
     def engine(self) -> Engine:
         if self._engine is None:
             raise RuntimeError("EngineService.start() has not been called")
         return self._engine
+
+    @property
+    def stack_user_admin(self) -> Any:
+        """The Keystone side (StackUserAdmin) in keystone mode, else None."""
+        if self._stack_user_admin is False:
+            self._stack_user_admin = keystone_admin(self.conf)
+        return self._stack_user_admin
+
+    @property
+    def identities(self) -> Identities:
+        """EC2 keypairs and stack users (:mod:`kiln.engine.actions.identity`)."""
+        if self._identities is None:
+            raise RuntimeError("EngineService.start() has not been called")
+        return self._identities
+
+    @property
+    def software(self) -> SoftwareConfigs:
+        """Software configs and deployments (:mod:`kiln.engine.actions.software`)."""
+        if self._software is None:
+            raise RuntimeError("EngineService.start() has not been called")
+        return self._software
 
     @property
     def store(self) -> Store:
@@ -70,8 +99,13 @@ class ServiceBase(EngineServiceAPI):
         # max_events_per_stack holds while events are written, not only after actions
         store.events.cap(int(self.conf.max_events_per_stack),
                          int(self.conf.event_purge_batch_size))
-        # NestedOps reaches the engine through this service when a plugin first calls it
-        self._engine = Engine(store, self.conf, services=NestedOps(self),
+        self._identities = Identities(store, self.stack_user_admin)
+        self._software = SoftwareConfigs(store)
+        # the plugins' services: the parts above, and the engine (built next) for
+        # child stacks, reached when a plugin first calls it
+        self._engine = Engine(store, self.conf,
+                              services=NestedOps(lambda: self.engine, self._identities,
+                                                 self._software),
                               plugins=self.plugins, engine_id=self._engine_id,
                               delegation=self.delegation, notifier=self.notifier)
 

@@ -4,7 +4,7 @@ resource while its stack runs (or rests).
 A signal goes to the plugin instance the running action works on when this engine runs
 one on the stack (a wait condition polls its handle's in-memory signals), otherwise to a
 plugin loaded from the database; either way what the plugin changed (metadata, data, the
-signals it keeps, appended as rows of their own: :mod:`kiln.db.signals`) is persisted
+signals it keeps, appended as rows of their own by the store's resources room) is persisted
 with Heat's ``SIGNAL`` event. A signal over what the resource may keep
 (``RequestLimitExceeded``) is refused on every route, also where Heat only logs a
 refused signal. A plugin whose signals take long (a scaling policy resizing its group,
@@ -25,8 +25,6 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from kiln.db import events as db_events
-from kiln.db import signals as db_signals
 from kiln.engine.model.context import RequestContext
 from kiln.engine.model.live_stack import LiveStack, Slot, describe
 from kiln.engine.runtime import acting, hooks
@@ -34,6 +32,7 @@ from kiln.engine.service import stack_user_reach
 from kiln.engine.service.forwarding import ForwardingOps
 from kiln.engine.service.interface import Identity
 from kiln.engine.service.shared import ResourceNotFound
+from kiln.engine.store import SignalWrite
 from kiln.errors import InvalidBreakPointHook, NotSupported, RequestLimitExceeded
 from kiln.resources.base import Resource, ResourceState
 from kiln.template.environment import HOOK_TYPES
@@ -57,13 +56,13 @@ def _details_text(details: Any) -> str:
     return "Unknown"
 
 
-def _unsaved_signals(state: ResourceState) -> list[db_signals.SignalWrite]:
+def _unsaved_signals(state: ResourceState) -> list[SignalWrite]:
     """The signals the plugin kept since the last save, to append (or rewrite, for a
     repeated id) as rows of their own."""
     if not state.unsaved_signals:
         return []
     unsaved, state.unsaved_signals = state.unsaved_signals, {}
-    return [db_signals.SignalWrite(key, state.signals[key], state.signal_sizes[key], new)
+    return [SignalWrite(key, state.signals[key], state.signal_sizes[key], new)
             for key, new in unsaved.items() if key in state.signals]
 
 
@@ -160,7 +159,7 @@ class SignalOps(ForwardingOps):
                             resource_name: str, reason: str) -> None:
         stack, slot = await self._signal_target(ctx, stack_identity, resource_name)
         event = hooks.resource_event(stack, slot, reason, action="SIGNAL")
-        await self.engine.db.write(db_events.add_events, [event])
+        await self.engine.store.events.note(event)
 
     async def _unset_hook(self, stack: LiveStack, slot: Slot, hook: str) -> None:
         if hook not in HOOK_TYPES:

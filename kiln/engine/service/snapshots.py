@@ -21,7 +21,8 @@ from kiln.engine.runtime import acting
 from kiln.engine.runtime.claims import Claim
 from kiln.engine.service.forwarding import ForwardingOps
 from kiln.engine.service.interface import JSON, Identity
-from kiln.engine.service.replies import SnapshotReply, isotime
+from kiln.engine.service.replies import isotime
+from kiln.engine.service.shapes import SnapshotReply
 from kiln.engine.store.loader import environment_from_stored
 from kiln.errors import ActionInProgress, EntityNotFound, NotSupported, RequestLimitExceeded
 

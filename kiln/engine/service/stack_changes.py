@@ -14,6 +14,7 @@ from kiln.engine.actions import update as update_action
 from kiln.engine.actions.validation import check_external
 from kiln.engine.model.context import RequestContext
 from kiln.engine.model.live_stack import LiveStack
+from kiln.engine.model.shapes import StackIdentityReply
 from kiln.engine.model.states import (
     COMPLETE,
     CREATE,
@@ -30,7 +31,7 @@ from kiln.engine.service import preview
 from kiln.engine.service.forwarding import ForwardingOps
 from kiln.engine.service.interface import JSON, Identity
 from kiln.engine.service.lifecycle import LifecycleOps
-from kiln.engine.service.replies import StackIdentityReply, identity
+from kiln.engine.service.replies import identity
 from kiln.engine.store import utcnow
 from kiln.errors import NotSupported, StackValidationFailed
 

@@ -1,5 +1,5 @@
-"""Stack events beyond the recorder's: reading them (the event list and show), trimming a
-stack's history after an action."""
+"""Stack events beyond the recorder's: one event that changes no state (a note a signal
+leaves), reading them (the event list and show), trimming a stack's history after an action."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import asyncio
 
 from kiln.db import events as db_events
 from kiln.db.facade import Database
-from kiln.db.records import EventQuery, EventRecord
+from kiln.db.records import EventQuery, EventRecord, NewEvent
 
 
 class EventStore:
@@ -18,6 +18,12 @@ class EventStore:
         """Keep every stack's events at ``keep`` while the writer writes them (Heat's
         ``max_events_per_stack``; <= 0: no cap), not only after actions."""
         db_events.cap_events(self._db, keep, batch_size)
+
+    def note(self, event: NewEvent) -> asyncio.Future[list[str]]:
+        """Append one event that records no transition (what a refused or noted signal
+        says about a resource), batched with the writer's other work; the future gives
+        a list holding the new event's id."""
+        return self._db.write(db_events.add_events, [event])
 
     def purge(self, stack_id: str, keep: int, batch_size: int) -> asyncio.Future[int]:
         """Keep the stack's ``keep`` newest events, deleting the oldest ones by

@@ -1,7 +1,7 @@
 """Identity kept for stacks: the credentials a stack's deferred work acts with (a trust,
 or a stored password, kept by root stack id; :mod:`kiln.engine.runtime.acting` decides
 when), the stack users made in Keystone for its servers and their user project
-(:mod:`kiln.engine.service.stack_users`), and the EC2 keypairs issued to its resources."""
+(:mod:`kiln.engine.actions.identity`), and the EC2 keypairs issued to its resources."""
 
 from __future__ import annotations
 

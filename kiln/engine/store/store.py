@@ -5,9 +5,8 @@ room per concern; every transaction the engine's actions and runtime make is a m
 a room, named for what the engine means (``stacks.admit``, ``resources.add_replacement``,
 ``locks.lock_stack``), with the statements it sends written beside it. Nothing under
 ``kiln.engine.actions``, ``kiln.engine.runtime`` or ``kiln.engine.model`` imports
-``kiln.db`` other than its plain records (:mod:`kiln.db.records`), and nothing under
-``kiln.engine.service`` but the module its contract still excuses (signals); import-linter
-keeps it so (docs/contracts.md).
+``kiln.db`` other than its plain records (:mod:`kiln.db.records`), nor anything under
+``kiln.engine.service``; import-linter keeps it so (docs/contracts.md).
 
 The rooms keep the facade's shape: a read runs on its reader pool; a write is queued for
 its batching writer when called and returns the writer's future, so a transition and
@@ -48,8 +47,7 @@ class Store:
 
     def __init__(self, db: Database) -> None:
         #: the facade itself: the rooms', the recorder's and the alarm service's (and
-        #: tests', which read rows through it). Outside the store only ``Engine.db`` hands
-        #: it on, to signals.py alone until its calls move here (issue 23)
+        #: tests', which read rows through it); no engine module above the store uses it
         self.database = db
         self.stacks = StackStore(db)
         self.resources = ResourceStore(db)

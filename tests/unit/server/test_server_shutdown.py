@@ -49,10 +49,11 @@ class RecordingService:
 
 class NoAlarms:
     """The alarm side of a process whose engine is a recording stand-in: nothing to
-    evaluate, and no AlarmService under the CloudWatch app (no request reaches it: the
-    tests are about the native API)."""
+    evaluate, and no CloudWatch service under the CloudWatch app (no request reaches it:
+    the tests are about the native API)."""
 
     alarms: Any = None
+    cloudwatch: Any = None
 
     def start(self) -> None:
         pass

@@ -1,23 +1,82 @@
-"""The eleven CloudWatch actions: request parameters (the JSON shape, see
-:mod:`.protocols`) to :class:`kiln.alarms.service.AlarmService` calls, and their answers
-in CloudWatch's field names."""
+"""The CloudWatch service: the eleven CloudWatch actions, from request parameters (the
+JSON shape the API decodes every wire format to, :mod:`kiln.api.cloudwatch.protocols`)
+to :class:`kiln.alarms.service.AlarmService` calls, and their answers in CloudWatch's
+field names.
+
+It sits in the engine's service layer, beside the AlarmService it calls
+(:mod:`.alarm_process` builds both), so the CloudWatch API receives it as the other APIs
+receive EngineService (typed by :class:`~kiln.engine.service.interface.CloudWatchAPI`)
+and imports neither the alarms nor the database (docs/contracts.md). A refused parameter
+is :class:`kiln.errors.InvalidAlarmParameter`, a missing alarm
+:class:`kiln.errors.AlarmNotFound`: the API answers both in AWS's format.
+"""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
-from collections.abc import Awaitable, Callable, Mapping
+import math
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from kiln.alarms import rules
-from kiln.alarms.rules import InvalidParameter
 from kiln.alarms.service import AlarmService
 from kiln.alarms.store import AlarmRecord
-from kiln.api.cloudwatch.protocols import to_epoch
+from kiln.errors import InvalidAlarmParameter as InvalidParameter
 
 Params = Mapping[str, Any]
 Handler = Callable[[AlarmService, str, Params], Awaitable[dict[str, Any] | None]]
 #: the only action a server's own keypair (a stack's agent) may call, as in Heat's policy
 AGENT_ACTIONS = frozenset({"PutMetricData"})
+
+
+#: The times a request may name: years 1 to 9999 (what an answer can write back). NaN,
+#: infinities and numbers beyond these are refused here, before any check compares them:
+#: NaN compares false with everything, so a range check alone let it through to the
+#: database (issue 22).
+MIN_EPOCH = dt.datetime(1, 1, 1, tzinfo=dt.UTC).timestamp()
+MAX_EPOCH = dt.datetime(9999, 12, 31, 23, 59, 59, tzinfo=dt.UTC).timestamp()
+
+
+def to_epoch(value: Any, where: str) -> float:
+    """Epoch seconds from an ISO 8601 string, a number, or a datetime; finite and
+    within years 1 to 9999, else AWS's ``InvalidParameterValue`` naming ``where``."""
+    epoch: float | None = None
+    if isinstance(value, dt.datetime):
+        stamp = value if value.tzinfo else value.replace(tzinfo=dt.UTC)
+        try:
+            epoch = stamp.timestamp()
+        except (OverflowError, ValueError):
+            epoch = None
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        epoch = float(value) if abs(value) < 2 ** 64 else math.inf
+    elif isinstance(value, str):
+        epoch = _text_epoch(value.strip())
+        if epoch is None:
+            raise InvalidParameter(f"The parameter {where} must be an ISO 8601 time.",
+                                   "InvalidParameterValue")
+    else:
+        raise InvalidParameter(f"The parameter {where} must be a time.",
+                               "InvalidParameterValue")
+    if epoch is None or not MIN_EPOCH <= epoch <= MAX_EPOCH:  # NaN fails this too
+        raise InvalidParameter(f"The parameter {where} must be a time between the years "
+                               "1 and 9999.", "InvalidParameterValue")
+    return epoch
+
+
+def _text_epoch(text: str) -> float | None:
+    """A number of seconds, or an ISO 8601 time; None if it is neither."""
+    if len(text) > 64:
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    try:
+        stamp = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+        return (stamp if stamp.tzinfo else stamp.replace(tzinfo=dt.UTC)).timestamp()
+    except (ValueError, OverflowError):
+        return None
 
 
 def _list(params: Params, key: str) -> list[Any]:
@@ -116,8 +175,6 @@ def alarm_view(alarm: AlarmRecord) -> dict[str, Any]:
 
 
 def _epoch(value: Any) -> float:
-    import datetime as dt
-
     if isinstance(value, dt.datetime):
         stamp = value if value.tzinfo else value.replace(tzinfo=dt.UTC)
         return stamp.timestamp()
@@ -274,3 +331,25 @@ ACTIONS: dict[str, Handler] = {
     "SetAlarmState": set_alarm_state,
     "DeleteAlarms": delete_alarms,
 }
+
+
+class CloudWatchService:
+    """What the CloudWatch API calls: one action by name, over the AlarmService of this
+    process (:class:`~kiln.engine.service.interface.CloudWatchAPI`)."""
+
+    #: every action the API may dispatch, and those a stack's own keypair may call
+    actions = frozenset(ACTIONS)
+    agent_actions = AGENT_ACTIONS
+
+    def __init__(self, alarms: AlarmService) -> None:
+        self.alarms = alarms
+
+    async def call(self, project_id: str, action: str,
+                   params: Mapping[str, Any]) -> dict[str, Any] | None:
+        """Run ``action`` (one of :attr:`actions`) for the caller's project; the answer
+        in CloudWatch's field names, None for an action that answers nothing."""
+        return await ACTIONS[action](self.alarms, project_id, params)
+
+    async def stack_tree_alarms(self, project_id: str, stack_id: str,
+                                names: Sequence[str]) -> set[str]:
+        return await self.alarms.stack_tree_alarms(project_id, stack_id, names)
