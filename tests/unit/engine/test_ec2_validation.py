@@ -4,6 +4,7 @@ cloud is tests/cloud/test_ec2.py)."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -13,6 +14,7 @@ from kiln.errors import KilnError
 from tests.unit.engine.support import hot
 
 EIP = "172.24.4.10"
+CATALOG = frozenset({"compute", "network", "volume", "block-storage", "image"})
 
 
 @pytest.mark.parametrize(("rtype", "props", "message"), [
@@ -46,6 +48,8 @@ EIP = "172.24.4.10"
 ])
 async def test_refused_at_create(service: EngineService, ctx: RequestContext, rtype: str,
                                  props: dict[str, Any], message: str) -> None:
+    # the services are in the caller's catalog: a missing one is reported first, as Heat does
+    ctx = dataclasses.replace(ctx, service_types=CATALOG)
     with pytest.raises(KilnError) as info:
         await service.create_stack(ctx, "ec2", hot({"r": {"type": rtype,
                                                           "properties": props}}),
