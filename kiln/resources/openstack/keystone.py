@@ -8,7 +8,14 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 from urllib.parse import quote
 
-from kiln.resources.base import Attribute, Properties, Property, ResourceFailure, Token
+from kiln.resources.base import (
+    Attribute,
+    Properties,
+    Property,
+    ResourceFailure,
+    SupportStatus,
+    Token,
+)
 from kiln.resources.openstack._base import OpenStackResource
 from kiln.template.constraints import AllowedValues, CustomConstraint
 from kiln.template.definitions import ResourceDefinition
@@ -186,6 +193,7 @@ class Project(KeystoneResource):
     """A Keystone project."""
 
     type_name = "OS::Keystone::Project"
+    support_status = SupportStatus(version="2015.1", message="Supported versions: keystone v3")
     kind = "project"
     api_names = {"domain": ("domain_id", "domain"), "parent": ("parent_id", "project")}
     properties_schema = {
@@ -211,6 +219,7 @@ class Role(KeystoneResource):
     """A Keystone role."""
 
     type_name = "OS::Keystone::Role"
+    support_status = SupportStatus(version="2015.1", message="Supported versions: keystone v3")
     kind = "role"
     api_names = {"domain": ("domain_id", "domain")}
     properties_schema = {
@@ -246,6 +255,7 @@ class User(KeystoneResource):
     """A Keystone user, with its groups and role grants."""
 
     type_name = "OS::Keystone::User"
+    support_status = SupportStatus(version="2015.1", message="Supported versions: keystone v3")
     kind = "user"
     actor = "users"
     api_names = {"domain": ("domain_id", "domain"),

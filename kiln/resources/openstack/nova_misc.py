@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kiln.resources.base import Attribute, Properties, Property, Token
+from kiln.resources.base import Attribute, Properties, Property, SupportStatus, Token
 from kiln.resources.openstack._base import OpenStackResource
 from kiln.resources.openstack.nova_server import MICROVERSION
 from kiln.template.constraints import AllowedValues, CustomConstraint, Length
@@ -28,6 +28,7 @@ class KeyPair(NovaResource):
     case the private key is kept (encrypted) when ``save_private_key`` is set."""
 
     type_name = "OS::Nova::KeyPair"
+    support_status = SupportStatus(version="2014.1")
     collection = "os-keypairs"
     secret_data = frozenset({"private_key"})
     properties_schema = {
@@ -75,6 +76,7 @@ class Flavor(NovaResource):
     """A flavor (admin only); private flavors are shared with ``tenants``."""
 
     type_name = "OS::Nova::Flavor"
+    support_status = SupportStatus(version="2014.2")
     collection = "flavors"
     properties_schema = {
         "tenants": Property("list", "Projects given access to a private flavor.",
