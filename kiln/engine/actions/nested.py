@@ -45,31 +45,53 @@ class ServiceHost(Protocol):
     @property
     def engine(self) -> Engine: ...
 
-    async def issue_ec2_keypair(self, *, project_id: str, user_id: str,
-                                stack_id: str | None = None,
-                                resource_name: str | None = None) -> IssuedKeypair: ...
+    async def issue_ec2_keypair(
+        self,
+        *,
+        project_id: str,
+        user_id: str,
+        stack_id: str | None = None,
+        resource_name: str | None = None,
+    ) -> IssuedKeypair: ...
 
     async def revoke_ec2_keypair(self, access_key: str) -> bool: ...
 
-    async def resource_ec2_keypair(self, stack_id: str,
-                                   resource_name: str) -> IssuedKeypair | None: ...
+    async def resource_ec2_keypair(
+        self, stack_id: str, resource_name: str
+    ) -> IssuedKeypair | None: ...
 
     @property
     def stack_user_admin(self) -> Any: ...
 
-    async def stack_domain_user(self, *, stack_id: str, root_stack_id: str,
-                                owner_project_id: str, resource_name: str, username: str,
-                                password: str | None = None) -> dict[str, Any]: ...
+    async def stack_domain_user(
+        self,
+        *,
+        stack_id: str,
+        root_stack_id: str,
+        owner_project_id: str,
+        resource_name: str,
+        username: str,
+        password: str | None = None,
+    ) -> dict[str, Any]: ...
 
-    async def stack_user_keypair(self, *, stack_id: str, root_stack_id: str,
-                                 owner_project_id: str, resource_name: str,
-                                 user_resource: str, username: str) -> IssuedKeypair: ...
+    async def stack_user_keypair(
+        self,
+        *,
+        stack_id: str,
+        root_stack_id: str,
+        owner_project_id: str,
+        resource_name: str,
+        user_resource: str,
+        username: str,
+    ) -> IssuedKeypair: ...
 
-    async def set_stack_user_enabled(self, *, stack_id: str, resource_name: str,
-                                     enabled: bool) -> None: ...
+    async def set_stack_user_enabled(
+        self, *, stack_id: str, resource_name: str, enabled: bool
+    ) -> None: ...
 
-    async def remove_stack_users(self, *, stack_id: str, owner_project_id: str,
-                                 top_level: bool) -> None: ...
+    async def remove_stack_users(
+        self, *, stack_id: str, owner_project_id: str, top_level: bool
+    ) -> None: ...
 
 
 class NestedOps:
@@ -91,11 +113,12 @@ class NestedOps:
     def config_store(self, owner: RequestContext) -> SoftwareConfigStore:
         return ServiceConfigStore(self.service, owner)
 
-    async def issue_ec2_keypair(self, *, project_id: str, user_id: str, stack_id: str,
-                                resource_name: str) -> IssuedKeypair:
+    async def issue_ec2_keypair(
+        self, *, project_id: str, user_id: str, stack_id: str, resource_name: str
+    ) -> IssuedKeypair:
         return await self.service.issue_ec2_keypair(
-            project_id=project_id, user_id=user_id, stack_id=stack_id,
-            resource_name=resource_name)
+            project_id=project_id, user_id=user_id, stack_id=stack_id, resource_name=resource_name
+        )
 
     async def delete_ec2_keypair(self, access_key: str) -> bool:
         return bool(await self.service.revoke_ec2_keypair(access_key))
@@ -104,39 +127,51 @@ class NestedOps:
     def keystone_stack_users(self) -> bool:
         return self.service.stack_user_admin is not None
 
-    async def stack_domain_user(self, info: StackInfo, resource_name: str, *,
-                                username: str, password: str | None) -> dict[str, Any]:
+    async def stack_domain_user(
+        self, info: StackInfo, resource_name: str, *, username: str, password: str | None
+    ) -> dict[str, Any]:
         return await self.service.stack_domain_user(
-            stack_id=info.id, root_stack_id=info.root_stack_id,
-            owner_project_id=info.project_id, resource_name=resource_name,
-            username=username, password=password)
+            stack_id=info.id,
+            root_stack_id=info.root_stack_id,
+            owner_project_id=info.project_id,
+            resource_name=resource_name,
+            username=username,
+            password=password,
+        )
 
-    async def stack_user_keypair(self, info: StackInfo, resource_name: str, *,
-                                 user_resource: str, username: str) -> IssuedKeypair:
+    async def stack_user_keypair(
+        self, info: StackInfo, resource_name: str, *, user_resource: str, username: str
+    ) -> IssuedKeypair:
         return await self.service.stack_user_keypair(
-            stack_id=info.id, root_stack_id=info.root_stack_id,
-            owner_project_id=info.project_id, resource_name=resource_name,
-            user_resource=user_resource, username=username)
+            stack_id=info.id,
+            root_stack_id=info.root_stack_id,
+            owner_project_id=info.project_id,
+            resource_name=resource_name,
+            user_resource=user_resource,
+            username=username,
+        )
 
-    async def set_stack_user_enabled(self, info: StackInfo, resource_name: str,
-                                     enabled: bool) -> None:
-        await self.service.set_stack_user_enabled(stack_id=info.id,
-                                                  resource_name=resource_name,
-                                                  enabled=enabled)
+    async def set_stack_user_enabled(
+        self, info: StackInfo, resource_name: str, enabled: bool
+    ) -> None:
+        await self.service.set_stack_user_enabled(
+            stack_id=info.id, resource_name=resource_name, enabled=enabled
+        )
 
     async def remove_stack_users(self, info: StackInfo) -> None:
         await self.service.remove_stack_users(
-            stack_id=info.id, owner_project_id=info.project_id,
-            top_level=info.owner_id is None)
+            stack_id=info.id, owner_project_id=info.project_id, top_level=info.owner_id is None
+        )
 
-    async def resource_ec2_keypair(self, stack_id: str,
-                                   resource_name: str) -> IssuedKeypair | None:
+    async def resource_ec2_keypair(self, stack_id: str, resource_name: str) -> IssuedKeypair | None:
         return await self.service.resource_ec2_keypair(stack_id, resource_name)
 
-    def deployment_store(self, owner: RequestContext,
-                         stack_user_project_id: str | None) -> SoftwareDeploymentStore:
-        return ServiceDeploymentStore(self.service, owner,
-                                      stack_user_project_id=stack_user_project_id)
+    def deployment_store(
+        self, owner: RequestContext, stack_user_project_id: str | None
+    ) -> SoftwareDeploymentStore:
+        return ServiceDeploymentStore(
+            self.service, owner, stack_user_project_id=stack_user_project_id
+        )
 
     # -- helpers ------------------------------------------------------------------------
     @staticmethod
@@ -153,72 +188,118 @@ class NestedOps:
             update_policy = stack.runtime.resolve(update_policy) if update_policy else {}
         except Exception:  # plugin code (get_attr) may fail any way: then no policy  # noqa: BLE001
             update_policy = {}
-        return {"metadata": dict(parent.metadata or {}),
-                "deletion_policy": parent.definition.deletion_policy,
-                "update_policy": update_policy or {}}
+        return {
+            "metadata": dict(parent.metadata or {}),
+            "deletion_policy": parent.definition.deletion_policy,
+            "update_policy": update_policy or {},
+        }
 
-    def _build(self, parent: Resource, template: Mapping[str, Any],
-               parameters: Mapping[str, Any], files: Mapping[str, str] | None,
-               timeout_mins: int | None, *, name: str, stack_id: str | None = None,
-               action: str = "CREATE") -> LiveStack:
+    def _build(
+        self,
+        parent: Resource,
+        template: Mapping[str, Any],
+        parameters: Mapping[str, Any],
+        files: Mapping[str, str] | None,
+        timeout_mins: int | None,
+        *,
+        name: str,
+        stack_id: str | None = None,
+        action: str = "CREATE",
+    ) -> LiveStack:
         engine = self.engine
         pstack = self._parent_stack(parent)
         info = pstack.info
         detached = parent.detached_child
         limit = engine.conf.max_nested_stack_depth
         if not detached and info.nested_depth + 1 > limit:
-            raise RequestLimitExceeded(
-                f"Request limit exceeded: Recursion depth exceeds {limit}.")
+            raise RequestLimitExceeded(f"Request limit exceeded: Recursion depth exceeds {limit}.")
         files = dict(pstack.files if files is None else files)
         tmpl = load_template(template, files=files, max_size=engine.conf.max_template_size)
         env = pstack.environment.child(dict(parameters), resource_name=parent.name)
+        if timeout_mins is None:
+            # as Heat's StackResource: a child given no timeout has its parent's, so a
+            # parent's timeout also ends the child's running actions (a deployment
+            # waiting for its server is then cancelled, and marked FAILED)
+            timeout_mins = info.timeout_mins
         opts = admit.Options(timeout_mins=timeout_mins, disable_rollback=True)
-        parent_ref = admit.Parent(stack_id=info.id, root_stack_id=info.root_stack_id,
-                                     nested_depth=info.nested_depth,
-                                     resource_name=parent.name, facade=self._facade(parent))
-        return admit.build(engine, name=name, project_id=info.project_id, template=tmpl,
-                              environment=env, files=files, opts=opts,
-                              username=info.username, user_id=info.user_id,
-                              parent=None if detached else parent_ref, stack_id=stack_id,
-                              action=action)
+        parent_ref = admit.Parent(
+            stack_id=info.id,
+            root_stack_id=info.root_stack_id,
+            nested_depth=info.nested_depth,
+            resource_name=parent.name,
+            facade=self._facade(parent),
+        )
+        return admit.build(
+            engine,
+            name=name,
+            project_id=info.project_id,
+            template=tmpl,
+            environment=env,
+            files=files,
+            opts=opts,
+            username=info.username,
+            user_id=info.user_id,
+            parent=None if detached else parent_ref,
+            stack_id=stack_id,
+            action=action,
+        )
 
-    def build_child(self, parent: Resource, template: Mapping[str, Any],
-                    parameters: Mapping[str, Any], files: Mapping[str, str] | None, *,
-                    name: str) -> LiveStack:
+    def build_child(
+        self,
+        parent: Resource,
+        template: Mapping[str, Any],
+        parameters: Mapping[str, Any],
+        files: Mapping[str, str] | None,
+        *,
+        name: str,
+    ) -> LiveStack:
         """The child stack ``parent`` would make, bound and validated but not stored
         (for a preview: its id is "None", as Heat's preview shows a stack not made)."""
-        child = self._build(parent, template, parameters, files, None, name=name,
-                            stack_id="None")
+        child = self._build(parent, template, parameters, files, None, name=name, stack_id="None")
         admit.validate(self.engine, child)
         return child
 
     # -- NestedStackOps -----------------------------------------------------------------
-    async def create(self, parent: Resource, *, template: Mapping[str, Any],
-                     parameters: Mapping[str, Any], files: Mapping[str, str] | None = None,
-                     timeout_mins: int | None = None) -> str:
+    async def create(
+        self,
+        parent: Resource,
+        *,
+        template: Mapping[str, Any],
+        parameters: Mapping[str, Any],
+        files: Mapping[str, str] | None = None,
+        timeout_mins: int | None = None,
+    ) -> str:
         engine = self.engine
         # the share before the child is built: its slots are what the budget bounds
-        share = await self.budget.acquire(_declared(template),
-                                          parent_stack_id=self._parent_stack(parent).info.id)
+        share = await self.budget.acquire(
+            _declared(template), parent_stack_id=self._parent_stack(parent).info.id
+        )
         try:
             name = parent.physical_resource_name()
-            child = self._build(parent, template, parameters, files, timeout_mins,
-                                name=name)
+            child = self._build(parent, template, parameters, files, timeout_mins, name=name)
             admit.validate(engine, child)
             async with engine.claims.claim_new(child.info.id, CREATE) as claim:
                 await admit.store(engine, child)
                 parent.data[NAME_KEY] = name
                 share.bind(child.info.id)
-                share.until_done(claim.launch(
-                    lambda: create_action.run_create(engine, child), child))
+                share.until_done(
+                    claim.launch(lambda: create_action.run_create(engine, child), child)
+                )
         except BaseException:
             share.release()
             raise
         return child.info.id
 
-    async def update(self, parent: Resource, stack_id: str, *, template: Mapping[str, Any],
-                     parameters: Mapping[str, Any], files: Mapping[str, str] | None = None,
-                     timeout_mins: int | None = None) -> None:
+    async def update(
+        self,
+        parent: Resource,
+        stack_id: str,
+        *,
+        template: Mapping[str, Any],
+        parameters: Mapping[str, Any],
+        files: Mapping[str, str] | None = None,
+        timeout_mins: int | None = None,
+    ) -> None:
         engine = self.engine
         rec = await engine.store.stacks.get(stack_id)
         if rec is None:
@@ -226,11 +307,23 @@ class NestedOps:
         # an update holds the stored resources and the new ones
         share = await self.budget.acquire(
             _declared(template) + await engine.store.resources.count(stack_id),
-            parent_stack_id=rec.owner_id, stack_id=stack_id)
+            parent_stack_id=rec.owner_id,
+            stack_id=stack_id,
+        )
         try:
-            new = self._build(parent, template, parameters, files, timeout_mins,
-                              name=rec.name, stack_id=stack_id, action=UPDATE)
-            new.info = dataclasses.replace(info_from_record(rec), timeout_mins=timeout_mins)
+            new = self._build(
+                parent,
+                template,
+                parameters,
+                files,
+                timeout_mins,
+                name=rec.name,
+                stack_id=stack_id,
+                action=UPDATE,
+            )
+            new.info = dataclasses.replace(
+                info_from_record(rec), timeout_mins=new.info.timeout_mins
+            )
             admit.validate(engine, new)
             # the validation slots go before the stored child is loaded: a big group's two
             # sets of 10,000 slots are never in memory together
@@ -242,19 +335,29 @@ class NestedOps:
             share.release()
             raise
 
-    async def _launch_update(self, claim: Claim, current: LiveStack, new: LiveStack,
-                             share: Share) -> None:
+    async def _launch_update(
+        self, claim: Claim, current: LiveStack, new: LiveStack, share: Share
+    ) -> None:
         engine = self.engine
         hidden = sorted(new.bound.parameters.hidden)
         template_id = await engine.store.stacks.add_template(
-            new.template.raw, new.environment.env_as_dict(), new.files, hidden)
+            new.template.raw, new.environment.env_as_dict(), new.files, hidden
+        )
         prev = new.info.raw_template_id
         new.info.raw_template_id, new.info.prev_raw_template_id = template_id, prev
-        await engine.recorder.stack(new, UPDATE, IN_PROGRESS, stack_started(UPDATE), extra={
-            "raw_template_id": template_id, "prev_raw_template_id": prev})
+        await engine.recorder.stack(
+            new,
+            UPDATE,
+            IN_PROGRESS,
+            stack_started(UPDATE),
+            extra={"raw_template_id": template_id, "prev_raw_template_id": prev},
+        )
         share.bind(current.info.id)
-        share.until_done(claim.launch(lambda: update_action.run_update(
-            engine, current, new, allow_rollback=False)))
+        share.until_done(
+            claim.launch(
+                lambda: update_action.run_update(engine, current, new, allow_rollback=False)
+            )
+        )
 
     async def delete(self, stack_id: str) -> bool:
         engine = self.engine
@@ -262,17 +365,21 @@ class NestedOps:
         if rec is None:
             return False
         # the share before the child is loaded: its slots are what the budget bounds
-        share = await self.budget.acquire(await engine.store.resources.count(stack_id),
-                                          parent_stack_id=rec.owner_id, stack_id=stack_id)
+        share = await self.budget.acquire(
+            await engine.store.resources.count(stack_id),
+            parent_stack_id=rec.owner_id,
+            stack_id=stack_id,
+        )
         try:
-            async with engine.claim(stack_id, rec.name, DELETE, preempt=True,
-                                    take_from_dead=True) as claim:
+            async with engine.claim(
+                stack_id, rec.name, DELETE, preempt=True, take_from_dead=True
+            ) as claim:
                 stack = await engine.load(stack_id)
-                await engine.recorder.stack(stack, DELETE, IN_PROGRESS,
-                                            stack_started(DELETE))
+                await engine.recorder.stack(stack, DELETE, IN_PROGRESS, stack_started(DELETE))
                 share.bind(stack_id)
-                share.until_done(claim.launch(
-                    lambda: delete_action.run_delete(engine, stack), stack))
+                share.until_done(
+                    claim.launch(lambda: delete_action.run_delete(engine, stack), stack)
+                )
         except BaseException:
             share.release()
             raise
@@ -316,8 +423,11 @@ class NestedOps:
         rec = await self.engine.store.stacks.get(stack_id, show_deleted=True)
         if rec is None:
             return {}
-        return {o["output_key"]: str(o["output_error"]) for o in (rec.outputs or [])
-                if o.get("output_error")}
+        return {
+            o["output_key"]: str(o["output_error"])
+            for o in (rec.outputs or [])
+            if o.get("output_error")
+        }
 
     async def member_attributes(self, parent: Resource, stack_id: str) -> dict[str, Any]:
         wanted = self._parent_stack(parent).template.member_attribute_references(parent.name)
@@ -332,8 +442,9 @@ class NestedOps:
             if slot is None:
                 continue
             try:
-                values[key] = (slot.plugin.get_attribute(attr) if attr
-                               else slot.plugin.reference_id())
+                values[key] = (
+                    slot.plugin.get_attribute(attr) if attr else slot.plugin.reference_id()
+                )
             except KilnError:
                 continue  # asked for again, it is the parent's "incorrect" attribute
         return found
@@ -342,18 +453,23 @@ class NestedOps:
         child = await self.engine.load(stack_id)
         snippets = child.template.raw.get("resources") or {}
         oldest = dt.datetime.min
-        slots = sorted(child.slots.values(), key=lambda s: (
-            s.state.status != FAILED, s.created_at or oldest, s.name))
-        return [ChildMember(name=s.name, failed=s.state.status == FAILED,
-                            snippet=snippets.get(s.name)) for s in slots]
+        slots = sorted(
+            child.slots.values(),
+            key=lambda s: (s.state.status != FAILED, s.created_at or oldest, s.name),
+        )
+        return [
+            ChildMember(name=s.name, failed=s.state.status == FAILED, snippet=snippets.get(s.name))
+            for s in slots
+        ]
 
     async def checkpoint(self, parent: Resource, token: Token) -> None:
         slot = self._parent_stack(parent).slots.get(parent.name)
         if slot is not None and slot.plugin is parent:
             await self.engine.recorder.progress(slot, token)
 
-    async def save_resource(self, stack: LiveStack, name: str, *,
-                            event: tuple[str, str] | None = None) -> None:
+    async def save_resource(
+        self, stack: LiveStack, name: str, *, event: tuple[str, str] | None = None
+    ) -> None:
         """Persist a resource's data and metadata changed outside any action of its
         stack (a scaling group resized by a policy's signal) and, the stack being at
         rest, its outputs, which may read them; ``event`` (status, reason) adds a
@@ -370,8 +486,7 @@ class NestedOps:
             note = dataclasses.replace(note, resource_status=event[0])
         await hooks.save_side_state(self.engine, stack, slot, metadata=True, event=note)
         if stack.info.status != IN_PROGRESS:
-            await self.engine.store.stacks.save_outputs(stack.info.id,
-                                                        outputs.resolve_all(stack))
+            await self.engine.store.stacks.save_outputs(stack.info.id, outputs.resolve_all(stack))
 
     def action_timeout(self, parent: Resource) -> float:
         return float(self.engine.timeout_seconds(self._parent_stack(parent)))
