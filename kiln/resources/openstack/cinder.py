@@ -11,6 +11,7 @@ from kiln.resources.base import (
     Properties,
     Property,
     ResourceFailure,
+    SupportStatus,
     Token,
 )
 from kiln.resources.openstack._base import (
@@ -305,6 +306,7 @@ class VolumeType(CinderResource):
     that may use it."""
 
     type_name = "OS::Cinder::VolumeType"
+    support_status = SupportStatus(version="2015.1")
     properties_schema = {
         "name": Property("string", "Name of the type.", required=True, update_allowed=True),
         "metadata": Property("map", "Extra specs of the type.", update_allowed=True),

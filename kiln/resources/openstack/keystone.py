@@ -176,6 +176,7 @@ class Domain(KeystoneResource):
     """A Keystone domain (disabled before it is deleted, as Keystone requires)."""
 
     type_name = "OS::Keystone::Domain"
+    support_status = SupportStatus(version="8.0.0", message="Supported versions: keystone v3")
     kind = "domain"
     properties_schema = {
         "name": Property("string", "Name of the domain.", update_allowed=True),
@@ -232,6 +233,7 @@ class Group(KeystoneResource):
     """A Keystone group, with role grants."""
 
     type_name = "OS::Keystone::Group"
+    support_status = SupportStatus(version="2015.1", message="Supported versions: keystone v3")
     kind = "group"
     actor = "groups"
     api_names = {"domain": ("domain_id", "domain")}
@@ -306,6 +308,7 @@ class UserRoleAssignment(KeystoneResource):
     """Role grants of an existing user (its ID is the user's)."""
 
     type_name = "OS::Keystone::UserRoleAssignment"
+    support_status = SupportStatus(version="5.0.0", message="Supported versions: keystone v3")
     kind = "user"
     actor = "users"
     properties_schema = {
@@ -339,6 +342,7 @@ class GroupRoleAssignment(UserRoleAssignment):
     """Role grants of an existing group (its ID is the group's)."""
 
     type_name = "OS::Keystone::GroupRoleAssignment"
+    support_status = SupportStatus(version="5.0.0", message="Supported versions: keystone v3")
     kind = "group"
     actor = "groups"
     properties_schema = {
@@ -352,6 +356,7 @@ class Region(KeystoneResource):
     """A Keystone region (its ID may be chosen)."""
 
     type_name = "OS::Keystone::Region"
+    support_status = SupportStatus(version="6.0.0", message="Supported versions: keystone v3")
     kind = "region"
     api_names = {"parent_region": ("parent_region_id", "region")}
     properties_schema = {
@@ -367,6 +372,7 @@ class Service(KeystoneResource):
     """A catalog service."""
 
     type_name = "OS::Keystone::Service"
+    support_status = SupportStatus(version="5.0.0", message="Supported versions: keystone v3")
     kind = "service"
     properties_schema = {
         "name": Property("string", "Name of the service.", update_allowed=True),
@@ -382,6 +388,7 @@ class Endpoint(KeystoneResource):
     """A catalog endpoint of a service."""
 
     type_name = "OS::Keystone::Endpoint"
+    support_status = SupportStatus(version="5.0.0", message="Supported versions: keystone v3")
     kind = "endpoint"
     api_names = {"region": ("region_id", "region"), "service": ("service_id", "service")}
     properties_schema = {

@@ -155,6 +155,7 @@ class ServerGroup(NovaResource):
     """A server group: a scheduling policy for the servers booted into it."""
 
     type_name = "OS::Nova::ServerGroup"
+    support_status = SupportStatus(version="2014.2")
     collection = "os-server-groups"
     properties_schema = {
         "name": Property("string", "Name of the group."),

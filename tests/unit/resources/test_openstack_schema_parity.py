@@ -41,6 +41,12 @@ def test_volume_attributes_are_text() -> None:
         ("OS::Keystone::Project", "2015.1", "Supported versions: keystone v3"),
         ("OS::Keystone::User", "2015.1", "Supported versions: keystone v3"),
         ("OS::Keystone::Role", "2015.1", "Supported versions: keystone v3"),
+        ("OS::Keystone::Domain", "8.0.0", "Supported versions: keystone v3"),
+        ("OS::Keystone::Region", "6.0.0", "Supported versions: keystone v3"),
+        ("OS::Keystone::GroupRoleAssignment", "5.0.0", "Supported versions: keystone v3"),
+        ("OS::Cinder::VolumeType", "2015.1", None),
+        ("OS::Neutron::ProviderNet", "2014.1", None),
+        ("OS::Nova::ServerGroup", "2014.2", None),
     ],
 )
 def test_type_support_status_has_heats_version(
