@@ -8,7 +8,8 @@
 #   bash scripts/heat_tempest_cloud.sh -k ExtraRoute    # arguments go to pytest
 #
 # Environment: KILN_TEMPEST_VENV (default ~/.cache/kiln-test/tempest-venv), PYTHON (for
-# new venvs, default python3); .venv-test is scripts/test.sh's.
+# new venvs, default python3), KILN_TEMPEST_KILN_PYTHON (the Python that runs Kiln and
+# this harness, default .venv-test's, which scripts/test.sh makes).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
@@ -19,9 +20,10 @@ if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$VENV/.kiln-pins" 2>/dev/null)" != "
     "$VENV/bin/python" -m pip install -q "${PINS[@]}"
     echo "${PINS[*]}" > "$VENV/.kiln-pins"
 fi
-if [ ! -x .venv-test/bin/python ]; then
+KILN_PYTHON=${KILN_TEMPEST_KILN_PYTHON:-.venv-test/bin/python}
+if [ ! -x "$KILN_PYTHON" ]; then
     echo "scripts/heat_tempest_cloud.sh: run scripts/test.sh once first (it makes .venv-test)" >&2
     exit 2
 fi
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
-exec .venv-test/bin/python -m tests.cloud.heat_tempest --venv "$VENV" "$@"
+exec "$KILN_PYTHON" -m tests.cloud.heat_tempest --venv "$VENV" "$@"

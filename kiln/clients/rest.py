@@ -12,10 +12,17 @@ from __future__ import annotations
 from typing import Any
 
 #: service type -> attribute of openstack.connection.Connection
-PROXIES = {"compute": "compute", "network": "network", "image": "image",
-           "block-storage": "block_storage", "volumev3": "block_storage",
-           "identity": "identity", "object-store": "object_store",
-           "orchestration": "orchestration", "placement": "placement"}
+PROXIES = {
+    "compute": "compute",
+    "network": "network",
+    "image": "image",
+    "block-storage": "block_storage",
+    "volumev3": "block_storage",
+    "identity": "identity",
+    "object-store": "object_store",
+    "orchestration": "orchestration",
+    "placement": "placement",
+}
 
 
 def proxy(conn: Any, service_type: str) -> Any:
@@ -23,13 +30,18 @@ def proxy(conn: Any, service_type: str) -> Any:
     return getattr(conn, PROXIES[service_type])
 
 
-def request(conn: Any, service_type: str, method: str, path: str, *,
-            body: Any = None, microversion: str | None = None,
-            headers: dict[str, str] | None = None) -> Any:
+def request(
+    conn: Any,
+    service_type: str,
+    method: str,
+    path: str,
+    *,
+    body: Any = None,
+    microversion: str | None = None,
+    headers: dict[str, str] | None = None,
+) -> Any:
     """``method path`` on *service_type*; the decoded JSON answer (None if empty).
     An error status raises openstacksdk's HttpException subclass for it."""
-    from openstack import exceptions
-
     proxy = getattr(conn, PROXIES[service_type])
     kwargs: dict[str, Any] = {}
     if body is not None:
@@ -39,7 +51,7 @@ def request(conn: Any, service_type: str, method: str, path: str, *,
     if headers:
         kwargs["headers"] = headers
     response = proxy.request(path, method, raise_exc=False, **kwargs)
-    exceptions.raise_from_response(response)
+    _raise_for(response, service_type)
     if not response.content:
         return None
     try:
@@ -48,19 +60,24 @@ def request(conn: Any, service_type: str, method: str, path: str, *,
         return response.text
 
 
-def exchange(conn: Any, service_type: str, method: str, path: str, *,
-             headers: dict[str, str] | None = None, data: bytes | None = None,
-             decode: bool = True) -> tuple[dict[str, str], Any]:
+def exchange(
+    conn: Any,
+    service_type: str,
+    method: str,
+    path: str,
+    *,
+    headers: dict[str, str] | None = None,
+    data: bytes | None = None,
+    decode: bool = True,
+) -> tuple[dict[str, str], Any]:
     """``method path`` on *service_type* for the services that answer in headers (Swift's
     HEAD of a container): the response headers (lower-case names) and the decoded body
     (the bytes as sent when not *decode*: a Swift object is not always JSON). *data* is
     sent as the raw request body (a Swift object's content)."""
-    from openstack import exceptions
-
     proxy = getattr(conn, PROXIES[service_type])
     kwargs: dict[str, Any] = {} if data is None else {"data": data}
     response = proxy.request(path, method, raise_exc=False, headers=headers or {}, **kwargs)
-    exceptions.raise_from_response(response)
+    _raise_for(response, service_type)
     found = {k.lower(): v for k, v in response.headers.items()}
     if not decode:
         return found, response.content
@@ -70,6 +87,19 @@ def exchange(conn: Any, service_type: str, method: str, path: str, *,
         return found, response.json()
     except ValueError:
         return found, response.text
+
+
+def _raise_for(response: Any, service_type: str) -> None:
+    """openstacksdk's HttpException for an error status, marked with the service that
+    answered (``service_type``): Heat's status reasons word an error the way that
+    service's Python client does (kiln/clients/errors.py)."""
+    from openstack import exceptions
+
+    try:
+        exceptions.raise_from_response(response)
+    except exceptions.HttpException as exc:
+        exc.service_type = service_type  # type: ignore[attr-defined]
+        raise
 
 
 def endpoint(conn: Any, service_type: str) -> str:

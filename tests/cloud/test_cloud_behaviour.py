@@ -165,9 +165,23 @@ def test_outputs_naming_uncached_attributes_are_read_live(cloud_heat: Any,
     sdk.block_storage.reset_volume_status(volume_id, status="error", attach_status=None,
                                           migration_status=None)
     shown = outputs(cloud_heat.stacks.get(stack.id))
-    assert (shown["name"], shown["status"], shown["size"]) == ("renamed", "error", 1)
+    assert (shown["name"], shown["status"], shown["size"]) == ("renamed", "error", "1")
     assert cloud_heat.stacks.output_show(stack.id, "status")["output"]["output_value"] \
         == "error"
+    assert delete_and_wait(cloud_heat, stack.id) == "DELETE_COMPLETE"
+
+
+def test_a_volumes_plain_attributes_are_text(cloud_heat: Any) -> None:
+    """Heat 27's volume answers its plain attributes as the text of Cinder's values
+    (checked against Heat 27.0.1 on the same cloud)."""
+    names = ("size", "bootable", "encrypted", "multiattach", "snapshot_id", "volume_type")
+    stack = _create(cloud_heat, _hot(
+        {"vol": {"type": "OS::Cinder::Volume", "properties": {"size": 1}}},
+        {n: {"value": {"get_attr": ["vol", n]}} for n in names}))
+    assert stack.stack_status == "CREATE_COMPLETE", stack.stack_status_reason
+    assert outputs(stack) == {"size": "1", "bootable": "false", "encrypted": "False",
+                              "multiattach": "False", "snapshot_id": "None",
+                              "volume_type": "__DEFAULT__"}
     assert delete_and_wait(cloud_heat, stack.id) == "DELETE_COMPLETE"
 
 

@@ -62,6 +62,8 @@ RUN_BY = {
         "tests/unit/resources/test_plugin_guide.py",
     ("resources.md", "OpenStack resources", "[kiln_clients]"):
         "tests/unit/clients/test_clients.py",
+    ("resources.md", "Worked example: the mission template", "openstack keypair create"):
+        "tests/cloud/test_mission_template.py",
     ("running.md", "Running Kiln", ".venv/bin/kiln serve"):
         "tests/functional/test_server_listeners.py",
     ("running.md", "Running Kiln", "[DEFAULT]"): "tests/unit/server/test_readme.py",

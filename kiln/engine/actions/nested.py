@@ -144,6 +144,11 @@ class NestedOps:
         files = dict(pstack.files if files is None else files)
         tmpl = load_template(template, files=files, max_size=engine.conf.max_template_size)
         env = pstack.environment.child(dict(parameters), resource_name=parent.name)
+        if timeout_mins is None:
+            # as Heat's StackResource: a child given no timeout has its parent's, so a
+            # parent's timeout also ends the child's running actions (a deployment
+            # waiting for its server is then cancelled, and marked FAILED)
+            timeout_mins = info.timeout_mins
         opts = admit.Options(timeout_mins=timeout_mins, disable_rollback=True)
         parent_ref = admit.Parent(stack_id=info.id, root_stack_id=info.root_stack_id,
                                      nested_depth=info.nested_depth,
@@ -202,7 +207,8 @@ class NestedOps:
         try:
             new = self._build(parent, template, parameters, files, timeout_mins,
                               name=rec.name, stack_id=stack_id, action=UPDATE)
-            new.info = dataclasses.replace(info_from_record(rec), timeout_mins=timeout_mins)
+            new.info = dataclasses.replace(info_from_record(rec),
+                                           timeout_mins=new.info.timeout_mins)
             admit.validate(engine, new)
             # the validation slots go before the stored child is loaded: a big group's two
             # sets of 10,000 slots are never in memory together

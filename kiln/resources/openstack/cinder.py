@@ -11,6 +11,7 @@ from kiln.resources.base import (
     Properties,
     Property,
     ResourceFailure,
+    SupportStatus,
     Token,
 )
 from kiln.resources.live_state import GONE, NOT_CHECKED, LiveState, Unread, pick
@@ -70,7 +71,7 @@ class Volume(CinderResource):
     }
     attributes_schema = {
         "availability_zone": Attribute("The volume's availability zone.", "string"),
-        "size": Attribute("Size in GB.", "integer"),
+        "size": Attribute("Size in GB.", "string"),
         "snapshot_id": Attribute("The snapshot it was made from.", "string"),
         "display_name": Attribute("Name of the volume.", "string"),
         "display_description": Attribute("Description of the volume.", "string"),
@@ -79,9 +80,9 @@ class Volume(CinderResource):
         "source_volid": Attribute("The volume it was cloned from.", "string"),
         "status": Attribute("The volume's status.", "string"),
         "created_at": Attribute("When the volume was created.", "string"),
-        "bootable": Attribute("Whether the volume is bootable.", "boolean"),
+        "bootable": Attribute("Whether the volume is bootable.", "string"),
         "metadata_values": Attribute("Metadata as a map.", "map"),
-        "encrypted": Attribute("Whether the volume is encrypted.", "boolean"),
+        "encrypted": Attribute("Whether the volume is encrypted.", "string"),
         "attachments": Attribute("Attachments as a JSON string.", "string"),
         "attachments_list": Attribute("Attachments as a list.", "list"),
         "multiattach": Attribute("Whether it can be attached to several servers.",
@@ -226,9 +227,9 @@ class Volume(CinderResource):
             return json.dumps(volume.get("attachments") or [])
         if name == "attachments_list":
             return volume.get("attachments") or []
-        if name == "bootable":
-            return str(volume.get("bootable")).lower() == "true"
-        return volume.get(name)
+        # as Heat 27: every other attribute is the text of Cinder's value ("1", "false",
+        # "False", "None"), whatever the type its schema names
+        return str(volume.get(name))
 
 
 class VolumeAttachment(CinderResource):
@@ -318,6 +319,7 @@ class VolumeType(CinderResource):
     that may use it."""
 
     type_name = "OS::Cinder::VolumeType"
+    support_status = SupportStatus(version="2015.1")
     properties_schema = {
         "name": Property("string", "Name of the type.", required=True, update_allowed=True),
         "metadata": Property("map", "Extra specs of the type.", update_allowed=True),

@@ -8,7 +8,14 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 from urllib.parse import quote
 
-from kiln.resources.base import Attribute, Properties, Property, ResourceFailure, Token
+from kiln.resources.base import (
+    Attribute,
+    Properties,
+    Property,
+    ResourceFailure,
+    SupportStatus,
+    Token,
+)
 from kiln.resources.openstack._base import OpenStackResource
 from kiln.template.constraints import AllowedValues, CustomConstraint
 from kiln.template.definitions import ResourceDefinition
@@ -169,6 +176,7 @@ class Domain(KeystoneResource):
     """A Keystone domain (disabled before it is deleted, as Keystone requires)."""
 
     type_name = "OS::Keystone::Domain"
+    support_status = SupportStatus(version="8.0.0", message="Supported versions: keystone v3")
     kind = "domain"
     properties_schema = {
         "name": Property("string", "Name of the domain.", update_allowed=True),
@@ -186,6 +194,7 @@ class Project(KeystoneResource):
     """A Keystone project."""
 
     type_name = "OS::Keystone::Project"
+    support_status = SupportStatus(version="2015.1", message="Supported versions: keystone v3")
     kind = "project"
     api_names = {"domain": ("domain_id", "domain"), "parent": ("parent_id", "project")}
     properties_schema = {
@@ -211,6 +220,7 @@ class Role(KeystoneResource):
     """A Keystone role."""
 
     type_name = "OS::Keystone::Role"
+    support_status = SupportStatus(version="2015.1", message="Supported versions: keystone v3")
     kind = "role"
     api_names = {"domain": ("domain_id", "domain")}
     properties_schema = {
@@ -223,6 +233,7 @@ class Group(KeystoneResource):
     """A Keystone group, with role grants."""
 
     type_name = "OS::Keystone::Group"
+    support_status = SupportStatus(version="2015.1", message="Supported versions: keystone v3")
     kind = "group"
     actor = "groups"
     api_names = {"domain": ("domain_id", "domain")}
@@ -246,6 +257,7 @@ class User(KeystoneResource):
     """A Keystone user, with its groups and role grants."""
 
     type_name = "OS::Keystone::User"
+    support_status = SupportStatus(version="2015.1", message="Supported versions: keystone v3")
     kind = "user"
     actor = "users"
     api_names = {"domain": ("domain_id", "domain"),
@@ -296,6 +308,7 @@ class UserRoleAssignment(KeystoneResource):
     """Role grants of an existing user (its ID is the user's)."""
 
     type_name = "OS::Keystone::UserRoleAssignment"
+    support_status = SupportStatus(version="5.0.0", message="Supported versions: keystone v3")
     kind = "user"
     actor = "users"
     properties_schema = {
@@ -329,6 +342,7 @@ class GroupRoleAssignment(UserRoleAssignment):
     """Role grants of an existing group (its ID is the group's)."""
 
     type_name = "OS::Keystone::GroupRoleAssignment"
+    support_status = SupportStatus(version="5.0.0", message="Supported versions: keystone v3")
     kind = "group"
     actor = "groups"
     properties_schema = {
@@ -342,6 +356,7 @@ class Region(KeystoneResource):
     """A Keystone region (its ID may be chosen)."""
 
     type_name = "OS::Keystone::Region"
+    support_status = SupportStatus(version="6.0.0", message="Supported versions: keystone v3")
     kind = "region"
     api_names = {"parent_region": ("parent_region_id", "region")}
     properties_schema = {
@@ -357,6 +372,7 @@ class Service(KeystoneResource):
     """A catalog service."""
 
     type_name = "OS::Keystone::Service"
+    support_status = SupportStatus(version="5.0.0", message="Supported versions: keystone v3")
     kind = "service"
     properties_schema = {
         "name": Property("string", "Name of the service.", update_allowed=True),
@@ -372,6 +388,7 @@ class Endpoint(KeystoneResource):
     """A catalog endpoint of a service."""
 
     type_name = "OS::Keystone::Endpoint"
+    support_status = SupportStatus(version="5.0.0", message="Supported versions: keystone v3")
     kind = "endpoint"
     api_names = {"region": ("region_id", "region"), "service": ("service_id", "service")}
     properties_schema = {

@@ -92,6 +92,7 @@ class ProviderNet(NeutronResource):
     possibly external for floating IPs."""
 
     type_name = "OS::Neutron::ProviderNet"
+    support_status = SupportStatus(version="2014.1")
     entity = "network"
     collection = "networks"
     has_status = True

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kiln.resources.base import Properties, Property, Token
+from kiln.resources.base import Properties, Property, SupportStatus, Token
 from kiln.resources.live_state import LiveState
 from kiln.resources.openstack._neutron import NeutronResource, ref_property
 from kiln.template.constraints import AllowedValues, CustomConstraint, Range
@@ -49,6 +49,7 @@ class SecurityGroup(NeutronResource):
     """A security group with its rules; an update adds and removes rules to match."""
 
     type_name = "OS::Neutron::SecurityGroup"
+    support_status = SupportStatus(version="2014.1")
     entity = "security_group"
     collection = "security-groups"
     not_sent = frozenset({"value_specs", "tags", "rules"})
@@ -203,6 +204,7 @@ class SecurityGroupRule(NeutronResource):
     """One rule of a security group (managed apart from the group)."""
 
     type_name = "OS::Neutron::SecurityGroupRule"
+    support_status = SupportStatus(version="7.0.0")
     entity = "security_group_rule"
     collection = "security-group-rules"
     names_itself = False

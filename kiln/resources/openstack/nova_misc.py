@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote
 
-from kiln.resources.base import Attribute, Properties, Property, Token
+from kiln.resources.base import Attribute, Properties, Property, SupportStatus, Token
 from kiln.resources.live_state import GONE, NOT_CHECKED, LiveState, Unread, pick
 from kiln.resources.openstack._base import OpenStackResource
 from kiln.resources.openstack.nova_server import MICROVERSION
@@ -30,6 +30,7 @@ class KeyPair(NovaResource):
     case the private key is kept (encrypted) when ``save_private_key`` is set."""
 
     type_name = "OS::Nova::KeyPair"
+    support_status = SupportStatus(version="2014.1")
     collection = "os-keypairs"
     secret_data = frozenset({"private_key"})
     properties_schema = {
@@ -92,6 +93,7 @@ class Flavor(NovaResource):
     """A flavor (admin only); private flavors are shared with ``tenants``."""
 
     type_name = "OS::Nova::Flavor"
+    support_status = SupportStatus(version="2014.2")
     collection = "flavors"
     properties_schema = {
         "tenants": Property("list", "Projects given access to a private flavor.",
@@ -170,6 +172,7 @@ class ServerGroup(NovaResource):
     """A server group: a scheduling policy for the servers booted into it."""
 
     type_name = "OS::Nova::ServerGroup"
+    support_status = SupportStatus(version="2014.2")
     collection = "os-server-groups"
     properties_schema = {
         "name": Property("string", "Name of the group."),
