@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 from urllib.parse import quote
 
 from kiln.resources.base import Attribute, Properties, Property, ResourceFailure, Token
-from kiln.resources.openstack._base import OpenStackResource
+from kiln.resources.common.cloud import OpenStackResource
 from kiln.template.constraints import AllowedValues, CustomConstraint
 from kiln.template.definitions import ResourceDefinition
 

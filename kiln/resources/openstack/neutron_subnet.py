@@ -6,7 +6,7 @@ from typing import Any
 
 from kiln.errors import StackValidationFailed
 from kiln.resources.base import Attribute, Property
-from kiln.resources.openstack._base import HIDDEN
+from kiln.resources.common.cloud import HIDDEN
 from kiln.resources.openstack._neutron import (
     NeutronResource,
     ref_property,

@@ -6,8 +6,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from kiln.resources.base import Attribute, Properties, Property, Token
-from kiln.resources.openstack._base import OpenStackResource
-from kiln.resources.openstack.nova_server import MICROVERSION
+from kiln.resources.common.cloud import OpenStackResource
+from kiln.resources.common.server import MICROVERSION
 from kiln.template.constraints import AllowedValues, CustomConstraint, Length
 from kiln.template.definitions import ResourceDefinition
 
