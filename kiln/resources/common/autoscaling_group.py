@@ -26,8 +26,7 @@ class AutoScalingGroupBase(ScalingGroup):
         if high < low:
             raise StackValidationFailed("MinSize can not be greater than MaxSize")
         if low < 0:
-            raise StackValidationFailed("The size of AutoScalingGroup can not be less than "
-                                        "zero")
+            raise StackValidationFailed("The size of AutoScalingGroup can not be less than zero")
         desired = props[self.DESIRED]
         if desired is not None and not low <= int(desired) <= high:
             raise StackValidationFailed("DesiredCapacity must be between MinSize and MaxSize")
@@ -38,9 +37,13 @@ class AutoScalingGroupBase(ScalingGroup):
 
     def target_size(self, properties: Properties, current: int) -> int:
         desired = properties[self.DESIRED] or current
-        return capacity.new_capacity(current, desired, capacity.EXACT_CAPACITY,
-                                     minimum=int(properties[self.MIN]),
-                                     maximum=int(properties[self.MAX]))
+        return capacity.new_capacity(
+            current,
+            desired,
+            capacity.EXACT_CAPACITY,
+            minimum=int(properties[self.MIN]),
+            maximum=int(properties[self.MAX]),
+        )
 
     def scaling_cooldown(self) -> float | None:
         value = self.properties[self.COOLDOWN]
@@ -49,9 +52,14 @@ class AutoScalingGroupBase(ScalingGroup):
     def records_cooldown(self) -> bool:
         return True
 
-    async def adjust(self, adjustment: float, adjustment_type: str, *,
-                     min_adjustment_step: int | None = None,
-                     cooldown_secs: float | None = None) -> int:
+    async def adjust(
+        self,
+        adjustment: float,
+        adjustment_type: str,
+        *,
+        min_adjustment_step: int | None = None,
+        cooldown_secs: float | None = None,
+    ) -> int:
         """Resize by a policy's adjustment; returns the new size. Raises
         :class:`cooldown.ScalingRefused` (nothing to do: no event, as in Heat) when the
         group is busy, in cooldown, not COMPLETE, or already at the size asked for."""
@@ -60,10 +68,14 @@ class AutoScalingGroupBase(ScalingGroup):
         await self.refresh()
         current = self.current_size()
         props = self.properties
-        size = capacity.new_capacity(current, adjustment, adjustment_type,
-                                     minimum=int(props[self.MIN]),
-                                     maximum=int(props[self.MAX]),
-                                     min_adjustment_step=min_adjustment_step)
+        size = capacity.new_capacity(
+            current,
+            adjustment,
+            adjustment_type,
+            minimum=int(props[self.MIN]),
+            maximum=int(props[self.MAX]),
+            min_adjustment_step=min_adjustment_step,
+        )
         if size == current:
             raise cooldown.ScalingRefused(self.name, "as there is no change in capacity")
         if cooldown_secs is None:
@@ -76,39 +88,55 @@ class AutoScalingGroupBase(ScalingGroup):
             await self.check_scaling(cooldown_secs)
             await self.save_progress()
             reason = f"{adjustment_type} : {_number(adjustment)}"
-            await self._resize_noting(size, current, adjustment, adjustment_type,
-                                      cooldown_secs, reason)
+            await self._resize_noting(
+                size, current, adjustment, adjustment_type, cooldown_secs, reason
+            )
         finally:
             _RESIZING.discard(key)
         return size
 
-    async def _resize_noting(self, size: int, current: int, adjustment: float,
-                             adjustment_type: str, cooldown_secs: float | None,
-                             reason: str) -> None:
+    async def _resize_noting(
+        self,
+        size: int,
+        current: int,
+        adjustment: float,
+        adjustment_type: str,
+        cooldown_secs: float | None,
+        reason: str,
+    ) -> None:
         """Resize, with Heat's autoscaling notifications (start, end or error) written
         as events of the group, where stack events go (event list, stream)."""
         group = self.reference_id()
         note = f"adjustment {adjustment_type} {_number(adjustment)}"
         # and sent as Heat's orchestration.autoscaling.* notifications, Heat's body
         whole = float(adjustment).is_integer()
-        body = {"adjustment": int(adjustment) if whole else adjustment,
-                "adjustment_type": adjustment_type, "capacity": current, "groupname": group,
-                "message": f"Start resizing the group {group}"}
+        body = {
+            "adjustment": int(adjustment) if whole else adjustment,
+            "adjustment_type": adjustment_type,
+            "capacity": current,
+            "groupname": group,
+            "message": f"Start resizing the group {group}",
+        }
         self.runtime.notify_autoscaling("start", body)
-        await self.save_progress(event=(IN_PROGRESS, f"Start resizing the group {group} "
-                                        f"from {current} ({note})"))
+        await self.save_progress(
+            event=(IN_PROGRESS, f"Start resizing the group {group} from {current} ({note})")
+        )
         try:
             await self.resize_to(size, cooldown_secs=cooldown_secs, reason=reason)
         except Exception as exc:
-            self.runtime.notify_autoscaling("error", body | {
-                "capacity": self.current_size(), "message": str(exc)})
-            await self.save_progress(event=(FAILED, f"{exc} (the group has "
-                                            f"{self.current_size()} members)"))
+            self.runtime.notify_autoscaling(
+                "error", body | {"capacity": self.current_size(), "message": str(exc)}
+            )
+            await self.save_progress(
+                event=(FAILED, f"{exc} (the group has {self.current_size()} members)")
+            )
             raise
-        self.runtime.notify_autoscaling("end", body | {
-            "capacity": size, "message": f"End resizing the group {group}"})
-        await self.save_progress(event=(COMPLETE, f"End resizing the group {group} "
-                                        f"to {size} ({note})"))
+        self.runtime.notify_autoscaling(
+            "end", body | {"capacity": size, "message": f"End resizing the group {group}"}
+        )
+        await self.save_progress(
+            event=(COMPLETE, f"End resizing the group {group} to {size} ({note})")
+        )
 
     async def save_progress(self, *, event: tuple[str, str] | None = None) -> None:
         """Persist the group's data and metadata now: another request then sees the

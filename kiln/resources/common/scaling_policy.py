@@ -30,8 +30,12 @@ class ScalingPolicyBase(StackUserResource):
     secret_data = frozenset({ALARM_URL})
 
     GROUP, ADJUSTMENT, TYPE, COOLDOWN, MIN_STEP = (
-        "auto_scaling_group_id", "scaling_adjustment", "adjustment_type", "cooldown",
-        "min_adjustment_step")
+        "auto_scaling_group_id",
+        "scaling_adjustment",
+        "adjustment_type",
+        "cooldown",
+        "min_adjustment_step",
+    )
     PERCENT: ClassVar[str] = capacity.PERCENT_CHANGE_IN_CAPACITY
     signals_in_background = True
     requires_deferred_auth = True  # Heat's SignalResponder
@@ -42,7 +46,8 @@ class ScalingPolicyBase(StackUserResource):
         if props[self.TYPE] != self.PERCENT and props[self.MIN_STEP] is not None:
             raise StackValidationFailed(
                 f"{self.MIN_STEP} property should only be specified for {self.TYPE} with "
-                f"value {self.PERCENT}.")
+                f"value {self.PERCENT}."
+            )
 
     async def handle_create(self) -> Token:
         user = await self.runtime.stack_user(self.name)
@@ -57,11 +62,14 @@ class ScalingPolicyBase(StackUserResource):
             return
         keypair = await self.runtime.issue_ec2_keypair(self.name)
         self.data["access_key"] = keypair["access_key"]
-        self.data[ALARM_URL] = self.runtime.presigned_signal_url(self.name, "cfn_signal",
-                                                                 keypair)
+        self.data[ALARM_URL] = self.runtime.presigned_signal_url(self.name, "cfn_signal", keypair)
 
-    async def handle_update(self, new_definition: ResourceDefinition,
-                            new_properties: Properties, prop_diff: Mapping[str, Any]) -> Token:
+    async def handle_update(
+        self,
+        new_definition: ResourceDefinition,
+        new_properties: Properties,
+        prop_diff: Mapping[str, Any],
+    ) -> Token:
         self.definition = new_definition
         self.properties = new_properties
         await self._sign_alarm_url()
@@ -82,14 +90,23 @@ class ScalingPolicyBase(StackUserResource):
         group_id = str(props[self.GROUP])
         group = self.runtime.resource_by_refid(group_id)
         if not isinstance(group, AutoScalingGroupBase):
-            raise EntityNotFound(f'Alarm {self.name} could not find scaling group named '
-                                 f'"{group_id}"')
-        LOG.info("alarm %s (state %s): adjusting group %s by %s", self.name, state,
-                 group.name, props[self.ADJUSTMENT])
+            raise EntityNotFound(
+                f'Alarm {self.name} could not find scaling group named "{group_id}"'
+            )
+        LOG.info(
+            "alarm %s (state %s): adjusting group %s by %s",
+            self.name,
+            state,
+            group.name,
+            props[self.ADJUSTMENT],
+        )
         cooldown = props[self.COOLDOWN]
-        await group.adjust(props[self.ADJUSTMENT], props[self.TYPE],
-                           min_adjustment_step=props[self.MIN_STEP],
-                           cooldown_secs=None if cooldown is None else float(cooldown))
+        await group.adjust(
+            props[self.ADJUSTMENT],
+            props[self.TYPE],
+            min_adjustment_step=props[self.MIN_STEP],
+            cooldown_secs=None if cooldown is None else float(cooldown),
+        )
         return None
 
     def resolve_attribute(self, name: str) -> Any:

@@ -30,8 +30,9 @@ def offered() -> Counter[str]:
         for info in pkgutil.iter_modules(package.__path__):
             if not info.ispkg and not info.name.startswith("_"):
                 module = importlib.import_module(f"{package_name}.{info.name}")
-                counts.update(name for name, cls in plugins_in_module(module).items()
-                              if cls.implemented)
+                counts.update(
+                    name for name, cls in plugins_in_module(module).items() if cls.implemented
+                )
     return counts
 
 
@@ -42,15 +43,20 @@ def test_every_type_is_offered_by_exactly_one_family_module() -> None:
 
 def test_every_type_is_a_class_of_its_own_family() -> None:
     registry = build_registry(use_entry_points=False)
-    outside = {name: registry.get(name).__module__ for name in registry.types()
-               if registry.get(name).__module__.rsplit(".", 1)[0] not in FAMILY}
+    outside = {
+        name: registry.get(name).__module__
+        for name in registry.types()
+        if registry.get(name).__module__.rsplit(".", 1)[0] not in FAMILY
+    }
     assert outside == {}
 
 
 def test_the_listing_before_the_move_is_unchanged() -> None:
     before = [tuple(entry) for entry in json.loads(SNAPSHOT.read_text())]
     registry = build_registry(use_entry_points=False)
-    now = [(name, registry.get(name).__module__, registry.get(name).__qualname__)
-           for name in registry.types()]
+    now = [
+        (name, registry.get(name).__module__, registry.get(name).__qualname__)
+        for name in registry.types()
+    ]
     known = {name for name, _, _ in before}
     assert [entry for entry in now if entry[0] in known] == before
