@@ -203,13 +203,6 @@ class Instance(NovaServer):
                   *(self.properties.get("SecurityGroupIds") or [])]
         return groups or None
 
-    def server_name(self) -> str:
-        stored = self.data.get("server_name")
-        if not stored:
-            stored = self.physical_resource_name()
-            self.data["server_name"] = stored
-        return stored
-
     async def _nics(self, interfaces: list[Any] | None, subnet: str | None,
                     groups: list[str] | None) -> list[dict[str, str]] | None:
         """Nova's NICs: the listed interfaces by DeviceIndex, or a port made on the
@@ -320,9 +313,6 @@ class Instance(NovaServer):
         return True
 
     # -- update --------------------------------------------------------------------------
-    def _replace_by_policy(self, new: Mapping[str, Any], diff: Mapping[str, Any]) -> bool:
-        return False
-
     async def handle_update(self, new_definition: ResourceDefinition,
                             new_properties: Properties, prop_diff: Mapping[str, Any]) -> Token:
         path = f"/servers/{self.resource_id}"
