@@ -69,7 +69,9 @@ __all__ = [
     "select_path",
 ]
 
-#: Whatever handle_* returns; must survive ``json.dumps``/``json.loads`` unchanged.
+#: Whatever handle_* returns; must survive ``json.dumps``/``json.loads`` unchanged. A
+#: token is never changed in place: a check that moves the action on hands the engine a
+#: new one (:meth:`Resource.checkpoint`), which the engine persists.
 Token = Any
 
 ACTIONS = ("CREATE", "UPDATE", "DELETE", "SUSPEND", "RESUME", "CHECK", "SNAPSHOT",
@@ -386,6 +388,37 @@ class Resource:
     def poll_delay(self, token: Token) -> float | None:
         """Seconds the scheduler should wait before the next check, if the plugin knows."""
         return None
+
+    # -- resumable tokens ----------------------------------------------------------------
+    #: the token a check handed on and the engine has not yet taken (a 1-tuple: None
+    #: is a valid token)
+    _checkpoint: tuple[Token] | None = None
+
+    def checkpoint(self, token: Token) -> None:
+        """Move the running action on to *token*, from inside ``check_<action>_complete``.
+
+        A multi-step action (resize, then confirm) calls this with a new token each time
+        it sends a request; the engine persists the token before the next check and
+        hands that check the new one. An engine that resumes the action after a crash
+        therefore starts from the last step sent, not from the token ``handle_<action>``
+        returned. The token a check was given is never changed in place: the engine
+        persisted it as it was, and a change to it would be lost with the process."""
+        self._checkpoint = (token,)
+
+    def next_token(self, token: dict[str, Any], **changes: Any) -> dict[str, Any]:
+        """*token* with *changes*, handed on (:meth:`checkpoint`) when anything changed;
+        *token* itself stays as it is."""
+        if all(key in token and token[key] == value for key, value in changes.items()):
+            return token
+        moved = {**token, **changes}
+        self.checkpoint(moved)
+        return moved
+
+    def take_checkpoint(self) -> tuple[Token] | None:
+        """The token the last check handed on (:meth:`checkpoint`), once; the engine's
+        side of the hand-over."""
+        moved, self._checkpoint = self._checkpoint, None
+        return moved
 
     async def handle_cancel(self, action: str, token: Token) -> None:
         """Heat's ``handle_<action>_cancel``: the action was interrupted (stack timeout or

@@ -222,14 +222,19 @@ async def resume_update(engine: Engine, stack: LiveStack) -> None:
     """An update, restore or an update's rollback: the update to the stored template
     (``raw_template_id``) runs again from where the resources are."""
     action = stack.info.action
+    updating = {s.name for s in stack.slots.values()
+                if (s.state.action, s.state.status) == (UPDATE, IN_PROGRESS)}
     await settle(engine, stack, Deadline(engine.timeout_seconds(stack)))
     current = await engine.load(stack.info.id)   # the settled rows, as an update reads them
+    # an update in place finished from its token is not sent to the plugin again
+    settled = frozenset(name for name in updating if (slot := current.slots.get(name))
+                        and (slot.state.action, slot.state.status) == (UPDATE, COMPLETE))
     new = await update_action.bound_to(engine, current, current.info.raw_template_id)
     engine.live[stack.info.id] = new
     # a child stack's update never rolls back by itself: its parent's rollback decides
     rollback = action == UPDATE and stack.info.owner_id is None
     await update_action.run_update(engine, current, new, action=action,
-                                   allow_rollback=rollback)
+                                   allow_rollback=rollback, settled=settled)
 
 
 async def resume_snapshot(engine: Engine, stack: LiveStack) -> None:

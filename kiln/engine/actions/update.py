@@ -63,6 +63,10 @@ class Target:
     #: the stack before the update: the slots it dooms keep its runtime, whose back
     #: reference to it is weak, so it must live until they are deleted
     previous: LiveStack | None = None
+    #: resources whose update in place recovery finished from its persisted token (the
+    #: engine that began it went away): they take the new definition without the plugin
+    #: updating them a second time
+    settled: frozenset[str] = frozenset()
 
     def doom(self, slot: Slot) -> None:
         self.doomed[id(slot)] = slot
@@ -196,8 +200,15 @@ async def update_one(engine: Engine, target: Target, name: str, deadline: Deadli
         props, diff = decision.properties, decision.prop_diff or {}
         assert props is not None
 
+        settled = name in target.settled
+
         async def handle() -> Any:
+            if settled:
+                return None
             return await plugin.handle_update(definition, props, diff)
+
+        async def check(token: Any) -> bool:
+            return True if settled else await plugin.check_update_complete(token)
 
         def adopt() -> None:
             slot.definition = plugin.definition = definition
@@ -210,7 +221,7 @@ async def update_one(engine: Engine, target: Target, name: str, deadline: Deadli
 
         try:
             await run_action(engine.recorder, engine.poller, stack, slot, UPDATE, handle,
-                             plugin.check_update_complete, on_complete=adopt,
+                             check, on_complete=adopt,
                              abort_reason=deadline.reason)
         except UpdateReplace as exc:  # the plugin found out only now
             await engine.recorder.resource(stack, slot, UPDATE, COMPLETE, exc.status_reason
@@ -291,12 +302,15 @@ async def apply(engine: Engine, target: Target, *, action: str,
 
 
 async def run_update(engine: Engine, current: LiveStack, new: LiveStack, *,
-                     action: str = UPDATE, allow_rollback: bool = True) -> None:
+                     action: str = UPDATE, allow_rollback: bool = True,
+                     settled: frozenset[str] = frozenset()) -> None:
     """``new`` is bound to the new template (no slots); the stack row is already
-    ``<action>_IN_PROGRESS`` with the new raw template and locked."""
+    ``<action>_IN_PROGRESS`` with the new raw template and locked. ``settled``: see
+    :attr:`Target.settled`."""
     if new.info.raw_template_id:
         engine.template_cache.put(new.info.raw_template_id, new.template)
     target = build_target(current, new, restore_replaced=(action == ROLLBACK))
+    target.settled = settled
     del current   # its slots moved into ``new``; ``target.previous`` keeps it for the doomed
     deadline = Deadline(engine.timeout_seconds(new))
     cancel = engine.cancels.get(new.info.id)

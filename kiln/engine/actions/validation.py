@@ -42,10 +42,10 @@ from kiln.errors import (
     format_path,
 )
 from kiln.resources.base import Properties, Resource
-from kiln.resources.heat.autoscaling_group import AutoScalingGroupBase
+from kiln.resources.common.autoscaling_group import AutoScalingGroupBase
+from kiln.resources.common.scaling_group import ScalingGroup
 from kiln.resources.nested import NestedStackResource
 from kiln.resources.provider import TemplateNotFetched, TemplateResource
-from kiln.resources.scaling_group import ScalingGroup
 from kiln.template import load_template
 from kiln.template import validation as tv
 from kiln.template.environment import Environment, build_environment

@@ -2,7 +2,9 @@
 
 ``handle_<action>`` starts the work and returns a token; ``check_<action>_complete`` is
 called at once, and if the work is not done the token is committed before the engine
-waits (so any engine can resume from it); checks then back off from
+waits (so any engine can resume from it). A check never changes its token in place; one
+that moves a multi-step action on hands over a new token (``Resource.checkpoint``),
+which is committed before the next check and given to it; checks then back off from
 ``poll_initial_delay`` to ``poll_max_delay`` unless the plugin names its own delay. A
 handle and its first check are one step for recovery: a crash inside them leaves the
 resource IN_PROGRESS without a token, exactly like a crash inside the handle alone.
@@ -176,6 +178,7 @@ async def run_action(recorder: Recorder, poller: Poller, stack: LiveStack, slot:
     try:
         if resume_from is None and not slot.plugin.side_effect_free:
             await started  # durable before anything outside Kiln's rows can happen
+        slot.plugin.take_checkpoint()  # none left from an earlier action of the plugin
         token = await handle() if resume_from is None else resume_from.token
         handled = True
         delay = poller.initial
@@ -186,7 +189,10 @@ async def run_action(recorder: Recorder, poller: Poller, stack: LiveStack, slot:
             await started
             await recorder.progress(slot, token)
         while not await check(token):
-            if first:
+            moved = slot.plugin.take_checkpoint()
+            if moved is not None:
+                token = moved[0]  # the check moved the action on: persist every new token
+            if first or moved is not None:
                 first = False
                 await started
                 await recorder.progress(slot, token)

@@ -25,9 +25,9 @@ from kiln.resources.base import (
     SupportStatus,
     Token,
 )
-from kiln.resources.heat.autoscaling_group import AutoScalingGroupBase
-from kiln.resources.heat.instance_group import InstanceGroup, _rolling_update_schema
-from kiln.resources.heat.scaling_policy import ALARM_URL, ScalingPolicyBase
+from kiln.resources.common.autoscaling_group import AutoScalingGroupBase
+from kiln.resources.common.instance_group import InstanceGroupBase, rolling_update_schema
+from kiln.resources.common.scaling_policy import ALARM_URL, ScalingPolicyBase
 from kiln.scaling import capacity
 from kiln.template.constraints import AllowedValues, CustomConstraint, Range
 
@@ -117,13 +117,13 @@ class LaunchConfiguration(Resource):
         return None
 
 
-class AWSAutoScalingGroup(AutoScalingGroupBase, InstanceGroup):
+class AWSAutoScalingGroup(AutoScalingGroupBase, InstanceGroupBase):
     type_name = "AWS::AutoScaling::AutoScalingGroup"
     support_status = SupportStatus(version="2014.1")
     description = ""
     MIN, MAX, DESIRED, COOLDOWN = "MinSize", "MaxSize", "DesiredCapacity", "Cooldown"
     ROLLING_UPDATE: ClassVar[str] = "AutoScalingRollingUpdate"
-    update_policy_schema: ClassVar[Mapping[str, Property]] = _rolling_update_schema(
+    update_policy_schema: ClassVar[Mapping[str, Property]] = rolling_update_schema(
         "AutoScalingRollingUpdate")
     properties_schema = {
         "AvailabilityZones": Property("list", "Not Implemented.", required=True),

@@ -1,10 +1,10 @@
-"""AWS::CloudWatch::Alarm: the seed templates' watch rule (kiln.resources.alarm), which
+"""AWS::CloudWatch::Alarm: the seed templates' watch rule (kiln.resources.common.alarm), which
 Kiln's watcher evaluates on metrics pushed to its CloudWatch-compatible API."""
 
 from __future__ import annotations
 
-from kiln.resources.alarm import WatchAlarm
 from kiln.resources.base import SupportStatus
+from kiln.resources.common.alarm import WatchAlarm
 
 
 class CloudWatchAlarm(WatchAlarm):

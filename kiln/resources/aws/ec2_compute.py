@@ -30,15 +30,16 @@ from kiln.resources.base import (
     ResourceFailure,
     Token,
 )
-from kiln.resources.openstack import _userdata, cinder
-from kiln.resources.openstack._base import custom
-from kiln.resources.openstack._lookup import find_flavor, find_image, find_volume
-from kiln.resources.openstack.nova_server import Server
+from kiln.resources.common import userdata as _userdata
+from kiln.resources.common.cloud import custom
+from kiln.resources.common.lookup import find_flavor, find_image, find_volume
+from kiln.resources.common.server import NovaServer
+from kiln.resources.common.volume import AttachmentBase, VolumeBase
 from kiln.template.constraints import AllowedPattern, AllowedValues, Range
 from kiln.template.definitions import ResourceDefinition
 
 
-class Volume(cinder.Volume):
+class Volume(VolumeBase):
     """A Cinder volume; every property is immutable."""
 
     type_name = "AWS::EC2::Volume"
@@ -77,7 +78,7 @@ class Volume(cinder.Volume):
         return None
 
 
-class VolumeAttachment(cinder.VolumeAttachment):
+class VolumeAttachment(AttachmentBase):
     """Attaches a volume to an instance; every property is immutable."""
 
     type_name = "AWS::EC2::VolumeAttachment"
@@ -172,7 +173,7 @@ ATTRIBUTES = {
 }
 
 
-class Instance(Server):
+class Instance(NovaServer):
     """An EC2-style instance on Nova."""
 
     type_name = "AWS::EC2::Instance"
@@ -201,13 +202,6 @@ class Instance(Server):
         groups = [*(self.properties.get("SecurityGroups") or []),
                   *(self.properties.get("SecurityGroupIds") or [])]
         return groups or None
-
-    def server_name(self) -> str:
-        stored = self.data.get("server_name")
-        if not stored:
-            stored = self.physical_resource_name()
-            self.data["server_name"] = stored
-        return stored
 
     async def _nics(self, interfaces: list[Any] | None, subnet: str | None,
                     groups: list[str] | None) -> list[dict[str, str]] | None:
@@ -297,7 +291,7 @@ class Instance(Server):
                 return False
             if token is None:
                 return True
-            token["active"] = True
+            token = self.next_token(token, active=True)
         while token["attached"] < len(volumes):
             volume, device = volumes[token["attached"]]
             volume_id = await find_volume(self, volume)
@@ -305,13 +299,12 @@ class Instance(Server):
                 await self.api("POST", f"/servers/{self.resource_id}/os-volume_attachments",
                                {"volumeAttachment": {"volumeId": volume_id,
                                                      "device": device}})
-                token["sent"] = True
+                self.next_token(token, sent=True)
                 return False
             status = (await self.api("GET", f"/volumes/{volume_id}",
                                      service="block-storage"))["volume"]["status"]
             if status == "in-use":
-                token["attached"] += 1
-                token["sent"] = False
+                token = self.next_token(token, attached=token["attached"] + 1, sent=False)
                 continue
             if status not in ("attaching", "available", "reserved"):
                 raise ResourceFailure(f"Failed to attach volume {volume_id} ({status})",
@@ -320,9 +313,6 @@ class Instance(Server):
         return True
 
     # -- update --------------------------------------------------------------------------
-    def _replace_by_policy(self, new: Mapping[str, Any], diff: Mapping[str, Any]) -> bool:
-        return False
-
     async def handle_update(self, new_definition: ResourceDefinition,
                             new_properties: Properties, prop_diff: Mapping[str, Any]) -> Token:
         path = f"/servers/{self.resource_id}"
@@ -336,10 +326,8 @@ class Instance(Server):
         if "InstanceType" in prop_diff:
             steps.append({"do": "resize",
                           "flavor": await find_flavor(self, prop_diff["InstanceType"])})
-        token: dict[str, Any] = {"steps": steps, "at": 0, "started": False}
-        if nics:
-            token["nics"] = nics   # waited for by Server.check_update_complete
-        return token
+        # NICs changed are waited for by NovaServer.check_update_complete
+        return {"steps": steps, "at": 0, "started": False, **({"nics": nics} if nics else {})}
 
     async def _update_nics(self, new: Mapping[str, Any], diff: Mapping[str, Any]
                            ) -> dict[str, list[str]]:

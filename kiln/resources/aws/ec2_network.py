@@ -23,7 +23,7 @@ from urllib.parse import quote
 from kiln.errors import StackValidationFailed
 from kiln.resources.aws.ec2_vpc import NeutronEC2, tags_property
 from kiln.resources.base import Attribute, Properties, Property, ResourceFailure, Token
-from kiln.resources.openstack._base import OpenStackResource, custom
+from kiln.resources.common.cloud import OpenStackResource, custom
 from kiln.resources.schema import SupportStatus
 from kiln.template.constraints import AllowedValues
 from kiln.template.definitions import ResourceDefinition

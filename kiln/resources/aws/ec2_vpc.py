@@ -29,7 +29,7 @@ from kiln.resources.base import (
     SupportStatus,
     Token,
 )
-from kiln.resources.openstack._base import OpenStackResource, custom
+from kiln.resources.common.cloud import OpenStackResource, custom
 from kiln.template.constraints import AllowedValues
 
 

@@ -21,8 +21,8 @@ from kiln.resources.base import (
     SupportStatus,
     Token,
 )
-from kiln.resources.heat.access_policy import AccessPolicy
-from kiln.resources.stack_user import StackUserResource
+from kiln.resources.common.access_policy import AccessPolicyBase
+from kiln.resources.common.stack_user import StackUserResource
 from kiln.template.constraints import AllowedValues
 
 
@@ -50,7 +50,7 @@ class User(StackUserResource):
 
     async def handle_create(self) -> Token:
         for policy in self._policies():
-            if not isinstance(policy, AccessPolicy):
+            if not isinstance(policy, AccessPolicyBase):
                 raise ResourceFailure(
                     f"The Referenced Attribute ({self.name} Policies) is incorrect.",
                     exc_type="InvalidTemplateAttribute")
@@ -70,7 +70,7 @@ class User(StackUserResource):
 
     def access_allowed(self, resource_name: str) -> bool:
         return all(policy.access_allowed(resource_name) for policy in self._policies()
-                   if isinstance(policy, AccessPolicy))
+                   if isinstance(policy, AccessPolicyBase))
 
 
 class AccessKey(Resource):

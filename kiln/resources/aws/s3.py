@@ -22,7 +22,7 @@ from urllib.parse import urlparse
 
 from kiln.resources.aws.ec2_vpc import tags_property
 from kiln.resources.base import Attribute, Property, ResourceFailure, Token
-from kiln.resources.openstack._swift import SwiftResource, object_path
+from kiln.resources.common.swift import SwiftResource, object_path
 from kiln.template.constraints import AllowedValues
 
 ACLS = ("Private", "PublicRead", "PublicReadWrite", "AuthenticatedRead", "BucketOwnerRead",

@@ -7,8 +7,6 @@ The AWS handle's reference is a pre-signed URL naming it by ARN; the condition's
 from __future__ import annotations
 
 import re
-import uuid
-from typing import Any
 from urllib.parse import unquote, urlparse
 
 from kiln.resources.base import (
@@ -19,7 +17,7 @@ from kiln.resources.base import (
     SupportStatus,
     Token,
 )
-from kiln.resources.wait_condition import WaitConditionBase, WaitHandleBase
+from kiln.resources.common.wait_condition import CfnWaitHandle, WaitConditionBase
 from kiln.template.constraints import Range
 
 NO_DESCRIPTION = "No description available"
@@ -44,7 +42,7 @@ def parse_handle_url(url: str) -> tuple[str, str, str, str]:
     return tenant, stack_name, stack_id, resource
 
 
-class WaitConditionHandle(WaitHandleBase):
+class WaitConditionHandle(CfnWaitHandle):
     type_name = "AWS::CloudFormation::WaitConditionHandle"
     support_status = SupportStatus(version="2014.1")
     description = (
@@ -54,40 +52,6 @@ class WaitConditionHandle(WaitHandleBase):
         "generate a unique url (to be returned in the reference)\n"
         "then the cfn-signal will use this url to post to and\n"
         "WaitCondition will poll it to see if has been written to.")
-    signal_keys = ("Data", "Reason", "Status", "UniqueId")
-    #: the pre-signed URL is a credential: whoever holds it signals the handle
-    secret_data = frozenset({"ec2_signed_url"})
-
-    async def handle_create(self) -> Token:
-        # the reference is the URL cfn-signal or curl PUTs to, signed with the handle's
-        # own keypair (revoked with the handle)
-        keypair = await self.runtime.issue_ec2_keypair(self.name)
-        self.data["access_key"] = keypair["access_key"]
-        self.data["ec2_signed_url"] = self.runtime.presigned_signal_url(
-            self.name, "cfn_waitcondition", keypair)
-        # last, as Heat (keypair, then resource id): a stack shown while the keypair is
-        # being issued must give the name for the reference, never an unsigned URL
-        self.resource_id = uuid.uuid4().hex
-        return None
-
-    async def handle_delete(self) -> Token:
-        access_key = self.data.pop("access_key", None)
-        if access_key is not None:
-            await self.runtime.delete_ec2_keypair(access_key)
-        return None
-
-    async def handle_signal(self, details: Any) -> str | None:
-        if details is None:
-            return None
-        return await super().handle_signal(details)
-
-    def reference_id(self) -> str:
-        if self.resource_id:
-            url = self.data.get("ec2_signed_url")
-            if url is None:
-                url = self.runtime.signal_url(self.name, "cfn_waitcondition")
-            return url
-        return self.name
 
 
 class WaitCondition(WaitConditionBase):
@@ -117,7 +81,7 @@ class WaitCondition(WaitConditionBase):
                           "signals sent to the handle.", "string"),
     }
 
-    def _check_url(self) -> WaitConditionHandle:
+    def _check_url(self) -> CfnWaitHandle:
         url = self.properties["Handle"]
         try:
             tenant, stack_name, stack_id, resource = parse_handle_url(url)
@@ -131,7 +95,7 @@ class WaitCondition(WaitConditionBase):
             problem = f"stack {stack_id}"
         else:
             handle = self.runtime.resource(resource)
-            if isinstance(handle, WaitConditionHandle):
+            if isinstance(handle, CfnWaitHandle):
                 return handle
             problem = resource
         raise ResourceFailure(f"WaitCondition invalid Handle {problem}", exc_type="ValueError")

@@ -1,4 +1,4 @@
-"""OS::Heat::CWLiteAlarm (the seed's watch rule, see kiln.resources.alarm) and
+"""OS::Heat::CWLiteAlarm (the seed's watch rule, see kiln.resources.common.alarm) and
 OS::Heat::HARestarter, the alarm action that re-creates a resource.
 
 Heat 27 keeps HARestarter only as a placeholder; Kiln restores what it was for with
@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from kiln.resources.alarm import WatchAlarm
 from kiln.resources.base import Attribute, Property, Resource, SupportStatus, Token
+from kiln.resources.common.alarm import WatchAlarm
 
 
 class CWLiteAlarm(WatchAlarm):

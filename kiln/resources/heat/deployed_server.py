@@ -8,36 +8,22 @@ from the runtime's stack user (Heat's stack-domain user).
 
 from __future__ import annotations
 
-import secrets
-import string
 import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from kiln import tempurl
 from kiln.resources.base import (
     Attribute,
     Properties,
     Property,
-    ResourceFailure,
     SupportStatus,
     Token,
 )
-from kiln.resources.stack_user import StackUserResource
+from kiln.resources.common import collect_config
+from kiln.resources.common.collect_config import TRANSPORTS
+from kiln.resources.common.stack_user import StackUserResource
 from kiln.template.constraints import AllowedValues, Length
 from kiln.template.definitions import ResourceDefinition
-
-TRANSPORTS = ("POLL_SERVER_CFN", "POLL_SERVER_HEAT", "POLL_TEMP_URL", "ZAQAR_MESSAGE")
-
-
-def _password() -> str:
-    """32 characters with at least one lower, upper, digit and symbol (Heat's rule)."""
-    pools = (string.ascii_lowercase, string.ascii_uppercase, string.digits, "!@#%^&*")
-    everything = "".join(pools)
-    chars = [secrets.choice(p) for p in pools]
-    chars += [secrets.choice(everything) for _ in range(32 - len(chars))]
-    secrets.SystemRandom().shuffle(chars)
-    return "".join(chars)
 
 
 class DeployedServer(StackUserResource):
@@ -95,52 +81,8 @@ class DeployedServer(StackUserResource):
             support_status=SupportStatus(version="9.0.0")),
     }
 
-    async def _collect_config(self, transport: str) -> dict[str, Any]:
-        """The os-collect-config section for *transport*, creating credentials."""
-        if transport == "POLL_SERVER_HEAT":
-            password = self.data.get("password") or _password()
-            self.data["password"] = password
-            user = await self.runtime.stack_user(self.name, password=password)
-            return {"collectors": ["heat", "local"], "heat": {
-                "user_id": user.get("user_id"), "password": password,
-                "auth_url": user.get("auth_url"), "project_id": user.get("project_id"),
-                "stack_id": f"{self.runtime.stack_name}/{self.runtime.stack_id}",
-                "resource_name": self.name, "region_name": user.get("region_name")}}
-        if transport == "POLL_SERVER_CFN":
-            user = await self.runtime.stack_user(self.name, keypair=True)
-            return {"collectors": ["cfn", "local"], "cfn": {
-                "metadata_url": user.get("metadata_url"),
-                "access_key_id": user.get("access_key_id"),
-                "secret_access_key": user.get("secret_access_key"),
-                "stack_name": self.runtime.stack_name, "path": f"{self.name}.Metadata"}}
-        if transport == "POLL_TEMP_URL":
-            return {"collectors": ["request", "local"],
-                    "request": {"metadata_url": self._metadata_temp_url()}}
-        raise ResourceFailure(f"software_config_transport {transport} needs a cloud service "
-                              "Kiln does not provide", exc_type="NotSupported")
-
-    def _metadata_temp_url(self) -> str:
-        """Kiln's stand-in for Heat's Swift temp URL: a signed GET of this resource's
-        metadata, served by Kiln itself (:mod:`kiln.api.tempurl`)."""
-        key = self.data.get("temp_url_key")
-        if key is None:
-            key = self.data["temp_url_key"] = tempurl.new_key()
-        rt = self.runtime
-        return tempurl.make_url(tempurl.base_url(rt.conf), key, method="GET",
-                                project_id=rt.project_id, stack_id=rt.stack_id,
-                                resource_name=self.name)
-
     async def _publish(self, transport: str) -> None:
-        if transport != "POLL_TEMP_URL":
-            self.data.pop("temp_url_key", None)      # revokes the URL polled until now
-        occ = await self._collect_config(transport)
-        old = dict(self.metadata.get("os-collect-config") or {})
-        for key in ("heat", "zaqar", "cfn", "request"):   # blank out the old transport
-            if key in old and key not in occ and isinstance(old[key], Mapping):
-                occ[key] = dict.fromkeys(old[key])
-        self.metadata = {**self.metadata,
-                         "deployments": list(self.metadata.get("deployments") or []),
-                         "os-collect-config": occ}
+        await collect_config.publish(self, transport)
 
     async def handle_create(self) -> Token:
         self.resource_id = str(uuid.uuid4())

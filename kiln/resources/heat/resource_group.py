@@ -9,7 +9,7 @@ plain member attribute names (a list over members) are answered from stored outp
 
 ``update_policy`` works as in Heat 27: ``batch_create`` (on create) and
 ``rolling_update`` (on an update that changes ``resource_def``) run the child stack
-through a series of updates, one per batch (:mod:`kiln.resources.heat.group_batches`
+through a series of updates, one per batch (:mod:`kiln.resources.common.group_batches`
 has the arithmetic, including how ``min_in_service`` briefly grows the group).
 A batched create first makes an empty child, as Heat does. ``pause_time`` separates
 consecutive batches, never follows the last one, and counts against the stack timeout
@@ -40,7 +40,7 @@ from kiln.resources.base import (
     Token,
     select_path,
 )
-from kiln.resources.heat.group_batches import (
+from kiln.resources.common.group_batches import (
     Step,
     batch_steps,
     member_names,
@@ -299,8 +299,7 @@ class ResourceGroup(NestedStackResource):
         self.resource_id = await self.runtime.nested.create(
             self, template=EMPTY_CHILD, parameters={}, files=self.child_files(),
             timeout_mins=self.child_timeout())
-        token.update(stack_id=self.resource_id, running=True)
-        return token
+        return {**token, "stack_id": self.resource_id, "running": True}
 
     async def check_create_complete(self, token: Token) -> bool:
         if _batched(token):
@@ -339,21 +338,24 @@ class ResourceGroup(NestedStackResource):
         while True:
             if token["running"]:
                 await self._finish(token)
-                token["running"] = False
+                token = self.next_token(token, running=False)
             if not token["steps"]:
                 return True
             if token["started"] and token["pause"] > 0:
                 if token["resume_at"] is None:
-                    token["resume_at"] = self.runtime.now() + token["pause"]
+                    token = self.next_token(token,
+                                            resume_at=self.runtime.now() + token["pause"])
                     await self.runtime.nested.checkpoint(self, token)
                 if self.runtime.now() < token["resume_at"]:
                     return False
-            await self._start_step(token)
+            token = await self._start_step(token)
 
-    async def _start_step(self, token: dict[str, Any]) -> None:
-        """Update the child to the next step's members, read from the child as it is."""
+    async def _start_step(self, token: dict[str, Any]) -> dict[str, Any]:
+        """Update the child to the next step's members, read from the child as it is;
+        the token that records it (handed on and persisted)."""
         child = token["stack_id"]
-        step = Step(*token["steps"].pop(0))
+        first, *rest = token["steps"]
+        step = Step(*first)
         target = token["target"]
         skiplist = set(self._stored_list(BLACKLIST_KEY))
         existing = [(m.name, m.snippet) for m in await self.runtime.nested.members(child)
@@ -365,8 +367,10 @@ class ResourceGroup(NestedStackResource):
         await self.runtime.nested.update(self, child, template=template, parameters={},
                                          files=self.child_files(),
                                          timeout_mins=token["timeout_mins"])
-        token.update(started=token["started"] + 1, running=True, resume_at=None)
+        token = self.next_token(token, steps=rest, started=token["started"] + 1,
+                                running=True, resume_at=None)
         await self.runtime.nested.checkpoint(self, token)
+        return token
 
     # -- attributes -------------------------------------------------------------------
     def _refs(self) -> list[Any]:

@@ -8,9 +8,13 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from kiln.resources.aws.wait_condition import WaitConditionHandle
 from kiln.resources.base import Attribute, Property, ResourceFailure, SupportStatus, Token
-from kiln.resources.wait_condition import SUCCESS, WaitConditionBase, WaitHandleBase
+from kiln.resources.common.wait_condition import (
+    SUCCESS,
+    CfnWaitHandle,
+    WaitConditionBase,
+    WaitHandleBase,
+)
 from kiln.template.constraints import AllowedValues, Range
 from kiln.template.definitions import ResourceDefinition
 
@@ -172,7 +176,7 @@ class HeatWaitCondition(WaitConditionBase):
     }
 
 
-class UpdateWaitConditionHandle(WaitConditionHandle):
+class UpdateWaitConditionHandle(CfnWaitHandle):
     """Replaced on every stack update, so senders must signal the new handle again."""
 
     type_name = "OS::Heat::UpdateWaitConditionHandle"

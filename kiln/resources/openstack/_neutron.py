@@ -13,21 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any, ClassVar
-from urllib.parse import quote
 
 from kiln.resources.base import Properties, ResourceFailure, Token
+from kiln.resources.common.cloud import OpenStackResource
+from kiln.resources.common.lookup import find_id as find_id  # (re-exported: Neutron plugins use it)
 from kiln.resources.live_state import GONE, NOT_CHECKED, LiveState, Unread
-from kiln.resources.openstack._base import OpenStackResource
 from kiln.resources.schema import Property
 from kiln.template.constraints import CustomConstraint
 from kiln.template.definitions import ResourceDefinition
-
-#: collection paths of the Neutron objects found by name or ID
-COLLECTIONS = {"network": "networks", "subnet": "subnets", "port": "ports",
-               "router": "routers", "security_group": "security-groups",
-               "subnetpool": "subnetpools", "qos_policy": "qos/policies",
-               "address_scope": "address-scopes", "floatingip": "floatingips",
-               "segment": "segments"}
 
 
 def value_specs_property() -> Property:
@@ -44,26 +37,6 @@ def ref_property(kind: str, description: str, *, required: bool = False,
                  update_allowed: bool = False) -> Property:
     return Property("string", description, required=required, update_allowed=update_allowed,
                     constraints=[CustomConstraint(name=f"neutron.{kind}")])
-
-
-async def find_id(owner: OpenStackResource, kind: str, value: str) -> str:
-    """The ID of the Neutron *kind* object named or identified by *value* (Heat's
-    find_resourceid_by_name_or_id, with its messages)."""
-    collection = COLLECTIONS[kind]
-    found = await owner.api("GET", f"/{collection}/{value}", service="network",
-                            ok_missing=True)
-    if found:
-        return str(next(iter(found.values()))["id"])
-    listing = await owner.api("GET", f"/{collection}?name={quote(value)}", service="network")
-    matches = next(iter(listing.values())) if listing else []
-    if not matches:
-        raise ResourceFailure(f"Unable to find {kind} with name or id '{value}'",
-                              exc_type="NotFound")
-    if len(matches) > 1:
-        raise ResourceFailure(f"Multiple {kind} matches found for name '{value}', "
-                              "use an ID to be more specific.",
-                              exc_type="NeutronClientNoUniqueMatch")
-    return str(matches[0]["id"])
 
 
 class NeutronResource(OpenStackResource):

@@ -10,33 +10,22 @@ from kiln.resources.base import (
     Attribute,
     Properties,
     Property,
-    ResourceFailure,
     SupportStatus,
     Token,
 )
-from kiln.resources.live_state import GONE, NOT_CHECKED, LiveState, Unread, pick
-from kiln.resources.openstack._base import (
+from kiln.resources.common.cloud import (
     HIDDEN,
-    OpenStackResource,
-    ResourceInError,
     custom,
 )
-from kiln.resources.openstack._lookup import find_image, find_volume, find_volume_type
+from kiln.resources.common.lookup import find_image, find_volume, find_volume_type
+from kiln.resources.common.volume import AttachmentBase, CinderResource, VolumeBase
+from kiln.resources.live_state import GONE, NOT_CHECKED, LiveState, Unread, pick
 from kiln.resources.translation import Replace
 from kiln.template.constraints import Range
 from kiln.template.definitions import ResourceDefinition
 
-#: block-storage microversion: extending an attached volume needs 3.42
-MICROVERSION = "3.42"
 
-
-class CinderResource(OpenStackResource):
-    client_name = "cinder"
-    service_type = "block-storage"
-    microversion = MICROVERSION
-
-
-class Volume(CinderResource):
+class Volume(VolumeBase):
     """A block storage volume: empty, or from an image, a snapshot, a volume or a
     backup. A bigger ``size`` extends it and a new ``volume_type`` retypes it, in place."""
 
@@ -89,10 +78,6 @@ class Volume(CinderResource):
                                  "boolean"),
     }
 
-    @property
-    def path(self) -> str:
-        return f"/volumes/{self.resource_id}"
-
     async def handle_create(self) -> Token:
         p = self.properties
         if p.get("backup_id"):
@@ -121,13 +106,6 @@ class Volume(CinderResource):
         self.resource_id = str(answer["volume"]["id"])
         return {"then": "settle"}
 
-    async def _read(self) -> dict[str, Any] | None:
-        answer = await self.api("GET", self.path, ok_missing=True)
-        return answer["volume"] if answer else None
-
-    def live_location(self) -> tuple[str, str] | None:
-        return self.path, "volume"
-
     async def live_state(self, expected: Mapping[str, Any]) -> LiveState | Unread:
         """The volume's name, description, size, type, zone and metadata now."""
         if self.resource_id is None:
@@ -139,79 +117,6 @@ class Volume(CinderResource):
                             ("size", "size"), ("volume_type", "volume_type"),
                             ("availability_zone", "availability_zone"),
                             ("metadata", "metadata")), expected)
-
-    async def _wait(self, ok: tuple[str, ...], busy: tuple[str, ...]) -> bool:
-        volume = await self._read()
-        if volume is None:
-            raise ResourceFailure(f"The volume ({self.resource_id}) could not be found.",
-                                  exc_type="NotFound")
-        status = volume.get("status")
-        if status in busy:
-            return False
-        if status in ok:
-            self.remember(volume)
-            return True
-        raise ResourceInError(str(status))
-
-    async def check_create_complete(self, token: Token) -> bool:
-        if not await self._wait(("available",), ("creating", "downloading",
-                                                 "restoring-backup")):
-            return False
-        if self.properties.get("read_only"):
-            await self.api("POST", f"{self.path}/action",
-                           {"os-update_readonly_flag": {"readonly": True}})
-        return True
-
-    async def handle_update(self, new_definition: ResourceDefinition,
-                            new_properties: Properties, prop_diff: Mapping[str, Any]) -> Token:
-        body = {k: prop_diff[k] for k in ("name", "description") if k in prop_diff}
-        if body:
-            await self.api("PUT", self.path, {"volume": body})
-        if "metadata" in prop_diff:
-            await self.api("PUT", f"{self.path}/metadata", {"metadata": {
-                k: str(v) for k, v in (prop_diff["metadata"] or {}).items()}})
-        if "read_only" in prop_diff:
-            await self.api("POST", f"{self.path}/action", {"os-update_readonly_flag": {
-                "readonly": bool(prop_diff["read_only"])}})
-        if prop_diff.get("volume_type"):
-            new_type = await find_volume_type(self, prop_diff["volume_type"])
-            await self.api("POST", f"{self.path}/action", {"os-retype": {
-                "new_type": new_type, "migration_policy": "on-demand"}})
-        if prop_diff.get("size"):
-            current = self.shown().get("size") or self.properties.get("size")
-            if current is not None and prop_diff["size"] < int(current):
-                raise ResourceFailure(
-                    f"The size of the volume can not be decreased (from {current} to "
-                    f"{prop_diff['size']}).", exc_type="NotSupported")
-            return {"extend": prop_diff["size"]}
-        return None
-
-    async def check_update_complete(self, token: Token) -> bool:
-        if token and "extend" in token and not token.get("sent"):
-            if not await self._wait(("available", "in-use"), ("retyping", "attaching",
-                                                              "detaching")):
-                return False
-            await self.api("POST", f"{self.path}/action",
-                           {"os-extend": {"new_size": token["extend"]}})
-            token["sent"] = True
-            return False
-        done = await self._wait(("available", "in-use"), ("extending", "retyping",
-                                                          "attaching", "detaching"))
-        if done and token and "extend" in token and \
-                int(self.shown().get("size") or 0) < int(token["extend"]):
-            return False
-        return done
-
-    def object_path(self, resource_id: str) -> str | None:
-        return f"/volumes/{resource_id}"
-
-    def check_deleting(self, answer: Mapping[str, Any]) -> None:
-        if answer["volume"].get("status") == "error_deleting":
-            raise ResourceInError("error_deleting")
-
-    async def handle_check(self) -> Token:
-        await self._wait(("available", "in-use"), ())
-        return None
 
     def resolve_attribute(self, name: str) -> Any:
         volume = self.shown()
@@ -232,7 +137,7 @@ class Volume(CinderResource):
         return str(volume.get(name))
 
 
-class VolumeAttachment(CinderResource):
+class VolumeAttachment(AttachmentBase):
     """Attaches a volume to a server (through Nova)."""
 
     type_name = "OS::Cinder::VolumeAttachment"
@@ -244,19 +149,6 @@ class VolumeAttachment(CinderResource):
         "mountpoint": Property("string", "Device name in the server (e.g. /dev/vdb).",
                                update_allowed=True),
     }
-    #: replacing means detaching first: the volume cannot be attached twice
-    replace_create_first = False
-
-    async def _volume_status(self, volume_id: str) -> str | None:
-        answer = await self.api("GET", f"/volumes/{volume_id}", ok_missing=True)
-        return str(answer["volume"]["status"]) if answer else None
-
-    async def _attach(self, server: str, volume: str, device: str | None) -> None:
-        body: dict[str, Any] = {"volumeId": volume}
-        if device:
-            body["device"] = device
-        await self.api("POST", f"/servers/{server}/os-volume_attachments",
-                       {"volumeAttachment": body}, service="compute")
 
     async def handle_create(self) -> Token:
         p = self.properties
@@ -265,53 +157,6 @@ class VolumeAttachment(CinderResource):
         self.resource_id = volume
         self.data["server"] = p["instance_uuid"]
         return {"volume": volume}
-
-    async def check_create_complete(self, token: Token) -> bool:
-        status = await self._volume_status(token["volume"])
-        if status == "in-use":
-            return True
-        if status in ("attaching", "available", "reserved"):
-            return False
-        raise ResourceInError(str(status))
-
-    async def handle_update(self, new_definition: ResourceDefinition,
-                            new_properties: Properties, prop_diff: Mapping[str, Any]) -> Token:
-        await self._detach()
-        return {"attach": [new_properties["instance_uuid"], new_properties["volume_id"],
-                           new_properties.get("mountpoint")]}
-
-    async def check_update_complete(self, token: Token) -> bool:
-        server, volume, device = token["attach"]
-        if not token.get("sent"):
-            if await self._volume_status(self.resource_id or "") not in ("available", None):
-                return False
-            volume = await find_volume(self, volume)
-            await self._attach(server, volume, device)
-            self.resource_id = volume
-            self.data["server"] = server
-            token["sent"] = True
-            token["volume"] = volume
-            return False
-        return await self.check_create_complete(token)
-
-    async def _detach(self) -> None:
-        server = self.data.get("server") or self.properties.get("instance_uuid")
-        if self.resource_id and server:
-            await self.api("DELETE", f"/servers/{server}/os-volume_attachments/"
-                                     f"{self.resource_id}", service="compute",
-                           ok_missing=True)
-
-    async def handle_delete(self) -> Token:
-        if not self.resource_id:
-            return None
-        await self._detach()
-        return {"volume": self.resource_id}
-
-    async def check_delete_complete(self, token: Token) -> bool:
-        if not token:
-            return True
-        status = await self._volume_status(token["volume"])
-        return status in (None, "available", "error", "deleting")
 
 
 class VolumeType(CinderResource):

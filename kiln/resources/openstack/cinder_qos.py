@@ -7,9 +7,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from kiln.resources.base import Properties, Property, SupportStatus, Token
-from kiln.resources.openstack._base import custom
-from kiln.resources.openstack._lookup import find_qos_specs, find_volume_type
-from kiln.resources.openstack.cinder import CinderResource
+from kiln.resources.common.cloud import custom
+from kiln.resources.common.lookup import find_qos_specs, find_volume_type
+from kiln.resources.common.volume import CinderResource
 from kiln.template.constraints import AllowedValues
 from kiln.template.definitions import ResourceDefinition
 

@@ -17,8 +17,8 @@ from typing import Any
 
 from kiln.errors import StackValidationFailed
 from kiln.resources.base import Properties, Property, ResourceFailure, SupportStatus, Token
-from kiln.resources.heat.none import NoneResource
-from kiln.resources.openstack._base import OpenStackResource, ResourceInError
+from kiln.resources.common.cloud import OpenStackResource, ResourceInError
+from kiln.resources.common.placeholder import Placeholder
 from kiln.template.constraints import AllowedPattern, AllowedValues, Range
 from kiln.template.definitions import ResourceDefinition
 
@@ -191,7 +191,7 @@ class WebImage(OpenStackResource):
         return None
 
 
-class Image(NoneResource):
+class Image(Placeholder):
     """Heat 27's placeholder: accepts any properties, creates nothing."""
 
     type_name = "OS::Glance::Image"

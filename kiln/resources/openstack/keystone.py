@@ -16,7 +16,7 @@ from kiln.resources.base import (
     SupportStatus,
     Token,
 )
-from kiln.resources.openstack._base import OpenStackResource
+from kiln.resources.common.cloud import OpenStackResource
 from kiln.template.constraints import AllowedValues, CustomConstraint
 from kiln.template.definitions import ResourceDefinition
 

@@ -20,8 +20,8 @@ from kiln.resources.base import (
     SupportStatus,
     Token,
 )
+from kiln.resources.common.cloud import OpenStackResource, custom
 from kiln.resources.openstack import _implicit
-from kiln.resources.openstack._base import OpenStackResource, custom
 from kiln.resources.openstack._neutron import find_id, ref_property
 from kiln.template.definitions import ResourceDefinition
 

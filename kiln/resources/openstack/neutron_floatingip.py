@@ -6,8 +6,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from kiln.resources.base import Attribute, Peers, Properties, Property, Token
+from kiln.resources.common.cloud import HIDDEN, OpenStackResource
 from kiln.resources.openstack import _implicit
-from kiln.resources.openstack._base import HIDDEN, OpenStackResource
 from kiln.resources.openstack._neutron import (
     NeutronResource,
     find_id,

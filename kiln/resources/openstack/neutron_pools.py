@@ -7,7 +7,7 @@ from typing import Any
 
 from kiln.errors import StackValidationFailed
 from kiln.resources.base import Property, SupportStatus
-from kiln.resources.openstack._base import custom
+from kiln.resources.common.cloud import custom
 from kiln.resources.openstack._neutron import NeutronResource, ref_property, tags_property
 from kiln.template.constraints import AllowedValues, Length, Range
 

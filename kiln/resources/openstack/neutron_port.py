@@ -6,9 +6,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from kiln.resources.base import Attribute, Peers, Property, Token
+from kiln.resources.common.cloud import HIDDEN
 from kiln.resources.live_state import LiveState
 from kiln.resources.openstack import _implicit
-from kiln.resources.openstack._base import HIDDEN
 from kiln.resources.openstack._neutron import (
     NeutronResource,
     ref_property,

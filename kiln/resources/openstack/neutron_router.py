@@ -7,9 +7,9 @@ from typing import Any
 
 from kiln.errors import StackValidationFailed
 from kiln.resources.base import Attribute, Peers, Properties, Property, Token
+from kiln.resources.common.cloud import HIDDEN, OpenStackResource
 from kiln.resources.live_state import LiveState
 from kiln.resources.openstack import _implicit
-from kiln.resources.openstack._base import HIDDEN, OpenStackResource
 from kiln.resources.openstack._neutron import (
     NeutronResource,
     find_id,

@@ -7,8 +7,8 @@ from typing import Any
 
 from kiln.errors import StackValidationFailed
 from kiln.resources.base import Attribute, Property
+from kiln.resources.common.cloud import HIDDEN
 from kiln.resources.live_state import LiveState
-from kiln.resources.openstack._base import HIDDEN
 from kiln.resources.openstack._neutron import (
     NeutronResource,
     ref_property,

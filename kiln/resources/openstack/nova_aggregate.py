@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kiln.resources.base import Properties, Property, SupportStatus, Token
-from kiln.resources.openstack._base import custom
+from kiln.resources.common.cloud import custom
 from kiln.resources.openstack.nova_misc import NovaResource
 from kiln.template.definitions import ResourceDefinition
 

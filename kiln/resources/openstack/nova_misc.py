@@ -7,9 +7,9 @@ from typing import Any
 from urllib.parse import quote
 
 from kiln.resources.base import Attribute, Properties, Property, SupportStatus, Token
+from kiln.resources.common.cloud import OpenStackResource
+from kiln.resources.common.server import MICROVERSION
 from kiln.resources.live_state import GONE, NOT_CHECKED, LiveState, Unread, pick
-from kiln.resources.openstack._base import OpenStackResource
-from kiln.resources.openstack.nova_server import MICROVERSION
 from kiln.template.constraints import AllowedValues, CustomConstraint, Length
 from kiln.template.definitions import ResourceDefinition
 

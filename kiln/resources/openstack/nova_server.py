@@ -27,34 +27,28 @@ from kiln.resources.base import (
     Token,
     UpdateReplace,
 )
-from kiln.resources.heat.deployed_server import DeployedServer
-from kiln.resources.openstack import _implicit, _userdata
-from kiln.resources.openstack._base import OpenStackResource, ResourceInError
-from kiln.resources.openstack._lookup import (
+from kiln.resources.common import collect_config
+from kiln.resources.common import userdata as _userdata
+from kiln.resources.common.lookup import (
     find_flavor,
     find_image,
     find_keypair,
 )
+from kiln.resources.common.server import NovaServer
+from kiln.resources.openstack import _implicit
 from kiln.resources.openstack._neutron import find_id
 from kiln.resources.openstack.nova_server_request import block_devices, internal_port
 from kiln.resources.openstack.nova_server_schema import ATTRIBUTES, PROPERTIES
 from kiln.resources.translation import Replace
 from kiln.template.definitions import ResourceDefinition
 
-#: compute API microversion of every call (server tags need 2.52+, trusted certs 2.63)
-MICROVERSION = "2.79"
 
-
-class Server(OpenStackResource):
+class Server(NovaServer):
     """A Nova server."""
 
     type_name = "OS::Nova::Server"
     translation_rules = (Replace(("networks", "network"), "uuid"),
                          Replace(("block_device_mapping_v2", "image"), "image_id"))
-    client_name = "nova"
-    service_type = "compute"
-    microversion = MICROVERSION
-    secret_data = frozenset({"password"})
     properties_schema = PROPERTIES
     attributes_schema = ATTRIBUTES
 
@@ -79,11 +73,7 @@ class Server(OpenStackResource):
         name = self.properties.get("name")
         if name:
             return str(name)
-        stored = self.data.get("server_name")
-        if not stored:
-            stored = self.physical_resource_name()
-            self.data["server_name"] = stored
-        return stored
+        return super().server_name()
 
     async def _user_data(self, props: Mapping[str, Any]) -> str:
         fmt = props.get("user_data_format")
@@ -92,9 +82,8 @@ class Server(OpenStackResource):
             return str(text)
         conf = self.runtime.conf
         if fmt == "SOFTWARE_CONFIG":
-            helper = DeployedServer(self.name, self.definition, self.runtime, self.state)
-            await helper._publish(props.get("software_config_transport") or
-                                  "POLL_SERVER_CFN")
+            await collect_config.publish(self, props.get("software_config_transport") or
+                                         "POLL_SERVER_CFN")
             return _userdata.software_config(text,
                                              self.metadata.get("os-collect-config") or {})
         base = getattr(conf, "heat_metadata_server_url", None) or ""
@@ -186,62 +175,18 @@ class Server(OpenStackResource):
             self.data["password"] = answer["server"]["adminPass"]
         return None
 
-    async def _read(self) -> dict[str, Any] | None:
-        answer = await self.api("GET", f"/servers/{self.resource_id}", ok_missing=True)
-        if answer is None:
-            return None
-        server: dict[str, Any] = answer["server"]
-        return server
-
-    def live_location(self) -> tuple[str, str] | None:
-        return f"/servers/{self.resource_id}", "server"
-
-    async def live_state(self, expected: Mapping[str, Any]) -> Any:
-        from kiln.resources.openstack.nova_server_live import server_live_state
-
-        return await server_live_state(self, expected)
-
-    async def refresh_live(self) -> None:
-        """The server and its ports as they are now (addresses, networks, status)."""
-        try:
-            server = await self.fetch_live()
-            if server is not None:
-                await self._remember_ports()
-        except ResourceFailure:
-            return
-        if server is not None:
-            self.remember(server)
-
-    async def _remember_ports(self) -> list[dict[str, Any]]:
-        ports = await self.api("GET", f"/ports?device_id={self.resource_id}",
-                               service="network")
-        port_list: list[dict[str, Any]] = ports.get("ports", []) if ports else []
-        self.data["ports"] = json.dumps([{k: p.get(k) for k in
-                                          ("id", "network_id", "mac_address", "fixed_ips")}
-                                         for p in port_list])
-        return port_list
-
-    async def _settle(self, server: Mapping[str, Any]) -> None:
-        """Remember the server and its ports (for the attributes), and point floating
-        IPs at ports Nova made."""
-        port_list = await self._remember_ports()
-        for index, net in enumerate(self._listed_networks()):
+    async def _point_floating_ips(self, ports: list[dict[str, Any]]) -> None:
+        for net in self._listed_networks():
             if not net.get("floating_ip") or net.get("port") or net.get("subnet") or \
                     net.get("port_extra_properties"):
                 continue
             network = net.get("network")
             net_id = await find_id(self, "network", network) if network else None
-            match = [p for p in port_list if p["network_id"] == net_id]
+            match = [p for p in ports if p["network_id"] == net_id]
             if match:
                 await self.api("PUT", f"/floatingips/{net['floating_ip']}",
                                {"floatingip": {"port_id": match[0]["id"]}},
                                service="network")
-            del index
-        self.remember(server)
-        nets = await self.api("GET", "/networks", service="network")
-        names = {n["id"]: n["name"] for n in (nets or {}).get("networks", [])}
-        self.data["network_names"] = json.dumps(
-            {p["network_id"]: names.get(p["network_id"]) for p in port_list})
 
     def _listed_networks(self) -> list[Any]:
         """The template's networks; none for a server adopted by ``external_id``, whose
@@ -250,26 +195,6 @@ class Server(OpenStackResource):
             return list(self.properties.get("networks") or [])
         except StackValidationFailed:
             return []
-
-    @staticmethod
-    def _fault(server: Mapping[str, Any]) -> ResourceFailure:
-        fault = server.get("fault") or {}
-        reason = (f"Message: {fault.get('message')}, Code: {fault.get('code')}"
-                  if fault else "Unknown")
-        return ResourceInError(str(server.get("status")), reason)
-
-    async def check_create_complete(self, token: Token) -> bool:
-        server = await self._read()
-        if server is None:
-            raise ResourceFailure(f"The server ({self.resource_id}) disappeared while it "
-                                  "was being created.", exc_type="NotFound")
-        status = server.get("status")
-        if status == "ACTIVE":
-            await self._settle(server)
-            return True
-        if status in ("ERROR", "DELETED", "SOFT_DELETED"):
-            raise self._fault(server)
-        return False
 
     # -- update --------------------------------------------------------------------------
     def needs_replace(self, prop_diff: Mapping[str, Any]) -> bool:
@@ -318,10 +243,7 @@ class Server(OpenStackResource):
                           "image": await find_image(self, image) if image else None,
                           "preserve": new_properties.get("image_update_policy") ==
                           "REBUILD_PRESERVE_EPHEMERAL"})
-        token: dict[str, Any] = {"steps": steps, "at": 0, "started": False}
-        if nics:
-            token["nics"] = nics
-        return token
+        return {"steps": steps, "at": 0, "started": False, **({"nics": nics} if nics else {})}
 
     async def _update_networks(self, new: Mapping[str, Any]) -> dict[str, list[str]]:
         """Detach the NICs no longer listed and attach the new ones, keeping those an
@@ -380,150 +302,6 @@ class Server(OpenStackResource):
                                {"floatingip": fip}, service="network")
         return {"gone": gone, "came": came}
 
-    async def _nics_settled(self, nics: Mapping[str, list[str]]) -> bool:
-        """Whether Nova lists the attached ports and no longer the detached ones."""
-        listed = await self.api("GET", f"/servers/{self.resource_id}/os-interface")
-        ports = {i["port_id"] for i in (listed or {}).get("interfaceAttachments", [])}
-        return not ports & set(nics.get("gone", ())) and set(nics.get("came", ())) <= ports
-
-    async def check_update_complete(self, token: Token) -> bool:
-        if token and token.get("nics") and not token.get("nics_settled"):
-            if not await self._nics_settled(token["nics"]):
-                return False
-            token["nics_settled"] = True
-        steps = (token or {}).get("steps") or []
-        path = f"/servers/{self.resource_id}"
-        while token and token["at"] < len(steps):
-            step = steps[token["at"]]
-            server = await self._read()
-            if server is None:
-                raise ResourceFailure(f"The server ({self.resource_id}) disappeared.",
-                                      exc_type="NotFound")
-            status = server.get("status")
-            if status == "ERROR":
-                raise self._fault(server)
-            if not token["started"]:
-                if step["do"] == "resize":
-                    await self.api("POST", f"{path}/action",
-                                   {"resize": {"flavorRef": step["flavor"]}})
-                else:
-                    body: dict[str, Any] = {"imageRef": step["image"] or
-                                            server.get("image", {}).get("id", "")}
-                    if step.get("preserve"):
-                        body["preserve_ephemeral"] = True
-                    await self.api("POST", f"{path}/action", {"rebuild": body})
-                token["started"] = True
-                token["seen_busy"] = False
-                return False
-            busy = server.get("OS-EXT-STS:task_state") is not None or status not in (
-                "ACTIVE", "SHUTOFF", "VERIFY_RESIZE")
-            if step["do"] == "resize" and status == "VERIFY_RESIZE":
-                if not token.get("confirmed"):
-                    await self.api("POST", f"{path}/action", {"confirmResize": None})
-                    token["confirmed"] = True
-                token["seen_busy"] = True
-                return False
-            if busy:
-                token["seen_busy"] = True
-                return False
-            if not token.get("seen_busy") and not self._step_done(step, server):
-                return False
-            token["at"] += 1
-            token["started"] = False
-            token["confirmed"] = False
-        server = await self._read()
-        if server is not None:
-            await self._settle(server)
-        return True
-
-    @staticmethod
-    def _step_done(step: Mapping[str, Any], server: Mapping[str, Any]) -> bool:
-        """Whether the server already shows the step's result (a resume after a
-        restart, or a change so quick no busy state was seen)."""
-        if step["do"] == "resize":
-            flavor = server.get("flavor") or {}
-            return step["flavor"] in (flavor.get("id"), flavor.get("original_name"))
-        return (server.get("image") or {}).get("id") == step.get("image")
-
-    # -- delete --------------------------------------------------------------------------
-    async def handle_delete(self) -> Token:
-        if self.resource_id is None:
-            await self._delete_internal_ports()
-            return None
-        await self.api("DELETE", f"/servers/{self.resource_id}", ok_missing=True)
-        return {"server": self.resource_id}
-
-    async def check_delete_complete(self, token: Token) -> bool:
-        if token:
-            server = await self._read()
-            if server is not None and server.get("status") not in ("DELETED",
-                                                                   "SOFT_DELETED"):
-                if server.get("status") == "ERROR" and \
-                        server.get("OS-EXT-STS:task_state") is None:
-                    # a server in ERROR may need a second delete request
-                    await self.api("DELETE", f"/servers/{self.resource_id}",
-                                   ok_missing=True)
-                return False
-        await self._delete_internal_ports()
-        return True
-
-    async def _delete_internal_ports(self) -> None:
-        for port in json.loads(self.data.get("internal_ports") or "[]"):
-            await self.api("DELETE", f"/ports/{port['id']}", service="network",
-                           ok_missing=True)
-        self.data.pop("internal_ports", None)
-
-    # -- suspend, resume, check ---------------------------------------------------------
-    async def _action(self, action: str) -> None:
-        await self.api("POST", f"/servers/{self.resource_id}/action", {action: None})
-
-    async def _wait_status(self, wanted: str) -> bool:
-        server = await self._read()
-        if server is None:
-            raise ResourceFailure(f"The server ({self.resource_id}) could not be found.",
-                                  exc_type="NotFound")
-        if server.get("status") == "ERROR":
-            raise self._fault(server)
-        if server.get("status") == wanted and server.get("OS-EXT-STS:task_state") is None:
-            self.remember(server)
-            return True
-        return False
-
-    async def handle_suspend(self) -> Token:
-        if self.resource_id is None:
-            raise ResourceFailure(f"Cannot suspend {self.name}, resource_id not set",
-                                  exc_type="Error")
-        await self._action("suspend")
-        return None
-
-    async def check_suspend_complete(self, token: Token) -> bool:
-        return await self._wait_status("SUSPENDED")
-
-    async def handle_resume(self) -> Token:
-        if self.resource_id is None:
-            raise ResourceFailure(f"Cannot resume {self.name}, resource_id not set",
-                                  exc_type="Error")
-        await self._action("resume")
-        return None
-
-    async def check_resume_complete(self, token: Token) -> bool:
-        return await self._wait_status("ACTIVE")
-
-    def not_active(self, status: Any) -> ResourceFailure:
-        """Heat's check failure for a server that is not ACTIVE."""
-        return ResourceFailure(f"'status': expected '['ACTIVE']', got '{status}'",
-                               exc_type="Error")
-
-    async def handle_check(self) -> Token:
-        server = await self._read()
-        if server is None:
-            raise ResourceFailure(f"The server ({self.resource_id}) could not be found.",
-                                  exc_type="NotFound")
-        if server.get("status") != "ACTIVE":
-            raise self.not_active(server.get("status"))
-        await self._settle(server)
-        return None
-
     # -- attributes ----------------------------------------------------------------------
     def _addresses(self) -> dict[str, Any]:
         server = self.shown()
@@ -554,6 +332,11 @@ class Server(OpenStackResource):
             if name in out:
                 out[net_id] = out[name]
         return out
+
+    async def live_state(self, expected: Mapping[str, Any]) -> Any:
+        from kiln.resources.openstack.nova_server_live import server_live_state
+
+        return await server_live_state(self, expected)
 
     def resolve_attribute(self, name: str) -> Any:
         if self.resource_id is None:

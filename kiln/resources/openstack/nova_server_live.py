@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from kiln.resources.base import ResourceFailure
 from kiln.resources.live_state import GONE, NOT_CHECKED, LiveState, Unread
-from kiln.resources.openstack._lookup import find_image
+from kiln.resources.common.lookup import find_image
 
 if TYPE_CHECKING:
     from kiln.resources.openstack.nova_server import Server
@@ -63,6 +63,6 @@ async def _image_id(server: Server, wanted: str, shown: Any) -> str:
     if wanted == shown:
         return wanted
     try:
-        return await find_image(server, wanted)
+        return str(await find_image(server, wanted))
     except ResourceFailure:
         return wanted

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kiln.resources.openstack._base import OpenStackResource
-from kiln.resources.openstack._lookup import find_image, find_volume, find_volume_type
+from kiln.resources.common.cloud import OpenStackResource
+from kiln.resources.common.lookup import find_image, find_volume, find_volume_type
 from kiln.resources.openstack._neutron import find_id
 
 

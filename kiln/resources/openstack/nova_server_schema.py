@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from kiln.resources.base import Attribute, Property, SupportStatus
-from kiln.resources.openstack._base import HIDDEN, custom
+from kiln.resources.common.cloud import HIDDEN, custom
 from kiln.resources.openstack.neutron_port import VNIC_TYPES
 from kiln.template.constraints import AllowedValues, Length, Range
 

@@ -15,9 +15,9 @@ from typing import Any, ClassVar
 
 from kiln.errors import StackValidationFailed
 from kiln.resources.base import Properties, Property, ResourceFailure, SupportStatus, Token
-from kiln.resources.openstack._base import OpenStackResource, custom
-from kiln.resources.openstack._lookup import find_project
-from kiln.resources.openstack.cinder import MICROVERSION as CINDER_MICROVERSION
+from kiln.resources.common.cloud import OpenStackResource, custom
+from kiln.resources.common.lookup import find_project
+from kiln.resources.common.volume import MICROVERSION as CINDER_MICROVERSION
 from kiln.template.constraints import Range
 from kiln.template.definitions import ResourceDefinition
 

@@ -15,7 +15,7 @@ from urllib.parse import quote, urlparse
 
 from kiln.clients import rest
 from kiln.resources.base import Attribute, Property, ResourceFailure, SupportStatus, Token
-from kiln.resources.openstack._swift import SwiftResource
+from kiln.resources.common.swift import SwiftResource
 
 _COUNTS = {"ObjectCount": "x-container-object-count", "BytesUsed": "x-container-bytes-used"}
 

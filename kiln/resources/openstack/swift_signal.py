@@ -5,7 +5,7 @@ The handle makes the stack's container (named by the stack's id, shared by the s
 handles) with ``X-Versions-Location`` pointing at itself, so that every PUT to the one
 object keeps the previous content as a version (``<3 hex digits of the name's
 length><name>/<timestamp>``); it writes the placeholder ``in progress`` and hands out a
-PUT temp URL for the object (see :mod:`kiln.resources.openstack._swift` for the key).
+PUT temp URL for the object (see :mod:`kiln.resources.common.swift` for the key).
 
 The signal reads those versions, oldest first, then the object itself. Each body is a
 signal: empty is ``{}``, otherwise a JSON object with optional ``status`` (SUCCESS or
@@ -28,7 +28,7 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 
 from kiln.resources.base import Attribute, Property, ResourceFailure, SupportStatus, Token
-from kiln.resources.openstack._swift import SwiftResource, object_path, signed_url
+from kiln.resources.common.swift import SwiftResource, object_path, signed_url
 from kiln.template.constraints import Range
 
 IN_PROGRESS = "in progress"

@@ -197,6 +197,27 @@ def roundtrip(token: Any) -> Any:
     return json.loads(json.dumps(token))
 
 
+#: what :func:`check_once` answers when the action is complete
+DONE: Any = object()
+
+
+async def check_once(res: Resource, check: Any, token: Any) -> Any:
+    """One check, given the token as the engine gives it (kiln.engine.runtime.runner):
+    the same token every poll until a check hands a new one on (``res.checkpoint``),
+    which the engine persists (JSON) and gives to the next check. A check that changes
+    its token in place fails here: the engine persisted the token as it was, so the
+    change would be lost with a crash (a resumed resize would re-POST from step 0)."""
+    before = json.dumps(token, sort_keys=True)
+    done = await check(token)
+    assert json.dumps(token, sort_keys=True) == before, (
+        f"{res.name}: check changed its token in place ({before} -> "
+        f"{json.dumps(token, sort_keys=True)}); hand a new one on with checkpoint()")
+    moved = res.take_checkpoint()
+    if done:
+        return DONE
+    return token if moved is None else roundtrip(moved[0])
+
+
 async def run(res: Resource, action: str, *args: Any, advance: bool = True,
               max_polls: int = 1000) -> int:
     """Drive handle_<action> then check_<action>_complete to completion.
@@ -206,10 +227,12 @@ async def run(res: Resource, action: str, *args: Any, advance: bool = True,
     """
     runtime = res.runtime
     assert isinstance(runtime, FakeRuntime)
-    token = roundtrip(await getattr(res, "handle_" + action)(*args))
+    res.take_checkpoint()
+    token = await getattr(res, "handle_" + action)(*args)
     check = getattr(res, f"check_{action}_complete")
     for polls in range(1, max_polls + 1):
-        if await check(roundtrip(token)):
+        token = await check_once(res, check, token)
+        if token is DONE:
             return polls
         delay = res.poll_delay(token)
         if advance:

@@ -4,7 +4,7 @@ real services in tests/cloud/test_cloud_behaviour.py)."""
 
 from __future__ import annotations
 
-from kiln.resources.openstack._base import _lookups
+from kiln.resources.common.cloud import _lookups
 from kiln.resources.openstack.nova_server import Server
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from kiln.resources.heat.group_batches import (
+from kiln.resources.common.group_batches import (
     TIMEOUT_MESSAGE,
     Step,
     batch_steps,

@@ -8,7 +8,7 @@ from typing import Any
 from urllib.parse import quote
 
 from kiln.resources.base import ResourceFailure
-from kiln.resources.openstack._base import OpenStackResource
+from kiln.resources.common.cloud import OpenStackResource
 
 Lookup = Callable[[OpenStackResource, str], Awaitable[str]]
 
@@ -91,10 +91,36 @@ async def find_volume_type(owner: OpenStackResource, value: str) -> str:
     return str(named[0]["id"])
 
 
+#: collection paths of the Neutron objects found by name or ID
+COLLECTIONS = {"network": "networks", "subnet": "subnets", "port": "ports",
+               "router": "routers", "security_group": "security-groups",
+               "subnetpool": "subnetpools", "qos_policy": "qos/policies",
+               "address_scope": "address-scopes", "floatingip": "floatingips",
+               "segment": "segments"}
+
+
+async def find_id(owner: OpenStackResource, kind: str, value: str) -> str:
+    """The ID of the Neutron *kind* object named or identified by *value* (Heat's
+    find_resourceid_by_name_or_id, with its messages)."""
+    collection = COLLECTIONS[kind]
+    found = await owner.api("GET", f"/{collection}/{value}", service="network",
+                            ok_missing=True)
+    if found:
+        return str(next(iter(found.values()))["id"])
+    listing = await owner.api("GET", f"/{collection}?name={quote(value)}", service="network")
+    matches = next(iter(listing.values())) if listing else []
+    if not matches:
+        raise ResourceFailure(f"Unable to find {kind} with name or id '{value}'",
+                              exc_type="NotFound")
+    if len(matches) > 1:
+        raise ResourceFailure(f"Multiple {kind} matches found for name '{value}', "
+                              "use an ID to be more specific.",
+                              exc_type="NeutronClientNoUniqueMatch")
+    return str(matches[0]["id"])
+
+
 def _neutron(kind: str) -> Lookup:
     async def find(owner: OpenStackResource, value: str) -> str:
-        from kiln.resources.openstack._neutron import find_id
-
         return await find_id(owner, kind, value)
     return find
 

@@ -25,7 +25,7 @@ from urllib.parse import quote, urlparse
 
 from kiln import tempurl
 from kiln.clients import errors, rest
-from kiln.resources.openstack._base import OpenStackResource
+from kiln.resources.common.cloud import OpenStackResource
 
 TEMP_URL_KEY = "x-container-meta-temp-url-key"
 #: Heat's temp URL lifetime: the largest 32-bit epoch less a minute

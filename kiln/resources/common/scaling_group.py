@@ -6,7 +6,7 @@ Members get Heat's 12-character short ids as names. Which members a new size kee
 changes and adds is :func:`kiln.scaling.members.member_definitions`: a scale-down drops
 failed members, then the oldest. A rolling update (a new member definition under a
 rolling-update policy) is a series of child updates, one per batch, with Heat's batch
-arithmetic (:func:`kiln.resources.heat.group_batches.batch_steps`) and pauses between
+arithmetic (:func:`kiln.resources.common.group_batches.batch_steps`) and pauses between
 batches; the token carries the steps and the new member definition, and each step is
 checkpointed, so a resumed action continues from the step it reached.
 
@@ -28,7 +28,7 @@ from typing import Any
 
 from kiln.errors import InvalidTemplateAttribute, KilnError, StackValidationFailed
 from kiln.resources.base import Properties, ResourceFailure, Token, select_path, short_id
-from kiln.resources.heat.group_batches import batch_steps, step_timeout
+from kiln.resources.common.group_batches import batch_steps, step_timeout
 from kiln.resources.nested import OUTPUTS_KEY, NestedStackResource
 from kiln.scaling import cooldown
 from kiln.scaling.members import Snippet, member_definitions
@@ -200,17 +200,17 @@ class ScalingGroup(NestedStackResource):
         while True:
             if token["running"]:
                 await self._finish(token)
-                token["running"] = False
+                token = self.next_token(token, running=False)
             if not token["steps"]:
                 return True
             pause = float(token["steps"][0][2])
             if pause > 0:
                 if token["resume_at"] is None:
-                    token["resume_at"] = self.runtime.now() + pause
+                    token = self.next_token(token, resume_at=self.runtime.now() + pause)
                     await self.runtime.nested.checkpoint(self, token)
                 if self.runtime.now() < token["resume_at"]:
                     return False
-            size, changes, _ = token["steps"].pop(0)
+            (size, changes, _), *rest = token["steps"]
             child = token["stack_id"]
             members = member_definitions(await self._existing(child), token["member"],
                                          int(size), int(changes), short_id)
@@ -218,14 +218,12 @@ class ScalingGroup(NestedStackResource):
                 self, child, template=self._template(members),
                 parameters=self.child_parameters(self.properties), files=self.child_files(),
                 timeout_mins=token["timeout_mins"])
-            token.update(running=True, resume_at=None)
+            token = self.next_token(token, steps=rest, running=True, resume_at=None)
             await self.runtime.nested.checkpoint(self, token)
 
     async def handle_delete(self) -> Token:
         token = await super().handle_delete()
-        if isinstance(token, dict):
-            token["deleting"] = True
-        return token
+        return {**token, "deleting": True} if isinstance(token, dict) else token
 
     # -- scaling outside an action -------------------------------------------------------
     def _mark_finished(self, reason: str, *, size_changed: bool = True) -> None:

@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 from kiln.clients import CloudClients, clients_for, errors, rest
 from kiln.errors import StackValidationFailed
 from kiln.resources.base import Property, Resource, ResourceFailure, SupportStatus, Token
-from kiln.resources.openstack import _constraints  # noqa: F401  (registers them)
+from kiln.resources.common import constraints as _constraints  # noqa: F401  (registers them)
 from kiln.template.constraints import CustomConstraint
 
 
@@ -111,7 +111,7 @@ class OpenStackResource(Resource):
 
     async def _look_up(self, constraint: str, value: str) -> str | None:
         """None when *value* names an existing object, else why not (Heat's words)."""
-        from kiln.resources.openstack._lookup import LOOKUPS
+        from kiln.resources.common.lookup import LOOKUPS
 
         try:
             await LOOKUPS[constraint](self, value)
@@ -241,7 +241,7 @@ def _lookups(schema: Mapping[str, Property], values: Mapping[str, Any],
 
 def _walk(prop: Property, value: Any, path: tuple[str | int, ...],
           ) -> Iterator[tuple[tuple[str | int, ...], str, str]]:
-    from kiln.resources.openstack._lookup import LOOKUPS
+    from kiln.resources.common.lookup import LOOKUPS
 
     if isinstance(value, str):
         for constraint in prop.constraints if value else ():

@@ -14,12 +14,13 @@ complete it, and its deadline (in the token) times it out.
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from kiln.errors import RequestLimitExceeded
 from kiln.resources.base import Properties, Resource, ResourceFailure, Token
-from kiln.resources.stack_user import StackUserResource
+from kiln.resources.common.stack_user import StackUserResource
 from kiln.template.definitions import ResourceDefinition
 
 SUCCESS = "SUCCESS"
@@ -161,3 +162,43 @@ class WaitConditionBase(Resource):
         if not isinstance(handle, WaitHandleBase):
             return ""
         return json.dumps(handle.signal_data())
+
+
+class CfnWaitHandle(WaitHandleBase):
+    """A handle whose reference is a pre-signed CFN URL naming it by ARN
+    (AWS::CloudFormation::WaitConditionHandle, OS::Heat::UpdateWaitConditionHandle)."""
+
+    signal_keys = ("Data", "Reason", "Status", "UniqueId")
+    #: the pre-signed URL is a credential: whoever holds it signals the handle
+    secret_data = frozenset({"ec2_signed_url"})
+
+    async def handle_create(self) -> Token:
+        # the reference is the URL cfn-signal or curl PUTs to, signed with the handle's
+        # own keypair (revoked with the handle)
+        keypair = await self.runtime.issue_ec2_keypair(self.name)
+        self.data["access_key"] = keypair["access_key"]
+        self.data["ec2_signed_url"] = self.runtime.presigned_signal_url(
+            self.name, "cfn_waitcondition", keypair)
+        # last, as Heat (keypair, then resource id): a stack shown while the keypair is
+        # being issued must give the name for the reference, never an unsigned URL
+        self.resource_id = uuid.uuid4().hex
+        return None
+
+    async def handle_delete(self) -> Token:
+        access_key = self.data.pop("access_key", None)
+        if access_key is not None:
+            await self.runtime.delete_ec2_keypair(access_key)
+        return None
+
+    async def handle_signal(self, details: Any) -> str | None:
+        if details is None:
+            return None
+        return await super().handle_signal(details)
+
+    def reference_id(self) -> str:
+        if self.resource_id:
+            url = self.data.get("ec2_signed_url")
+            if url is None:
+                url = self.runtime.signal_url(self.name, "cfn_waitcondition")
+            return url
+        return self.name
