@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from kiln.resources.base import ResourceFailure
-from kiln.resources.live_state import GONE, NOT_CHECKED, LiveState, Unread
 from kiln.resources.common.lookup import find_image
+from kiln.resources.live_state import GONE, NOT_CHECKED, LiveState, Unread
 
 if TYPE_CHECKING:
     from kiln.resources.openstack.nova_server import Server
