@@ -1,0 +1,143 @@
+"""``[oslo_messaging_rabbit]`` as oslo.messaging reads it, on the machine's RabbitMQ:
+quorum queues (``rabbit_quorum_queue``) and TLS (``ssl``, ``ssl_ca_file``).
+
+The broker is shared and never reconfigured: the quorum test declares its own queues
+(its own exchange and topic) and deletes them after; RabbitMQ here has no TLS listener,
+so the TLS test puts a TLS-terminating proxy (tests.support.tls_proxy, with a
+certificate the test makes) in front of it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.integration.scaleout.conftest import Cluster, client, wait_for, wait_status
+from tests.support.rabbitmq import URL
+from tests.support.tls_proxy import TlsProxy
+
+HOOKED = {"heat_template_version": "2018-08-31", "resources": {"gate": {"type": "OS::Heat::None"}}}
+HOOKED_ENV = {"resource_registry": {"resources": {"gate": {"hooks": "pre-create"}}}}
+
+
+def _run_across(cluster: Cluster) -> list[str]:
+    """A create handed to the engine (a cast on the topic's queue) and a hook clear
+    forwarded to it (a call on its own queue) through the API; the engines' ids."""
+    with client(cluster.api()) as c:
+        r = c.post(
+            "/stacks", json={"stack_name": "opts", "template": HOOKED, "environment": HOOKED_ENV}
+        )
+        assert r.status_code == 201, r.text
+        path = f"/stacks/opts/{r.json()['stack']['id']}"
+        wait_for(
+            lambda: any(
+                "paused until Hook pre-create" in str(e["resource_status_reason"])
+                for e in c.get(f"{path}/events").json()["events"]
+            ),
+            what="the hook to pause the create",
+        )
+        r = c.post(f"{path}/resources/gate/signal", json={"unset_hook": "pre-create"})
+        assert r.status_code == 200, r.text
+        wait_status(c, "opts", "CREATE_COMPLETE")
+        services = c.get("/services").json()["services"]
+    return [str(s["engine_id"]) for s in services if s["binary"] == "heat-engine"]
+
+
+def _queue_type_is(channel: Any, name: str, kind: str) -> bool:
+    """Whether queue ``name`` exists and is of ``kind``: RabbitMQ refuses (406) a
+    declaration whose ``x-queue-type`` differs from the queue's, and closes the
+    channel."""
+    import amqp
+
+    try:
+        channel.queue_declare(
+            name, durable=True, passive=False, auto_delete=False, arguments={"x-queue-type": kind}
+        )
+    except amqp.exceptions.PreconditionFailed:
+        return False
+    return True
+
+
+def test_quorum_queues(sqlite_url: str, cluster_factory: Callable[[str], Cluster]) -> None:
+    import kombu
+
+    cluster = cluster_factory(sqlite_url)
+    # quorum queues are durable and never auto-deleted (RabbitMQ refuses that); the
+    # queues left once the processes stop are deleted below
+    cluster.extra = {
+        "oslo_messaging_rabbit": {
+            "rabbit_quorum_queue": "true",
+            "amqp_auto_delete": "false",
+            "rabbit_transient_queues_ttl": 60,
+        }
+    }
+    topic = cluster.exchange
+    engine_ids: list[str] = []
+    try:
+        cluster.engine()
+        engine_ids = _run_across(cluster)
+        assert len(engine_ids) == 1
+        with kombu.Connection(URL, connect_timeout=5) as conn:
+            for name in (topic, f"{topic}.{engine_ids[0]}"):
+                assert _queue_type_is(conn.channel(), name, "quorum"), name
+                assert not _queue_type_is(conn.channel(), name, "classic"), name
+    finally:
+        for proc in cluster.processes:
+            proc.stop()
+        with kombu.Connection(URL, connect_timeout=5) as conn:
+            channel = conn.channel()
+            for name in (topic, *(f"{topic}.{e}" for e in engine_ids)):
+                with contextlib.suppress(Exception):
+                    channel.queue_delete(name)
+            for name in (topic, f"{topic}_fanout"):
+                with contextlib.suppress(Exception):
+                    channel.exchange_delete(name)
+
+
+@pytest.mark.parametrize("trusted", [True, False], ids=["ssl_ca_file", "untrusted"])
+def test_tls_to_the_broker(
+    trusted: bool, tmp_path: Path, sqlite_url: str, cluster_factory: Callable[[str], Cluster]
+) -> None:
+    with TlsProxy(tmp_path) as proxy:
+        cluster = cluster_factory(sqlite_url)
+        url = f"rabbit://guest:guest@127.0.0.1:{proxy.port}/"
+        rabbit: dict[str, Any] = {"ssl": "true"}
+        if trusted:
+            rabbit["ssl_ca_file"] = str(proxy.cert)
+        cluster.extra = {"oslo_messaging_rabbit": rabbit}
+        if not trusted:
+            # the certificate is refused: the API answers and admits, the broker is
+            # unreachable (as when it is down), and no TLS session is ever made
+            api = cluster.api(transport_url=url)
+            with client(api) as c:
+                r = c.post("/stacks", json={"stack_name": "tls", "template": HOOKED})
+                assert r.status_code == 201, r.text
+                assert c.get("/stacks/tls").json()["stack"]["stack_status"] == "CREATE_IN_PROGRESS"
+            wait_for(lambda: proxy.refused > 0, 30, "the wake's TLS handshake to fail")
+            assert proxy.accepted == 0
+            return
+        cluster.engine(transport_url=url)
+        cluster.start("api", transport_url=url)
+        api = cluster.processes[-1]
+        with client(api) as c:
+            r = c.post(
+                "/stacks", json={"stack_name": "tls", "template": HOOKED, "environment": HOOKED_ENV}
+            )
+            assert r.status_code == 201, r.text
+            path = f"/stacks/tls/{r.json()['stack']['id']}"
+            wait_for(
+                lambda: any(
+                    "paused until Hook pre-create" in str(e["resource_status_reason"])
+                    for e in c.get(f"{path}/events").json()["events"]
+                ),
+                what="the hook to pause the create",
+            )
+            r = c.post(f"{path}/resources/gate/signal", json={"unset_hook": "pre-create"})
+            assert r.status_code == 200, r.text
+            wait_status(c, "tls", "CREATE_COMPLETE")
+        # the engine and the API each opened TLS sessions through the proxy
+        assert proxy.accepted >= 2 and proxy.refused == 0
