@@ -31,15 +31,18 @@ the hold, and handled after it, as Heat handles such signals outside the stack's
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
 from kiln.engine.model.context import RequestContext
 from kiln.engine.model.states import IN_PROGRESS
-from kiln.engine.runtime.claims import SETTLING_DELAY, SETTLING_POLLS, Claim, in_progress
+from kiln.engine.runtime.claims import SETTLING_DELAY, SETTLING_POLLS, Claim
 from kiln.engine.service.forwarding import ForwardingOps
 from kiln.engine.service.interface import Identity
+
+LOG = logging.getLogger(__name__)
 
 
 @dataclass
@@ -62,14 +65,14 @@ class UnheldOps(ForwardingOps):
         runs (see the module), False when this process runs its action or dispatches
         nothing (``kiln serve``)."""
         engine = self.engine
-        name = action = ""
+        name = ""
         for _ in range(SETTLING_POLLS):
             if fwd := await self.forward_to_holder(method, ctx, stack_identity, **kwargs):
                 return fwd.reply
             if self.dispatch is None:
                 return await here(False)
             rec = await self._find(ctx, stack_identity)
-            name, action = rec.name, rec.action
+            name = rec.name
             root = rec.root_stack_id or rec.id
             held = engine.claims.get(root)
             if held is not None:
@@ -92,7 +95,16 @@ class UnheldOps(ForwardingOps):
                 return await here(True)
             finally:
                 await self._let_go(hold, root)
-        raise in_progress(name, action)
+        # held all along by a process that neither answers as an engine nor lets go (an
+        # engine that died, until engine_dead_after lets it be taken over): served
+        # here, as before there was a hold
+        LOG.warning(
+            "stack %s stays held by a process that is not a live engine: %s "
+            "served without holding it",
+            name,
+            method,
+        )
+        return await here(False)
 
     async def _hold(self, stack_id: str) -> _Hold | None:
         engine = self.engine

@@ -24,6 +24,23 @@ HOOKED = {"heat_template_version": "2018-08-31", "resources": {"gate": {"type": 
 HOOKED_ENV = {"resource_registry": {"resources": {"gate": {"hooks": "pre-create"}}}}
 
 
+def _documented() -> dict[str, str]:
+    """docs/deployment.md's ``[oslo_messaging_rabbit]``, as an operator pastes it."""
+    import configparser
+    import re
+
+    from tests.support import docs
+
+    (block,) = re.findall(
+        r"```ini\n(.*?)```",
+        docs.section(docs.page("deployment.md"), "Quorum queues and TLS"),
+        re.S,
+    )
+    parser = configparser.ConfigParser()
+    parser.read_string(block)
+    return dict(parser["oslo_messaging_rabbit"])
+
+
 def _run_across(cluster: Cluster) -> list[str]:
     """A create handed to the engine (a cast on the topic's queue) and a hook clear
     forwarded to it (a call on its own queue) through the API; the engines' ids."""
@@ -68,13 +85,10 @@ def test_quorum_queues(sqlite_url: str, cluster_factory: Callable[[str], Cluster
     cluster = cluster_factory(sqlite_url)
     # quorum queues are durable and never auto-deleted (RabbitMQ refuses that); the
     # queues left once the processes stop are deleted below
-    cluster.extra = {
-        "oslo_messaging_rabbit": {
-            "rabbit_quorum_queue": "true",
-            "amqp_auto_delete": "false",
-            "rabbit_transient_queues_ttl": 60,
-        }
-    }
+    documented = _documented()
+    quorum = {k: documented[k] for k in ("rabbit_quorum_queue", "amqp_auto_delete")}
+    assert quorum == {"rabbit_quorum_queue": "true", "amqp_auto_delete": "false"}
+    cluster.extra = {"oslo_messaging_rabbit": {**quorum, "rabbit_transient_queues_ttl": 60}}
     topic = cluster.exchange
     engine_ids: list[str] = []
     try:
@@ -105,7 +119,9 @@ def test_tls_to_the_broker(
     with TlsProxy(tmp_path) as proxy:
         cluster = cluster_factory(sqlite_url)
         url = f"rabbit://guest:guest@127.0.0.1:{proxy.port}/"
-        rabbit: dict[str, Any] = {"ssl": "true"}
+        documented = _documented()
+        rabbit: dict[str, Any] = {"ssl": documented["ssl"]}
+        assert documented["ssl_ca_file"]  # the operator's CA file: here the proxy's
         if trusted:
             rabbit["ssl_ca_file"] = str(proxy.cert)
         cluster.extra = {"oslo_messaging_rabbit": rabbit}

@@ -68,7 +68,7 @@ def test_temp_url_signal_through_the_other_api(
         assert "temp_url_sig=" in url, url
         body = {"deploy_stdout": "from-the-server", "deploy_status_code": 0}
         r = httpx.put(url, content=json.dumps(body), timeout=60)
-        assert r.status_code == 200, r.text
+        assert r.status_code == 201, r.text  # Swift's answer to a temp URL's PUT
         wait_status(c, "deployed", "CREATE_COMPLETE")
         out = c.get(f"{path}/outputs/stdout").json()["output"]["output_value"]
         assert out == "from-the-server"

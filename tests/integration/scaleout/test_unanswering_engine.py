@@ -1,0 +1,58 @@
+"""A request forwarded to the engine holding its stack, when that engine stopped
+answering while its heartbeat still reads fresh: answered 503 after about twice
+``engine_life_check_timeout`` (the call, then a ping only because the reply is late),
+not after ``rpc_response_timeout``."""
+
+from __future__ import annotations
+
+import signal
+import time
+from collections.abc import Callable
+
+from tests.integration.scaleout.conftest import Cluster, client, wait_for, wait_status
+
+HOOKED = {
+    "heat_template_version": "2018-08-31",
+    "resources": {"gate": {"type": "OS::Heat::None"}},
+}
+HOOKED_ENV = {"resource_registry": {"resources": {"gate": {"hooks": "pre-create"}}}}
+
+
+def test_a_call_to_an_engine_that_does_not_answer_fails_fast(
+    sqlite_url: str, cluster_factory: Callable[[str], Cluster]
+) -> None:
+    cluster = cluster_factory(sqlite_url)
+    # a heartbeat that reads fresh for a minute after the engine's last one
+    cluster.extra = {
+        "DEFAULT": {"rpc_response_timeout": 60, "engine_life_check_timeout": 2},
+        "kiln_engine": {"heartbeat_interval": 30, "engine_dead_after": 120},
+    }
+    engine = cluster.engine()
+    with client(cluster.api()) as c:
+        r = c.post(
+            "/stacks",
+            json={"stack_name": "held", "template": HOOKED, "environment": HOOKED_ENV},
+        )
+        assert r.status_code == 201, r.text
+        path = f"/stacks/held/{r.json()['stack']['id']}"
+        wait_for(
+            lambda: any(
+                "paused until Hook pre-create" in str(e["resource_status_reason"])
+                for e in c.get(f"{path}/events").json()["events"]
+            ),
+            what="the hook to pause the create",
+        )
+        engine.proc.send_signal(signal.SIGSTOP)
+        try:
+            began = time.monotonic()
+            r = c.post(f"{path}/resources/gate/signal", json={"unset_hook": "pre-create"})
+            took = time.monotonic() - began
+            assert r.status_code == 503, r.text
+            assert "does not answer" in r.text, r.text
+            assert took < 15, f"answered after {took:.1f} s"
+        finally:
+            engine.proc.send_signal(signal.SIGCONT)
+        # the engine answers again: the hook is cleared through the API as before
+        r = c.post(f"{path}/resources/gate/signal", json={"unset_hook": "pre-create"})
+        assert r.status_code in (200, 400), r.text
+        wait_status(c, "held", "CREATE_COMPLETE")
