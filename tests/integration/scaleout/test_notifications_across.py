@@ -35,6 +35,16 @@ def listener() -> Iterator[NotificationListener]:
     lis.close()
 
 
+def _notifying(cluster: Cluster, listener: NotificationListener) -> Cluster:
+    """``cluster`` with its processes sending notifications to ``listener``'s topic, and
+    an engine started."""
+    cluster.extra = {
+        "oslo_messaging_notifications": {"driver": "messagingv2", "topics": listener.topic}
+    }
+    cluster.engine()
+    return cluster
+
+
 def _settled(hc: Any, sid: str) -> Any:
     return wait_for(
         lambda: (lambda s: s if not s.stack_status.endswith("IN_PROGRESS") else None)(
@@ -50,11 +60,7 @@ def test_every_action_is_announced_once_by_the_deployment(
     cluster_factory: Callable[[str], Cluster],
     listener: NotificationListener,
 ) -> None:
-    cluster = cluster_factory(sqlite_url)
-    cluster.extra = {
-        "oslo_messaging_notifications": {"driver": "messagingv2", "topics": listener.topic}
-    }
-    cluster.engine()
+    cluster = _notifying(cluster_factory(sqlite_url), listener)
     h1 = heat_client(cluster.api().endpoint("demo"))
     h2 = heat_client(cluster.api().endpoint("demo"))
     sid = h1.stacks.create(stack_name="told", template=TEMPLATE)["stack"]["id"]
@@ -107,11 +113,7 @@ def test_a_scaling_signal_through_the_api_is_announced(
     cluster_factory: Callable[[str], Cluster],
     listener: NotificationListener,
 ) -> None:
-    cluster = cluster_factory(sqlite_url)
-    cluster.extra = {
-        "oslo_messaging_notifications": {"driver": "messagingv2", "topics": listener.topic}
-    }
-    cluster.engine()
+    cluster = _notifying(cluster_factory(sqlite_url), listener)
     hc = heat_client(cluster.api().endpoint("demo"))
     sid = hc.stacks.create(stack_name="scaled", template=GROUP)["stack"]["id"]
     assert _settled(hc, sid).stack_status == "CREATE_COMPLETE"

@@ -10,7 +10,7 @@ waits until the engine has started (and, before the fix, loaded the stack).
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -116,12 +116,6 @@ WAITING = {
 }
 
 
-@pytest.fixture
-def pg_url() -> Iterator[str]:
-    with databases.postgresql_database() as url:
-        yield url
-
-
 def _pg_connect(url: str) -> Any:
     server = databases.pg_server_url()
     return psycopg.connect(
@@ -142,12 +136,12 @@ def _waiting_on_a_lock(conn: Any) -> bool:
 
 
 def test_a_signal_to_an_api_while_an_engine_takes_the_stack_is_applied_once(
-    pg_url: str, cluster_factory: Callable[[str], Cluster]
+    postgresql_url: str, cluster_factory: Callable[[str], Cluster]
 ) -> None:
     """The API process loads the stack to handle a signal; before its write commits an
     engine takes the stack. Before the fix the engine loaded it without the signal and
     its wait condition waited for it until its timeout."""
-    cluster = cluster_factory(pg_url)
+    cluster = cluster_factory(postgresql_url)
     engine = cluster.engine()
     with client(cluster.api()) as c1, client(cluster.api()) as c2:
         r = c1.post("/stacks", json={"stack_name": "raced", "template": WAITING})
@@ -169,7 +163,7 @@ def test_a_signal_to_an_api_while_an_engine_takes_the_stack_is_applied_once(
         r = c1.patch(path, json={"parameters": {"count": 2}})
         assert r.status_code == 202, r.text
 
-        with _pg_connect(pg_url) as lock:
+        with _pg_connect(postgresql_url) as lock:
             # the handle's row locked: the second API's write of the signal waits
             lock.execute("SELECT r.id FROM resource r WHERE r.name = 'handle' FOR UPDATE")
             answers: list[httpx.Response] = []
@@ -181,7 +175,7 @@ def test_a_signal_to_an_api_while_an_engine_takes_the_stack_is_applied_once(
                 )
             )
             sender.start()
-            with _pg_connect(pg_url) as watch:
+            with _pg_connect(postgresql_url) as watch:
                 watch.autocommit = True
                 wait_for(lambda: _waiting_on_a_lock(watch), 30, "the signal's write to wait")
             # an engine starts (its first sweep, which takes queued stacks, is over

@@ -16,12 +16,16 @@ from typing import Any
 
 import pytest
 
-from tests.integration.scaleout.conftest import Cluster, client, wait_for, wait_status
+from tests.integration.scaleout.conftest import (
+    HOOKED,
+    Cluster,
+    client,
+    create_paused,
+    wait_for,
+    wait_status,
+)
 from tests.support.rabbitmq import URL
 from tests.support.tls_proxy import TlsProxy
-
-HOOKED = {"heat_template_version": "2018-08-31", "resources": {"gate": {"type": "OS::Heat::None"}}}
-HOOKED_ENV = {"resource_registry": {"resources": {"gate": {"hooks": "pre-create"}}}}
 
 
 def _documented() -> dict[str, str]:
@@ -41,22 +45,12 @@ def _documented() -> dict[str, str]:
     return dict(parser["oslo_messaging_rabbit"])
 
 
-def _run_across(cluster: Cluster) -> list[str]:
+def _run_across(cluster: Cluster, **api: Any) -> list[str]:
     """A create handed to the engine (a cast on the topic's queue) and a hook clear
-    forwarded to it (a call on its own queue) through the API; the engines' ids."""
-    with client(cluster.api()) as c:
-        r = c.post(
-            "/stacks", json={"stack_name": "opts", "template": HOOKED, "environment": HOOKED_ENV}
-        )
-        assert r.status_code == 201, r.text
-        path = f"/stacks/opts/{r.json()['stack']['id']}"
-        wait_for(
-            lambda: any(
-                "paused until Hook pre-create" in str(e["resource_status_reason"])
-                for e in c.get(f"{path}/events").json()["events"]
-            ),
-            what="the hook to pause the create",
-        )
+    forwarded to it (a call on its own queue) through an API process started with
+    ``api``; the engines' ids."""
+    with client(cluster.api(**api)) as c:
+        path = create_paused(c, "opts")
         r = c.post(f"{path}/resources/gate/signal", json={"unset_hook": "pre-create"})
         assert r.status_code == 200, r.text
         wait_status(c, "opts", "CREATE_COMPLETE")
@@ -137,23 +131,6 @@ def test_tls_to_the_broker(
             assert proxy.accepted == 0
             return
         cluster.engine(transport_url=url)
-        cluster.start("api", transport_url=url)
-        api = cluster.processes[-1]
-        with client(api) as c:
-            r = c.post(
-                "/stacks", json={"stack_name": "tls", "template": HOOKED, "environment": HOOKED_ENV}
-            )
-            assert r.status_code == 201, r.text
-            path = f"/stacks/tls/{r.json()['stack']['id']}"
-            wait_for(
-                lambda: any(
-                    "paused until Hook pre-create" in str(e["resource_status_reason"])
-                    for e in c.get(f"{path}/events").json()["events"]
-                ),
-                what="the hook to pause the create",
-            )
-            r = c.post(f"{path}/resources/gate/signal", json={"unset_hook": "pre-create"})
-            assert r.status_code == 200, r.text
-            wait_status(c, "tls", "CREATE_COMPLETE")
+        assert len(_run_across(cluster, transport_url=url)) == 1
         # the engine and the API each opened TLS sessions through the proxy
         assert proxy.accepted >= 2 and proxy.refused == 0

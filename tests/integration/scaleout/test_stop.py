@@ -7,31 +7,20 @@ from __future__ import annotations
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import httpx
-import pytest
 
-from tests.integration.scaleout.conftest import Cluster, client, wait_for, wait_status
+from tests.integration.scaleout.conftest import (
+    HOOKED,
+    Cluster,
+    client,
+    create_paused,
+    wait_for,
+    wait_status,
+)
 from tests.integration.scaleout.test_queued import _pg_connect, _waiting_on_a_lock
-from tests.support import databases
-
-HOOKED = {"heat_template_version": "2018-08-31", "resources": {"gate": {"type": "OS::Heat::None"}}}
-HOOKED_ENV = {"resource_registry": {"resources": {"gate": {"hooks": "pre-create"}}}}
-
-
-@pytest.fixture
-def pg_url() -> Iterator[str]:
-    with databases.postgresql_database() as url:
-        yield url
-
-
-def _paused(c: httpx.Client, path: str) -> bool:
-    return any(
-        "paused until Hook pre-create" in str(e["resource_status_reason"])
-        for e in c.get(f"{path}/events").json()["events"]
-    )
 
 
 def _stop_seconds(proc: Any) -> float:
@@ -57,18 +46,13 @@ def test_an_idle_engine_stops_within_a_second(
 
 
 def test_a_call_running_when_the_engine_is_told_to_stop_is_answered(
-    pg_url: str, cluster_factory: Callable[[str], Cluster]
+    postgresql_url: str, cluster_factory: Callable[[str], Cluster]
 ) -> None:
-    cluster = cluster_factory(pg_url)
+    cluster = cluster_factory(postgresql_url)
     engine = cluster.engine()
     with client(cluster.api()) as c:
-        r = c.post(
-            "/stacks", json={"stack_name": "hooked", "template": HOOKED, "environment": HOOKED_ENV}
-        )
-        assert r.status_code == 201, r.text
-        path = f"/stacks/hooked/{r.json()['stack']['id']}"
-        wait_for(lambda: _paused(c, path), what="the hook to pause the create")
-        with _pg_connect(pg_url) as lock:
+        path = create_paused(c, "hooked")
+        with _pg_connect(postgresql_url) as lock:
             # the gate's row locked: the engine's write of the hook's clearing waits,
             # with the forwarded call in flight
             lock.execute("SELECT id FROM resource WHERE name = 'gate' FOR UPDATE")
@@ -79,7 +63,7 @@ def test_a_call_running_when_the_engine_is_told_to_stop_is_answered(
                 )
             )
             sender.start()
-            with _pg_connect(pg_url) as watch:
+            with _pg_connect(postgresql_url) as watch:
                 watch.autocommit = True
                 wait_for(lambda: _waiting_on_a_lock(watch), 30, "the engine's write to wait")
             engine.proc.send_signal(signal.SIGTERM)

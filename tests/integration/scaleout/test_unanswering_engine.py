@@ -9,13 +9,7 @@ import signal
 import time
 from collections.abc import Callable
 
-from tests.integration.scaleout.conftest import Cluster, client, wait_for, wait_status
-
-HOOKED = {
-    "heat_template_version": "2018-08-31",
-    "resources": {"gate": {"type": "OS::Heat::None"}},
-}
-HOOKED_ENV = {"resource_registry": {"resources": {"gate": {"hooks": "pre-create"}}}}
+from tests.integration.scaleout.conftest import Cluster, client, create_paused, wait_status
 
 
 def test_a_call_to_an_engine_that_does_not_answer_fails_fast(
@@ -29,19 +23,7 @@ def test_a_call_to_an_engine_that_does_not_answer_fails_fast(
     }
     engine = cluster.engine()
     with client(cluster.api()) as c:
-        r = c.post(
-            "/stacks",
-            json={"stack_name": "held", "template": HOOKED, "environment": HOOKED_ENV},
-        )
-        assert r.status_code == 201, r.text
-        path = f"/stacks/held/{r.json()['stack']['id']}"
-        wait_for(
-            lambda: any(
-                "paused until Hook pre-create" in str(e["resource_status_reason"])
-                for e in c.get(f"{path}/events").json()["events"]
-            ),
-            what="the hook to pause the create",
-        )
+        path = create_paused(c, "held")
         engine.proc.send_signal(signal.SIGSTOP)
         try:
             began = time.monotonic()
