@@ -34,7 +34,6 @@ def test_a_call_to_an_engine_that_does_not_answer_fails_fast(
             assert took < 15, f"answered after {took:.1f} s"
         finally:
             engine.proc.send_signal(signal.SIGCONT)
-        # the engine answers again: the hook is cleared through the API as before
-        r = c.post(f"{path}/resources/gate/signal", json={"unset_hook": "pre-create"})
-        assert r.status_code in (200, 400), r.text
+        # resumed within rpc_response_timeout, the engine still runs the call it was
+        # sent (Heat's would too): the hook is cleared and the create completes
         wait_status(c, "held", "CREATE_COMPLETE")
