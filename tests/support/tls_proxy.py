@@ -131,3 +131,4 @@ def _pipe(source: socket.socket, sink: socket.socket) -> None:
         for sock in (source, sink):
             with contextlib.suppress(OSError):
                 sock.shutdown(socket.SHUT_RDWR)
+            sock.close()

@@ -59,22 +59,23 @@ def test_a_cancel_of_a_queued_update_is_honoured_by_the_engine_that_takes_it(
 ) -> None:
     cluster = cluster_factory(server_db)
     c1, c2, stack_id = _queued_update(cluster)
-    action = "cancel_update" if rollback else "cancel_without_rollback"
-    r = c2.post(f"/stacks/queued/{stack_id}/actions", json={action: None})
-    assert r.status_code == 200, r.text  # was 400 NotSupported
-    requested = "Stack UPDATE cancel requested" + ("" if rollback else " without rollback")
-    assert _stack(c1, "queued")["stack_status_reason"] == requested
-    cluster.engine()
-    if rollback:
-        wait_status(c1, "queued", "ROLLBACK_COMPLETE")
-    else:
-        wait_status(c1, "queued", "UPDATE_FAILED")
-        assert _stack(c1, "queued")["stack_status_reason"] == "Stack UPDATE cancelled"
-    reasons = [
-        e["resource_status_reason"]
-        for e in c1.get(f"/stacks/queued/{stack_id}/events").json()["events"]
-    ]
-    assert "Stack UPDATE cancelled" in reasons
+    with c1, c2:
+        action = "cancel_update" if rollback else "cancel_without_rollback"
+        r = c2.post(f"/stacks/queued/{stack_id}/actions", json={action: None})
+        assert r.status_code == 200, r.text  # was 400 NotSupported
+        requested = "Stack UPDATE cancel requested" + ("" if rollback else " without rollback")
+        assert _stack(c1, "queued")["stack_status_reason"] == requested
+        cluster.engine()
+        if rollback:
+            wait_status(c1, "queued", "ROLLBACK_COMPLETE")
+        else:
+            wait_status(c1, "queued", "UPDATE_FAILED")
+            assert _stack(c1, "queued")["stack_status_reason"] == "Stack UPDATE cancelled"
+        reasons = [
+            e["resource_status_reason"]
+            for e in c1.get(f"/stacks/queued/{stack_id}/events").json()["events"]
+        ]
+        assert "Stack UPDATE cancelled" in reasons
 
 
 def test_a_cancel_of_a_queued_create_without_rollback(
