@@ -9,6 +9,7 @@ waits until the engine has started (and, before the fix, loaded the stack).
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -59,7 +60,7 @@ def test_a_cancel_of_a_queued_update_is_honoured_by_the_engine_that_takes_it(
 ) -> None:
     cluster = cluster_factory(server_db)
     c1, c2, stack_id = _queued_update(cluster)
-    with c1, c2:
+    with contextlib.closing(c1), contextlib.closing(c2):
         action = "cancel_update" if rollback else "cancel_without_rollback"
         r = c2.post(f"/stacks/queued/{stack_id}/actions", json={action: None})
         assert r.status_code == 200, r.text  # was 400 NotSupported
