@@ -109,8 +109,9 @@ default_opts = [
                help="Seconds between engine housekeeping runs."),
     cfg.IntOpt("engine_life_check_timeout", default=2, min=1,
                help="Seconds to wait for an engine to answer whether it is alive (with "
-                    "transport_url: before a request is forwarded to the engine holding "
-                    "its stack)."),
+                    "transport_url: asked when a request forwarded to the engine holding "
+                    "its stack has no reply within this time; no answer either is a "
+                    "503)."),
     cfg.StrOpt("host", default="kiln", help="Name of this host, as reported by services "
                                             "and in notifications' publisher_id."),
     cfg.StrOpt("default_notification_level", default="INFO",

@@ -53,16 +53,12 @@ class EngineClient:
     async def invoke(self, method: str, ctx: RequestContext, kwargs: Mapping[str, Any], *,
                      server: str | None = None) -> Any:
         timeout = float(self.conf.rpc_response_timeout)
-        # an engine that stopped answering (but whose heartbeat is still fresh) costs
-        # engine_life_check_timeout, not rpc_response_timeout, as in Heat
-        if server is not None and not await self.ping(server):
-            raise ServiceUnavailable(f"The engine {server} holding the stack does not "
-                                     "answer.")
         client = self._client.prepare(server=server, timeout=timeout, retry=0)
+        # the caller's context travels as the message's context, as in Heat
+        call = asyncio.ensure_future(asyncio.to_thread(
+            client.call, context_to_dict(ctx), "invoke", name=method, kwargs=dict(kwargs)))
         try:
-            # the caller's context travels as the message's context, as in Heat
-            answer = await asyncio.to_thread(client.call, context_to_dict(ctx), "invoke",
-                                             name=method, kwargs=dict(kwargs))
+            answer = await self._answer(call, server)
         except self._timeout:
             raise ServiceUnavailable(f"The engine did not answer {method} within "
                                      f"{timeout:g} s.") from None
@@ -71,6 +67,23 @@ class EngineClient:
         if isinstance(answer, dict) and "error" in answer:
             raise error_from_dict(answer["error"])
         return answer.get("reply") if isinstance(answer, dict) else None
+
+    async def _answer(self, call: asyncio.Future[Any], server: str | None) -> Any:
+        """The reply of ``call`` (sent to engine ``server``). An engine that stopped
+        answering while its heartbeat is still fresh costs about twice
+        ``engine_life_check_timeout``, not ``rpc_response_timeout``, as in Heat: a reply
+        later than that is waited for only while the engine answers a ping. Heat pings
+        before every such call; here the ping is sent only for a late reply, so a
+        forwarded call is one request and one reply."""
+        if server is None:
+            return await call
+        life = float(self.conf.engine_life_check_timeout)
+        done, _ = await asyncio.wait({call}, timeout=life)
+        if done or await self.ping(server):
+            return await call
+        # the call's message expires in the engine's queue after rpc_response_timeout
+        call.add_done_callback(_drop_result)
+        raise ServiceUnavailable(f"The engine {server} holding the stack does not answer.")
 
     async def ping(self, server: str) -> bool:
         """Whether engine ``server`` answers within ``engine_life_check_timeout``."""
@@ -86,3 +99,9 @@ class EngineClient:
     def close(self) -> None:
         if self._own_transport:
             self._transport.cleanup()
+
+
+def _drop_result(call: asyncio.Future[Any]) -> None:
+    """Retrieve the late result of a call given up on (no "never retrieved" warning)."""
+    if not call.cancelled():
+        call.exception()

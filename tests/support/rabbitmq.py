@@ -28,7 +28,12 @@ class NotificationListener:
     """Notifications on ``<topic>.*`` of the ``heat`` exchange, unwrapped from oslo's
     messaging v2 envelope; ``routing_key`` is kept with each."""
 
-    def __init__(self, topic: str | None = None) -> None:
+    def __init__(
+        self, topic: str | None = None, *, exchange: str = "heat", auto_delete: bool = False
+    ) -> None:
+        """``exchange``: the servers' ``control_exchange`` (Heat's default ``heat``);
+        ``auto_delete`` as their ``[oslo_messaging_rabbit] amqp_auto_delete`` (RabbitMQ
+        refuses to declare one exchange two ways)."""
         import kombu
 
         self.topic = topic or f"kiln-test-{uuid.uuid4().hex[:12]}"
@@ -38,11 +43,17 @@ class NotificationListener:
             self._conn.ensure_connection(max_retries=1)
         except Exception as exc:  # noqa: BLE001 - any failure to reach it is "absent"
             unavailable(f"RabbitMQ not reachable at {URL}: {exc}")
-        exchange = kombu.Exchange("heat", type="topic", durable=False, auto_delete=False)
-        queue = kombu.Queue(f"{self.topic}-listener", exchange,
-                            routing_key=f"{self.topic}.*", exclusive=True, auto_delete=True)
-        self._consumer = kombu.Consumer(self._conn, queues=[queue],
-                                        callbacks=[self._received], accept=["json"])
+        exchange = kombu.Exchange(exchange, type="topic", durable=False, auto_delete=auto_delete)
+        queue = kombu.Queue(
+            f"{self.topic}-listener",
+            exchange,
+            routing_key=f"{self.topic}.*",
+            exclusive=True,
+            auto_delete=True,
+        )
+        self._consumer = kombu.Consumer(
+            self._conn, queues=[queue], callbacks=[self._received], accept=["json"]
+        )
         self._consumer.consume()
 
     def _received(self, body: Any, message: Any) -> None:
@@ -53,8 +64,12 @@ class NotificationListener:
         self.messages.append(inner)
         message.ack()
 
-    def wait_for(self, event_type: str, match: Callable[[dict[str, Any]], bool] = lambda m: True,
-                 timeout: float = 30.0) -> dict[str, Any]:
+    def wait_for(
+        self,
+        event_type: str,
+        match: Callable[[dict[str, Any]], bool] = lambda m: True,
+        timeout: float = 30.0,
+    ) -> dict[str, Any]:
         """The first notification of ``event_type`` that ``match`` accepts (waiting for it
         to arrive)."""
         deadline = time.monotonic() + timeout
@@ -70,8 +85,9 @@ class NotificationListener:
                 self._conn.drain_events(timeout=min(left, 1.0))
 
     def event_types(self, stack_id: str) -> list[str]:
-        return [m["event_type"] for m in self.messages
-                if m["payload"].get("stack_identity") == stack_id]
+        return [
+            m["event_type"] for m in self.messages if m["payload"].get("stack_identity") == stack_id
+        ]
 
     def close(self) -> None:
         try:

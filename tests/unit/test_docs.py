@@ -73,6 +73,8 @@ RUN_BY = {
         "tests/unit/server/test_workers_options.py",
     ("deployment.md", "Topology: three controllers", "[DEFAULT]"):
         "tests/unit/server/test_workers_options.py",
+    ("deployment.md", "Quorum queues and TLS", "[DEFAULT]"):
+        "tests/integration/scaleout/test_rabbit_options.py",
 }
 #: blocks no test runs as written, and why (what is tested instead)
 NOT_RUN = {

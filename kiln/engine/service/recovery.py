@@ -168,6 +168,10 @@ class Recovery:
             await engine.store.stacks.fail_unloadable(rec.id, engine_went_down(rec.action))
             return
         claim.launch(_work(engine, stack), stack)
+        info = stack.info
+        if honour_cancel(engine, rec.id, info.action, info.status_reason):
+            LOG.info("stack %s (%s): cancelling its %s, as requested while it was queued",
+                     rec.name, rec.id, info.action, extra={"stack_id": rec.id})
 
 
 def _work(engine: Engine, stack: LiveStack) -> Callable[[], Awaitable[None]]:
@@ -185,6 +189,31 @@ def _work(engine: Engine, stack: LiveStack) -> Callable[[], Awaitable[None]]:
                 await engine.store.stacks.fail_unloadable(
                     stack.info.id, engine_went_down(stack.info.action))
     return run
+
+
+#: the stack's reason while a cancel of its queued action waits for an engine:
+#: rollback (a cancel_update) or not (cancel_without_rollback)
+CANCEL_REQUESTED = {True: "Stack {action} cancel requested",
+                    False: "Stack {action} cancel requested without rollback"}
+
+
+def cancel_reason(action: str, rollback: bool) -> str:
+    return CANCEL_REQUESTED[rollback].format(action=action)
+
+
+def honour_cancel(engine: Engine, stack_id: str, action: str, reason: str) -> bool:
+    """For the engine that took a queued stack and launched its action: cancel it at
+    once if a cancel was recorded while it was queued; whether one was."""
+    for rollback in (True, False):
+        if reason == cancel_reason(action, rollback):
+            cancel = engine.cancels.get(stack_id)
+            if cancel is None:
+                return False
+            engine.cancel_rollback[stack_id] = rollback
+            cancel.set()
+            return True
+    return False
+
 
 
 def service_body(rec: ServiceRecord) -> ServiceReply:

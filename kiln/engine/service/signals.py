@@ -29,9 +29,9 @@ from kiln.engine.model.context import RequestContext
 from kiln.engine.model.live_stack import LiveStack, Slot, describe
 from kiln.engine.runtime import acting, hooks
 from kiln.engine.service import stack_user_reach
-from kiln.engine.service.forwarding import ForwardingOps
 from kiln.engine.service.interface import Identity
 from kiln.engine.service.shared import ResourceNotFound
+from kiln.engine.service.unheld import UnheldOps
 from kiln.engine.store import SignalWrite
 from kiln.errors import InvalidBreakPointHook, NotSupported, RequestLimitExceeded
 from kiln.resources.base import Resource, ResourceState
@@ -75,7 +75,7 @@ def _reaches(ctx: RequestContext, stack: LiveStack, named: Any) -> bool:
     return ctx.is_admin or ctx.project_id in (info.project_id, info.stack_user_project_id)
 
 
-class SignalOps(ForwardingOps):
+class SignalOps(UnheldOps):
     async def _signal_target(self, ctx: RequestContext, stack_identity: Identity,
                              resource_name: str) -> tuple[LiveStack, Slot]:
         engine = self.engine
@@ -101,10 +101,14 @@ class SignalOps(ForwardingOps):
         # a running stack's plugins live in the engine running it (a wait condition
         # counts its handle's signals there, a hook is released there): a signal reaching
         # another process goes on to that engine, and is answered once it handled it
-        if fwd := await self.forward_to_holder("resource_signal", ctx, stack_identity,
-                                               resource_name=resource_name,
-                                               details=details, sync_call=sync_call):
-            return fwd.reply
+        return await self.at_stack(
+            "resource_signal", ctx, stack_identity,
+            lambda _held: self._signal_here(ctx, stack_identity, resource_name, details,
+                                            sync_call),
+            resource_name=resource_name, details=details, sync_call=sync_call)
+
+    async def _signal_here(self, ctx: RequestContext, stack_identity: Identity,
+                           resource_name: str, details: Any, sync_call: bool) -> Any:
         stack, slot = await self._signal_target(ctx, stack_identity, resource_name)
         await stack_user_reach.confine(self, ctx, stack.info.id, resource_name, read=False)
         # no request of the owner's is behind a signal: it acts through the stack's trust

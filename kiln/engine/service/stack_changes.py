@@ -28,15 +28,16 @@ from kiln.engine.runtime import acting
 from kiln.engine.runtime.claims import Claim
 from kiln.engine.runtime.engine import Engine
 from kiln.engine.service import preview
-from kiln.engine.service.forwarding import ForwardingOps
 from kiln.engine.service.interface import JSON, Identity
 from kiln.engine.service.lifecycle import LifecycleOps
+from kiln.engine.service.recovery import cancel_reason
 from kiln.engine.service.replies import identity
+from kiln.engine.service.unheld import UnheldOps
 from kiln.engine.store import utcnow
 from kiln.errors import NotSupported, StackValidationFailed
 
 
-class StackOps(LifecycleOps, ForwardingOps):
+class StackOps(LifecycleOps, UnheldOps):
     async def create_stack(self, ctx: RequestContext, stack_name: str,
                            template: Mapping[str, Any] | str, params: Mapping[str, Any],
                            files: Mapping[str, str], args: Mapping[str, Any],
@@ -208,23 +209,34 @@ class StackOps(LifecycleOps, ForwardingOps):
 
     async def stack_cancel_update(self, ctx: RequestContext, stack_identity: Identity,
                                   cancel_with_rollback: bool = True) -> None:
-        # only the engine running the update can cancel it
-        if await self.forward_to_holder("stack_cancel_update", ctx, stack_identity,
-                                        cancel_with_rollback=cancel_with_rollback):
-            return
+        # only the engine running the update can cancel it; a queued update is cancelled
+        # by the engine that takes it (kiln.engine.service.unheld)
+        await self.at_stack(
+            "stack_cancel_update", ctx, stack_identity,
+            lambda held: self._cancel_here(ctx, stack_identity, cancel_with_rollback, held),
+            cancel_with_rollback=cancel_with_rollback)
+
+    async def _cancel_here(self, ctx: RequestContext, stack_identity: Identity,
+                           rollback: bool, held: bool) -> None:
         engine = self.engine
         rec = await self._find(ctx, stack_identity)
-        allowed = (UPDATE,) if cancel_with_rollback else (UPDATE, CREATE)
+        allowed = (UPDATE,) if rollback else (UPDATE, CREATE)
+        refused = NotSupported(f"Cancelling update when stack is {rec.action}_{rec.status} "
+                               "is not supported.")
         if not (rec.status == IN_PROGRESS and rec.action in allowed):
-            raise NotSupported(f"Cancelling update when stack is {rec.action}_{rec.status} "
-                               "is not supported.")
+            raise refused
+        if held:  # queued, and held by this request: kept for the engine that takes it
+            if rec.owner_id is not None:
+                raise refused  # a nested stack's action is its parent's to cancel
+            await self.store.stacks.request_cancel(rec.id, cancel_reason(rec.action,
+                                                                         rollback))
+            return
         # the running action, not the row read above: a delete may have pre-empted it
-        held = engine.claims.get(rec.id)
+        running = engine.claims.get(rec.id)
         cancel = engine.cancels.get(rec.id)
-        if cancel is None or held is None or held.action not in allowed:
-            raise NotSupported(f"Cancelling update when stack is {rec.action}_{rec.status} "
-                               "is not supported.")
-        engine.cancel_rollback[rec.id] = cancel_with_rollback
+        if cancel is None or running is None or running.action not in allowed:
+            raise refused
+        engine.cancel_rollback[rec.id] = rollback
         cancel.set()
 
 

@@ -175,6 +175,11 @@ class StackStore:
         """The stack's tags, replaced (an update that changed them)."""
         return self._db.write(db_stacks.set_stack_tags, stack_id, tags)
 
+    def request_cancel(self, stack_id: str, reason: str) -> asyncio.Future[bool]:
+        """A cancel of the stack's queued action, kept as its reason for the engine that
+        takes it (kiln.engine.service.unheld; the caller holds the row)."""
+        return self._db.write(db_stacks.update_stack, stack_id, {"status_reason": reason})
+
     def mark_crashed(self, stack_id: str, reason: str) -> asyncio.Future[bool]:
         """FAILED after an engine bug ended its action (the action is left as it was)."""
         return self._db.write(db_stacks.update_stack, stack_id,

@@ -151,3 +151,22 @@ def wait_status(client: httpx.Client, name: str, *wanted: str,
         stack_status(client, name)), timeout, f"stack {name} to settle")
     assert final in wanted, f"stack {name} ended {final}, wanted {wanted}"
     return str(final)
+
+
+#: a stack whose create pauses at its one resource's pre-create hook
+HOOKED = {"heat_template_version": "2018-08-31",
+          "resources": {"gate": {"type": "OS::Heat::None"}}}
+HOOKED_ENV = {"resource_registry": {"resources": {"gate": {"hooks": "pre-create"}}}}
+
+
+def create_paused(c: httpx.Client, name: str) -> str:
+    """Create a :data:`HOOKED` stack and wait until its create pauses at the hook (run by
+    an engine); its path (``/stacks/<name>/<id>``)."""
+    r = c.post("/stacks", json={"stack_name": name, "template": HOOKED,
+                                "environment": HOOKED_ENV})
+    assert r.status_code == 201, r.text
+    path = f"/stacks/{name}/{r.json()['stack']['id']}"
+    wait_for(lambda: any("paused until Hook pre-create" in str(e["resource_status_reason"])
+                         for e in c.get(f"{path}/events").json()["events"]),
+             what="the pre-create hook to pause the create")
+    return path

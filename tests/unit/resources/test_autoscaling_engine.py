@@ -408,9 +408,9 @@ async def test_aodh_alarms_are_refused(service: EngineService) -> None:
                                                         "threshold": 50}}}}
     # Heat 27's answer: the missing service, before the resource's own checks
     with pytest.raises(ResourceTypeUnavailable,
-                       match="Service aodh is not available for resource type "
-                             "OS::Aodh::Alarm, reason: aodh alarming endpoint is not in "
-                             "service catalog."):
+                       match=r"Service aodh is not available for resource type "
+                             r"OS::Aodh::Alarm, reason: aodh alarming endpoint is not in "
+                             r"service catalog\."):
         await service.create_stack(CTX, "aodh", template, {}, {}, {})
 
 

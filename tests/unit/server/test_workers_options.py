@@ -101,7 +101,8 @@ def test_the_three_controller_example_of_deployment_md_loads(tmp_path: Path) -> 
     from kiln.rpc.transport import chosen_url, target
     from tests.support import docs
 
-    (example,) = re.findall(r"```ini\n(.*?)```", docs.page("deployment.md"), re.S)
+    (example,) = re.findall(r"```ini\n(.*?)```",
+                            docs.section(docs.page("deployment.md"), "Topology"), re.S)
     conf = conf_of(tmp_path, example.replace("<the same 32+ characters on every "
                                              "controller>", "k" * 32))
     assert chosen_url(conf) == "rabbit://kiln:secret@rabbit:5672/"
