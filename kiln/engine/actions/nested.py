@@ -35,7 +35,6 @@ from kiln.resources.base import Resource, Token
 from kiln.resources.nested import NAME_KEY, ChildMember
 from kiln.resources.runtime import AlarmStore, SoftwareConfigStore, SoftwareDeploymentStore
 from kiln.resources.stores import ServiceConfigStore, ServiceDeploymentStore
-from kiln.template import load_template
 
 
 class ServiceHost(Protocol):
@@ -170,7 +169,9 @@ class NestedOps:
             raise RequestLimitExceeded(
                 f"Request limit exceeded: Recursion depth exceeds {limit}.")
         files = dict(pstack.files if files is None else files)
-        tmpl = load_template(template, files=files, max_size=engine.conf.max_template_size)
+        # the children of a group are the same body again and again: parsed once
+        tmpl = engine.template_cache.load(template, files,
+                                          max_size=engine.conf.max_template_size)
         env = pstack.environment.child(dict(parameters), resource_name=parent.name)
         opts = admit.Options(timeout_mins=timeout_mins, disable_rollback=True)
         parent_ref = admit.Parent(stack_id=info.id, root_stack_id=info.root_stack_id,
