@@ -1,5 +1,4 @@
-"""Parsed templates by raw-template id, shared by every read and action of an engine.
-"""
+"""Parsed templates by raw-template id, shared by every read and action of an engine."""
 
 from __future__ import annotations
 
@@ -67,8 +66,7 @@ class TemplateCache:
         self._by_key: dict[bytes, _Entry] = {}
         #: every template parsed through the cache that something still holds (the
         #: children of a group being created are parsed before the first one is cached)
-        self._alive: weakref.WeakValueDictionary[bytes, Template] = (
-            weakref.WeakValueDictionary())
+        self._alive: weakref.WeakValueDictionary[bytes, Template] = weakref.WeakValueDictionary()
         self._weight = 0
 
     def __contains__(self, raw_id: object) -> bool:
@@ -97,8 +95,7 @@ class TemplateCache:
         self._add(raw.id, template, key)
         return template
 
-    def load(self, body: Mapping[str, Any], files: Mapping[str, str], *,
-             max_size: int) -> Template:
+    def load(self, body: Mapping[str, Any], files: Mapping[str, str], *, max_size: int) -> Template:
         """``load_template(body, files=files, max_size=max_size)``, or the cached parse
         of the same body and files. The size and shape checks run either way (they are
         what a parse would refuse first, and cheap beside a parse)."""
@@ -133,8 +130,9 @@ class TemplateCache:
                 del self._by_key[found.key]
 
     # -- internals ------------------------------------------------------------------------
-    def _same(self, key: bytes | None, raw: Mapping[str, Any],
-              files: Mapping[str, str]) -> Template | None:
+    def _same(
+        self, key: bytes | None, raw: Mapping[str, Any], files: Mapping[str, str]
+    ) -> Template | None:
         """A template already parsed from this body and files, if one is known."""
         if key is None:
             return None
@@ -156,6 +154,7 @@ class TemplateCache:
                 self._by_key.setdefault(key, entry)
                 self._alive[key] = template
         self._items[raw_id] = entry
-        while len(self._items) > 1 and (len(self._items) > self.size
-                                        or self._weight > self.max_resources):
+        while len(self._items) > 1 and (
+            len(self._items) > self.size or self._weight > self.max_resources
+        ):
             self.discard(next(iter(self._items)))

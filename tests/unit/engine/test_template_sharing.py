@@ -20,25 +20,29 @@ from .support import create, hot
 
 
 def _body(n: int, salt: str = "a") -> dict[str, Any]:
-    return hot({f"r{i}": {"type": "OS::Heat::RandomString", "properties": {"salt": salt}}
-                for i in range(n)})
+    return hot(
+        {
+            f"r{i}": {"type": "OS::Heat::RandomString", "properties": {"salt": salt}}
+            for i in range(n)
+        }
+    )
 
 
 def test_equal_bodies_share_one_template_counted_once() -> None:
     cache = TemplateCache(size=10, max_resources=5)
     first, second = load_template(_body(4)), load_template(_body(4))
     cache.put(1, first)
-    cache.put(2, second)               # the same body: the first parse stands for both
+    cache.put(2, second)  # the same body: the first parse stands for both
     assert cache.cached(1) is first and cache.cached(2) is first
-    cache.put(3, load_template(_body(1, "other")))   # 4 + 1 resources: nothing evicted
+    cache.put(3, load_template(_body(1, "other")))  # 4 + 1 resources: nothing evicted
     assert 1 in cache and 2 in cache and 3 in cache
     cache.discard(1)
-    assert cache.cached(2) is first    # still named by 2
+    assert cache.cached(2) is first  # still named by 2
     cache.discard(2)
-    cache.put(4, load_template(_body(4, "new")))   # 4 + 1 again: 3 stays
+    cache.put(4, load_template(_body(4, "new")))  # 4 + 1 again: 3 stays
     assert 3 in cache and 4 in cache
-    cache.put(5, load_template(_body(4)))   # a parse something still holds is reused
-    assert cache.cached(5) is first and 3 not in cache   # 4 + 4: the oldest went
+    cache.put(5, load_template(_body(4)))  # a parse something still holds is reused
+    assert cache.cached(5) is first and 3 not in cache  # 4 + 4: the oldest went
 
 
 def test_bodies_that_differ_are_never_shared() -> None:
@@ -59,8 +63,8 @@ def test_bodies_that_differ_are_never_shared() -> None:
     numbered = {"heat_template_version": "2018-08-31", "parameters": {1: {"type": "string"}}}
     stringed = {"heat_template_version": "2018-08-31", "parameters": {"1": {"type": "string"}}}
     cache.put(3, load_template(stringed))
-    assert content_key(numbered, {}) == content_key(stringed, {})   # the digest alone ...
-    assert cache._same(content_key(numbered, {}), numbered, {}) is None   # ... is not enough
+    assert content_key(numbered, {}) == content_key(stringed, {})  # the digest alone ...
+    assert cache._same(content_key(numbered, {}), numbered, {}) is None  # ... is not enough
 
 
 def test_a_shared_parse_still_checks_the_size() -> None:
@@ -73,15 +77,21 @@ def test_a_shared_parse_still_checks_the_size() -> None:
 
 
 async def test_groups_of_the_same_members_parse_the_child_template_once(
-        service: EngineService, ctx: RequestContext,
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    service: EngineService, ctx: RequestContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Three groups of three: one parse of the member template on create; none on the
     delete, with a cache bound (6 resources) below the sum of all templates (12)."""
     service.engine.template_cache.max_resources = 6
     member = {"type": "OS::Heat::RandomString", "properties": {"salt": "s"}}
-    template = hot({f"g{i}": {"type": "OS::Heat::ResourceGroup",
-                              "properties": {"count": 3, "resource_def": member}}
-                    for i in range(3)})
+    template = hot(
+        {
+            f"g{i}": {
+                "type": "OS::Heat::ResourceGroup",
+                "properties": {"count": 3, "resource_def": member},
+            }
+            for i in range(3)
+        }
+    )
     parsed: list[list[str]] = []
     real = template_module.build_template
 
