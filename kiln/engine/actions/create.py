@@ -24,6 +24,7 @@ from kiln.engine.runtime import hooks
 from kiln.engine.runtime.engine import Engine
 from kiln.engine.runtime.runner import Persisted, is_nested, run_action
 from kiln.engine.runtime.scheduler import Deadline, traverse
+from kiln.resources.base import Properties
 
 
 def stored_properties(props: Any) -> dict[str, Any]:
@@ -33,14 +34,16 @@ def stored_properties(props: Any) -> dict[str, Any]:
     return stored
 
 
-def prepare(stack: LiveStack, slot: Slot) -> None:
-    """Resolve and validate the slot's properties and metadata for a create."""
+def prepare(stack: LiveStack, slot: Slot, resolved: Properties | None = None) -> None:
+    """Resolve and validate the slot's properties and metadata for a create.
+    ``resolved``: the definition's properties as the caller already resolved them at
+    this point of the walk (an update's plan made them to compare with the old ones)."""
     plugin = slot.plugin
     if slot.props_final:
         props = plugin.properties
     else:
-        props = plugin.make_properties(slot.name,
-                                       stack.runtime.resolve(slot.definition.properties))
+        props = resolved if resolved is not None else plugin.make_properties(
+            slot.name, stack.runtime.resolve(slot.definition.properties))
         plugin.properties = props
         plugin.validate()
     slot.state.properties_data = stored_properties(props)
@@ -51,8 +54,10 @@ def prepare(stack: LiveStack, slot: Slot) -> None:
 
 
 async def create_resource(engine: Engine, stack: LiveStack, slot: Slot,
-                          deadline: Deadline, resume_from: Persisted | None = None) -> None:
-    """``resume_from``: recovery continues a create a dead engine had started."""
+                          deadline: Deadline, resume_from: Persisted | None = None, *,
+                          resolved: Properties | None = None) -> None:
+    """``resume_from``: recovery continues a create a dead engine had started;
+    ``resolved``: see :func:`prepare`."""
     plugin = slot.plugin
     adopted = external.external_id(stack, slot.definition)
     if adopted is not None:
@@ -60,7 +65,7 @@ async def create_resource(engine: Engine, stack: LiveStack, slot: Slot,
         return
 
     async def handle() -> Any:
-        prepare(stack, slot)
+        prepare(stack, slot, resolved)
         return await plugin.handle_create()
 
     if resume_from is None:

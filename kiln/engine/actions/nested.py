@@ -37,7 +37,6 @@ from kiln.resources.base import Resource, Token
 from kiln.resources.nested import NAME_KEY, ChildMember
 from kiln.resources.runtime import AlarmStore, SoftwareConfigStore, SoftwareDeploymentStore
 from kiln.resources.stores import ServiceConfigStore, ServiceDeploymentStore
-from kiln.template import load_template
 
 
 class NestedOps:
@@ -142,7 +141,9 @@ class NestedOps:
             raise RequestLimitExceeded(
                 f"Request limit exceeded: Recursion depth exceeds {limit}.")
         files = dict(pstack.files if files is None else files)
-        tmpl = load_template(template, files=files, max_size=engine.conf.max_template_size)
+        # the children of a group are the same body again and again: parsed once
+        tmpl = engine.template_cache.load(template, files,
+                                          max_size=engine.conf.max_template_size)
         env = pstack.environment.child(dict(parameters), resource_name=parent.name)
         if timeout_mins is None:
             # as Heat's StackResource: a child given no timeout has its parent's, so a

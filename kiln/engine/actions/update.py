@@ -45,7 +45,7 @@ from kiln.engine.runtime.runner import is_nested, run_action
 from kiln.engine.runtime.scheduler import Deadline, Outcome, traverse
 from kiln.engine.store.loader import StoredProperties, stale_slots
 from kiln.graph import Graph
-from kiln.resources.base import UpdateReplace
+from kiln.resources.base import Properties, UpdateReplace
 from kiln.template.definitions import ResourceDefinition, name_set
 
 
@@ -132,10 +132,14 @@ async def store_fresh(engine: Engine, target: Target) -> None:
 
 
 async def replace(engine: Engine, target: Target, old: Slot, definition: ResourceDefinition,
-                  change: Change, deadline: Deadline) -> None:
+                  change: Change, deadline: Deadline,
+                  resolved: Properties | None = None) -> None:
     """Replace ``old`` (whatever its update recorded is the caller's: see
-    :func:`update_one`)."""
+    :func:`update_one`). ``resolved``: the new definition's properties as the plan
+    resolved them, which the replacement's create then uses instead of resolving and
+    validating them a second time."""
     stack = target.stack
+    old_class = type(old.plugin)
     if old.state.properties_data is not None:
         # the old resource now only waits for its delete, which rarely reads its
         # properties: keep them as stored, validated again only if read
@@ -156,7 +160,9 @@ async def replace(engine: Engine, target: Target, old: Slot, definition: Resourc
     target.doom(old)
     if target.cleaner is not None:
         target.cleaner.superseded(definition.name, old)
-    await create_resource(engine, stack, new, deadline)
+    if type(new.plugin) is not old_class:
+        resolved = None  # another class: its own schema decides
+    await create_resource(engine, stack, new, deadline, resolved=resolved)
 
 
 async def update_one(engine: Engine, target: Target, name: str, deadline: Deadline) -> None:
@@ -241,7 +247,8 @@ async def update_one(engine: Engine, target: Target, name: str, deadline: Deadli
             await engine.recorder.resource(stack, slot, UPDATE, COMPLETE,
                                            replacement_reason(slot, stack))
             await began
-        await replace(engine, target, slot, definition, decision.change, deadline)
+        await replace(engine, target, slot, definition, decision.change, deadline,
+                      decision.properties)
     if hooked:
         await hooks.pause(engine, stack, stack.slots[name], "post", UPDATE)
 

@@ -5,19 +5,23 @@ stacks of finished actions (freed as soon as the action ends)."""
 from __future__ import annotations
 
 import asyncio
-from types import SimpleNamespace
+import uuid
 from typing import Any
 
 import pytest
 
 from kiln.engine.service import EngineService, RequestContext
 from kiln.engine.store.template_cache import TemplateCache
+from kiln.template import load_template
 
 from .support import create, hot
 
 
 def _template(n: int) -> Any:
-    return SimpleNamespace(resource_names=[f"r{i}" for i in range(n)])
+    """A parsed template of n resources, its body unlike any other's (the cache shares
+    one parse between equal bodies)."""
+    return load_template(hot({f"r{i}": {"type": "OS::Heat::None"} for i in range(n)},
+                             description=uuid.uuid4().hex))
 
 
 def test_cache_is_bounded_by_the_resources_it_holds() -> None:
