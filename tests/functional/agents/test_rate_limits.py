@@ -37,6 +37,7 @@ from tests.support.fixtures import report_errors
 from tests.support.server import HTTP_TIMEOUT, KilnProcess, start_kiln
 
 RATE, BURST = 0.5, 3
+SLOW_RATE = 0.1
 #: what a loaded machine may add to the wait the server announced
 MARGIN = 15.0
 
@@ -75,17 +76,18 @@ def flood(call: Callable[[int], httpx.Response], n: int = 12, *, spent: int = 0,
     return answered, refused
 
 
-def retry_after(answer: httpx.Response) -> int:
+def retry_after(answer: httpx.Response, rate: float = RATE) -> int:
     value = int(answer.headers["retry-after"])
-    # the wait for one token at RATE, rounded up to whole seconds
-    assert 1 <= value <= int(1 / RATE) + 1, value
+    # the wait for one token at the rate, rounded up to whole seconds
+    assert 1 <= value <= int(1 / rate) + 1, value
     return value
 
 
-def recovers(call: Callable[[], httpx.Response], refused: httpx.Response) -> httpx.Response:
+def recovers(call: Callable[[], httpx.Response], refused: httpx.Response,
+             rate: float = RATE) -> httpx.Response:
     """Poll until the flooder is served again; it must be within the announced wait (a
     refused call spends no token, so polling does not delay it)."""
-    wait = retry_after(refused)
+    wait = retry_after(refused, rate)
     started = time.monotonic()
     while True:
         answer = call()
@@ -308,7 +310,9 @@ def test_with_tokens_the_budget_belongs_to_the_user(start_kiln_factory: Any,
         "DEFAULT": {"graceful_shutdown_timeout": 2},
         "paste_deploy": {"flavor": "custombackend"},
         "kiln_auth": {"backend": "tokens_file", "tokens_file": tokens},
-        "kiln_api": {"agent_signal_rate": RATE, "agent_signal_burst": BURST}})
+        # one token per 10 s: a loaded machine cannot refill the bucket between the
+        # flood's last refusal and the next signal, which must be refused too
+        "kiln_api": {"agent_signal_rate": SLOW_RATE, "agent_signal_burst": BURST}})
     urls = {}
     for who, project in (("mallory", "alpha"), ("bob", "beta")):
         headers = {"X-Auth-Token": f"{who}-secret"}
@@ -337,4 +341,5 @@ def test_with_tokens_the_budget_belongs_to_the_user(start_kiln_factory: Any,
     # another resource is no way around it: the budget is the credential's
     assert signal("mallory", "second", 0).status_code == 429
     assert [signal("bob", "first", i).status_code for i in range(BURST)] == [200] * BURST
-    assert recovers(lambda: signal("mallory", "second", 1), refused).status_code == 200
+    assert recovers(lambda: signal("mallory", "second", 1), refused,
+                    SLOW_RATE).status_code == 200
