@@ -26,8 +26,15 @@ def _view(call: Call, shown: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+async def _known_stack(call: Call) -> None:
+    """An unknown stack (or another project's) is Heat's 404 for the stack, before the
+    change set, the version or anything in the body is judged, as on Heat's routes."""
+    await call.service.identify_stack(call.ctx, call.path("stack_id"))
+
+
 async def create(call: Call) -> Any:
     body = await call.body()
+    await _known_stack(call)
     name = body.get("name")
     if not isinstance(name, str) or not name:
         raise bad_request('The change set needs a "name"')
@@ -74,6 +81,7 @@ async def index(call: Call) -> Any:
 
 
 async def show(call: Call) -> Any:
+    await _known_stack(call)
     shown = await call.service.describe_change_set(
         call.ctx, call.path("stack_id"), call.path("changeset")
     )
@@ -81,11 +89,14 @@ async def show(call: Call) -> Any:
 
 
 async def execute(call: Call) -> Any:
+    await call.optional_body()  # takes none, but a sent one is bounded and must parse
+    await _known_stack(call)
     await call.service.execute_change_set(call.ctx, call.path("stack_id"), call.path("changeset"))
     return empty(202)
 
 
 async def delete(call: Call) -> Any:
+    await _known_stack(call)
     await call.service.delete_change_set(call.ctx, call.path("stack_id"), call.path("changeset"))
     return empty(204)
 
@@ -103,11 +114,13 @@ async def versions(call: Call) -> Any:
 
 
 async def show_version(call: Call) -> Any:
+    await _known_stack(call)
     shown = await call.service.show_stack_version(call.ctx, call.identity(), _version(call))
     return {"version": shown}
 
 
 async def diff_versions(call: Call) -> Any:
+    await _known_stack(call)
     against = call.query.get("from")
     if against is None or not against.isdigit() or len(against) > 9:
         raise bad_request("Give the version to compare with as ?from=N")
@@ -118,6 +131,7 @@ async def diff_versions(call: Call) -> Any:
 
 async def restore_version(call: Call) -> Any:
     body = await call.body()
+    await _known_stack(call)
     name = body.get("name")
     if not isinstance(name, str) or not name:
         raise bad_request('The change set needs a "name"')

@@ -23,6 +23,7 @@ MAX_ID = 36
 
 
 async def detect(call: Call) -> Response:
+    await call.optional_body()  # takes none, but a sent one is bounded and must parse
     run = await call.service.detect_stack_drift(call.ctx, call.identity())
     return json_response({"drift": run}, 202)
 
@@ -43,6 +44,7 @@ async def show(call: Call) -> Any:
 
 
 async def detect_resource(call: Call) -> Any:
+    await call.optional_body()  # takes none, but a sent one is bounded and must parse
     entry = await call.service.detect_resource_drift(call.ctx, call.identity(),
                                                      call.path("resource_name"))
     return {"resource_drift": entry}

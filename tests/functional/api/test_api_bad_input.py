@@ -22,7 +22,8 @@ def _concrete(path: str, stack_name: str = "api_missing_stack") -> str:
               "resource_name": "r1", "event_id": MISSING, "snapshot_id": MISSING,
               "output_key": "o", "type_name": "OS::Heat::None", "template_version":
               "heat_template_version.2018-08-31", "config_id": MISSING,
-              "deployment_id": MISSING, "server_id": "srv"}
+              "deployment_id": MISSING, "server_id": "srv", "changeset": MISSING,
+              "version": "1"}
     return re.sub(r"\{(\w+)(:[^}]*)?\}", lambda m: values[m.group(1)], path)
 
 

@@ -96,6 +96,13 @@ def make_objects(http: httpx.Client, project: str) -> Objects:
     wait_for(lambda: http.get(f"{base}/snapshots/{snapshot_id}").json()["snapshot"]["status"],
          lambda s: s == "COMPLETE", "snapshot")
 
+    # a change set of alice's stack (Kiln's own routes), and its first version
+    change = http.post(base + "/changesets", json={"name": "alice-change",
+                                                   "template": PARENT,
+                                                   "files": {"child.yaml": json.dumps(CHILD)}})
+    assert change.status_code == 201, change.text
+    changeset_id = change.json()["changeset"]["id"]
+
     stacks = []
     for name, sid, resource, output in ((
             "alice-stack", parent["id"], "secret", "secret_value"),
@@ -105,7 +112,8 @@ def make_objects(http: httpx.Client, project: str) -> Objects:
                      if e["resource_name"] == resource)
         stacks.append({"stack_name": name, "stack_id": sid, "resource_name": resource,
                        "output_key": output, "event_id": event["id"],
-                       "snapshot_id": snapshot_id, "owner": project})
+                       "snapshot_id": snapshot_id, "changeset": changeset_id,
+                       "version": "1", "owner": project})
     config = http.post(f"/v1/{project}/software_configs",
                        json={"name": "alice-config", "group": "script", "config": "echo"})
     assert config.status_code == 200, config.text
