@@ -114,6 +114,16 @@ class Yaql(Function):
         except _yaql_error() as exc:
             raise err(f"Bad expression {exc}.") from None
 
+    def resolve_arguments(self, ctx: ResolveContext) -> None:
+        """Resolve the arguments as :meth:`result` does, in its order, without
+        evaluating: a create's property check of a value that waits for resources
+        (kiln.engine.actions.property_check) looks only for the failures resolving the
+        arguments can raise; evaluating on data not there yet (a ``get_attr`` of a
+        resource not created is None) can only fail otherwise, and costs as much as
+        the real evaluation at the resource's create."""
+        ctx.resolve(self.args["expression"])
+        ctx.resolve(self.args.get("data", {}))
+
     def result(self, ctx: ResolveContext) -> Any:
         expression = ctx.resolve(self.args["expression"])
         limits = ctx.yaql_limits
