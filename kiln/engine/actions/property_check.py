@@ -29,6 +29,7 @@ from kiln.errors import (
 from kiln.resources.base import Properties
 from kiln.template.errors import StackValidationFailed as TemplateValidationFailed
 from kiln.template.function import child_nodes, touches_resources
+from kiln.template.yaql_function import Yaql
 
 #: failures reported from a value that waits for resources: they do not depend on them
 _STATIC_FAILURES = (UserParameterMissing, InvalidTemplateReference)
@@ -117,7 +118,11 @@ def _static_failure(stack: LiveStack, tree: Any) -> KilnError | None:
             except KilnError as exc:
                 return exc
     try:
-        stack.runtime.resolve(tree)
+        if isinstance(tree, Yaql) and tree.touches and stack.is_bound:
+            # its evaluation on data still waiting can raise none of _STATIC_FAILURES
+            tree.resolve_arguments(stack.bound)
+        else:
+            stack.runtime.resolve(tree)
     except _STATIC_FAILURES as exc:
         return exc
     except Exception:  # a plugin's own failure is reported by its create  # noqa: BLE001
