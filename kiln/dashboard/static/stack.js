@@ -1,14 +1,18 @@
 // One stack: header with its state and actions, and tabs for the topology, the event
-// timeline, resources, events, outputs, parameters, template, environment and
-// snapshots. Everything shown follows the stack's event stream while the page is open.
+// timeline, resources, events, outputs, parameters, template, environment, snapshots,
+// change sets and history. Everything shown follows the stack's event stream while the
+// page is open.
 import { Api } from './api.js';
 import { h, clear, badge, time, pretty, toast, statusClass } from './dom.js';
 import { Topology } from './graph.js';
 import { Timeline } from './timeline.js';
 import { followEvents } from './stream.js';
+import { changeSetsPane } from './changesets.js';
+import { historyPane } from './history.js';
 
 const TABS = ['topology', 'timeline', 'resources', 'events', 'outputs', 'parameters',
-              'template', 'environment', 'snapshots'];
+              'template', 'environment', 'snapshots', 'changesets', 'history'];
+const LABELS = {changesets: 'Change sets'};
 const HOOK = /paused until Hook ([\w-]+) is cleared/;
 const MAX_EVENT_ROWS = 500;
 
@@ -412,13 +416,15 @@ export function stackPage(view, api, name, id, tab, {go, onLeave}) {
     if (t === 'template') loadText('template', 'template');
     if (t === 'environment') loadText('environment', 'environment');
     if (t === 'snapshots') loadSnapshots();
+    if (t === 'changesets') changeSetsPane(panes.changesets, api, name, id);
+    if (t === 'history') historyPane(panes.history, api, name, id);
     if (t === 'topology') topo.resize();
     if (t === 'timeline') timeline.draw();
   }
   for (const t of TABS) {
     tabs.append(h('a', {href: `#/p/${encodeURIComponent(api.project)}/stacks/` +
                          `${encodeURIComponent(name)}/${id}?tab=${t}`, dataset: {tab: t}},
-                  t[0].toUpperCase() + t.slice(1)));
+                  LABELS[t] || t[0].toUpperCase() + t.slice(1)));
   }
 
   clear(view, head, tabs, h('div', {class: 'stack-body'},
