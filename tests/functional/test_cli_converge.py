@@ -14,8 +14,7 @@ import pytest
 
 from kiln.engine.actions.converge import GONE_REASON
 from tests.functional.test_cli_stack import api_get, kiln_stack, ok
-from tests.support.fixtures import report_errors
-from tests.support.server import KilnProcess, start_kiln
+from tests.support.fixtures import kiln_with_plugin
 
 VANISHING_PLUGIN = textwrap.dedent('''
     from kiln.resources.base import Resource
@@ -41,14 +40,9 @@ resources:
 
 @pytest.fixture(scope="module")
 def endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    workdir = tmp_path_factory.mktemp("converge")
-    plugins = workdir / "plugins"
-    plugins.mkdir()
-    (plugins / "vanishing.py").write_text(VANISHING_PLUGIN)
-    proc: KilnProcess = start_kiln(workdir, options={"DEFAULT": {"plugin_dirs": str(plugins)}})
-    yield proc.endpoint("demo")
-    proc.stop()
-    report_errors(proc)
+    for proc in kiln_with_plugin(tmp_path_factory.mktemp("converge"), "vanishing.py",
+                                 VANISHING_PLUGIN):
+        yield proc.endpoint("demo")
 
 
 def _ref(endpoint: str, name: str) -> str:

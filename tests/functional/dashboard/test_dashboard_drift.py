@@ -17,8 +17,8 @@ import pytest
 
 from tests.functional.dashboard.test_dashboard_polish import create
 from tests.support.browser import save_screenshot
-from tests.support.fixtures import report_errors
-from tests.support.server import KilnProcess, start_kiln
+from tests.support.fixtures import kiln_with_plugin
+from tests.support.server import KilnProcess
 
 CHANGED_PLUGIN = textwrap.dedent('''
     from kiln.resources.base import Resource
@@ -47,14 +47,8 @@ TEMPLATE = {
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KilnProcess]:
-    workdir = tmp_path_factory.mktemp("drift-dashboard")
-    plugins = workdir / "plugins"
-    plugins.mkdir()
-    (plugins / "changed.py").write_text(CHANGED_PLUGIN)
-    proc = start_kiln(workdir, options={"DEFAULT": {"plugin_dirs": str(plugins)}})
-    yield proc
-    proc.stop()
-    report_errors(proc)
+    yield from kiln_with_plugin(tmp_path_factory.mktemp("drift-dashboard"), "changed.py",
+                                CHANGED_PLUGIN)
 
 
 def test_detect_drift_marks_the_drifted_resource(page: Any, server: KilnProcess,
