@@ -282,6 +282,9 @@ def _update_options(fn: F) -> F:
 @click.option("--save-as", metavar="CHANGESET",
               help="Store the plan as a change set of this name instead of applying it "
                    "(`kiln stack changeset execute` runs it as shown).")
+@click.option("--converge", is_flag=True,
+              help="Read each resource's live state first, so that what drifted from the "
+                   "template is brought back to it (Heat's converge flag).")
 @click.option("-y", "--yes", is_flag=True, help="Apply without asking for confirmation.")
 @click.option("--wait", is_flag=True, help="Wait, showing progress, until the update ends.")
 @format_option
@@ -290,11 +293,15 @@ def update(ctx: click.Context, name: str, template: str | None,
            environments: tuple[str, ...], params: tuple[str, ...],
            param_files: tuple[str, ...], existing: bool, rollback: str | None,
            timeout: int | None, tags: str | None, dry_run: bool, save_as: str | None,
-           yes: bool, wait: bool, fmt: str) -> None:
+           converge: bool, yes: bool, wait: bool, fmt: str) -> None:
     """Update stack NAME: print the plan, confirm, apply."""
     bundle = load(template, environments)
     body = _update_body(bundle, params, param_files, existing, rollback, timeout, tags,
                         template)
+    if converge:
+        if save_as is not None:
+            raise click.UsageError("--converge applies to an update, not to a change set")
+        body["converge"] = True
     if save_as is not None:
         from kiln.client.changesets import save_plan
 

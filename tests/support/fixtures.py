@@ -153,3 +153,19 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     folder = artifacts_dir()
     if (folder / SESSION_MARKER).exists():
         terminalreporter.write_line(f"browser screenshots: {folder}")
+
+
+def kiln_with_plugin(workdir: Path, filename: str, source: str,
+                     options: dict[str, dict[str, Any]] | None = None) -> Iterator[KilnProcess]:
+    """A `kiln serve` that loads one resource plugin (*source*) from ``plugin_dirs``: a
+    stand-in for a cloud where a test needs a resource to behave a certain way. A
+    generator, for a fixture to ``yield from``; errors in the log fail the test."""
+    plugins = workdir / "plugins"
+    plugins.mkdir()
+    (plugins / filename).write_text(source)
+    given = dict(options or {})
+    given["DEFAULT"] = {**given.get("DEFAULT", {}), "plugin_dirs": str(plugins)}
+    proc = start_kiln(workdir, options=given)
+    yield proc
+    proc.stop()
+    report_errors(proc)

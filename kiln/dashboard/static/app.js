@@ -3,12 +3,14 @@
 //   #/p/<project>/launch                      launch a stack
 //   #/p/<project>/stacks/<name>/<id>[?tab=]   one stack
 //   #/p/<project>/stacks/<name>/<id>/update   update it (with a preview)
+//   #/p/<project>/stacks/<name>/<id>/changesets/<cs>   one change set (review, execute)
 import { Api } from './api.js';
 import { auth } from './auth.js';
 import { h, clear } from './dom.js';
 import { stackList } from './list.js';
 import { stackPage } from './stack.js';
 import { stackForm } from './form.js';
+import { changeSetPage } from './changesets.js';
 
 const view = document.getElementById('view');
 const projectInput = document.getElementById('project');
@@ -58,7 +60,7 @@ async function route() {
     h('a', {href: `#/p/${encodeURIComponent(project)}/launch`}, 'Launch'));
   const ctx = {go, onLeave: fn => leaving.push(fn)};
   if (parts[0] !== 'p' || parts.length < 3) { go('stacks'); return; }
-  const [, , page, name, id, sub] = parts;
+  const [, , page, name, id, sub, item] = parts;
   if (page === 'launch') return stackForm(view, api, {go});
   if (page === 'stacks' && !name) return stackList(view, api, params, ctx);
   if (page === 'stacks' && id && sub === 'update') {
@@ -69,6 +71,9 @@ async function route() {
     } catch (err) {
       return clear(view, h('p', {class: 'form-error'}, err.message));
     }
+  }
+  if (page === 'stacks' && id && sub === 'changesets' && item) {
+    return changeSetPage(view, api, name, id, item);
   }
   if (page === 'stacks' && id) return stackPage(view, api, name, id, params.get('tab'), ctx);
   clear(view, h('p', {}, 'Nothing here. ', h('a', {href: '#/'}, 'Stacks')));

@@ -2,6 +2,7 @@
 // from POST /validate (types, constraints, defaults, hidden, parameter_groups), checks
 // before submit with each error shown at its place, and the update preview.
 import { Api, ApiError } from './api.js';
+import { saveChangeSet, changeSetHash } from './changesets.js';
 import { h, clear, toast, badge } from './dom.js';
 
 /** The template/environment/files part of the page; `body()` gives the API fields. */
@@ -293,6 +294,7 @@ export function stackForm(view, api, {stack = null, go}) {
       if (updating) {
         const result = await api.put(`${Api.stackPath(stack)}/preview`, body);
         showChanges(result.resource_changes || {});
+        previewBox.append(saveRow());
         submitBtn.disabled = false;
       } else {
         const result = await api.post('/stacks/preview', body);
@@ -319,6 +321,23 @@ export function stackForm(view, api, {stack = null, go}) {
           h('ul', {}, items.map(r => h('li', {}, h('b', {}, r.resource_name), ' ',
                                           r.resource_type || ''))));
       }));
+  }
+
+  // the preview kept on the server, for a second person to review at its link and run
+  function saveRow() {
+    const csName = h('input', {name: 'changeset_name', size: 30,
+      value: `update-${new Date().toISOString().slice(0, 19).replace(/[T:]/g, '-')}`});
+    const save = h('button', {type: 'button', name: 'save_changeset', onclick: async () => {
+      const body = await checked();
+      if (!body || !csName.value.trim()) return;
+      save.disabled = true;
+      try {
+        const made = await saveChangeSet(api, stack, body, csName.value.trim());
+        location.hash = changeSetHash(api.project, stack.stack_name, stack.id, made.id);
+      } catch (err) { save.disabled = false; showServerError(err); }
+    }}, 'Save as change set');
+    return h('div', {class: 'row save-changeset'}, h('label', {}, 'Change set ', csName), save,
+      h('span', {class: 'muted'}, 'stored for review; anyone with the link can execute it'));
   }
 
   async function submit() {

@@ -12,6 +12,7 @@ import { statusClass } from './dom.js';
 
 const NODE_W = 170, NODE_H = 38, GAP_X = 60, GAP_Y = 14, PAD = 16, HEADER = 26;
 const COLORS = {ok: '#2e9d57', busy: '#2f76d2', fail: '#d2452f', idle: '#8a939e'};
+const DRIFT_COLOR = '#d9480f';
 const CELL = 400;
 const PAUSED = /paused until Hook ([\w-]+) is cleared/;
 
@@ -34,6 +35,7 @@ export class Topology {
     this.frame = 0;
     this.placed = [];           // nodes with absolute positions (after layout)
     this.index = new Map();     // grid cell -> nodes
+    this.drifted = new Set();   // keys of resources a drift detection found changed
     this.bindEvents();
     new ResizeObserver(() => this.resize()).observe(canvas);
   }
@@ -78,6 +80,19 @@ export class Topology {
     return true;
   }
 
+  /** Mark the resources (by key) that drifted: a dashed outline and a "drifted" tag.
+   * The canvas's data-drifted attribute names them (what a test can read). */
+  setDrift(keys) {
+    this.drifted = new Set(keys);
+    this.markDrift();
+    this.draw();
+  }
+
+  markDrift() {
+    this.canvas.dataset.drifted = this.placed.filter(n => this.drifted.has(n.key))
+      .map(n => n.name).sort().join(',');
+  }
+
   counts() {
     const out = {};
     const walk = keys => {
@@ -112,6 +127,7 @@ export class Topology {
     // for people reading the page with tools (and for tests): what is shown
     this.canvas.dataset.nodes = String(this.placed.length);
     this.canvas.dataset.expanded = this.placed.filter(n => n.inner).map(n => n.name).join(',');
+    this.markDrift();
     this.draw();
   }
 
@@ -324,6 +340,11 @@ export class Topology {
   }
 
   paintNode(n) {
+    this.paintNodeBody(n);
+    if (this.drifted.has(n.key)) this.paintDrift(n);
+  }
+
+  paintNodeBody(n) {
     const {ctx} = this;
     const status = shownStatus(n);
     const color = COLORS[statusClass(status)];
@@ -340,6 +361,20 @@ export class Topology {
     ctx.fillText((n.nested ? '▸ ' : '') + n.name, n.x + 12, n.y + 15, n.w - 20);
     ctx.fillStyle = '#5b6470'; ctx.font = '10px system-ui, sans-serif';
     ctx.fillText(`${n.type} · ${status}`, n.x + 12, n.y + 30, n.w - 20);
+  }
+
+  paintDrift(n) {
+    const {ctx} = this;
+    ctx.save();
+    ctx.strokeStyle = DRIFT_COLOR; ctx.lineWidth = 2.5 / this.scale;
+    ctx.setLineDash([6 / this.scale, 4 / this.scale]);
+    roundRect(ctx, n.x - 4, n.y - 4, n.w + 8, n.h + 8, 8); ctx.stroke();
+    ctx.setLineDash([]);
+    ctx.fillStyle = DRIFT_COLOR; ctx.font = '600 10px system-ui, sans-serif';
+    const label = 'drifted', w = ctx.measureText(label).width + 8;
+    roundRect(ctx, n.x + n.w - w - 4, n.y - 10, w, 14, 6); ctx.fill();
+    ctx.fillStyle = '#fff'; ctx.fillText(label, n.x + n.w - w, n.y);
+    ctx.restore();
   }
 
   // -- interaction ------------------------------------------------------------------

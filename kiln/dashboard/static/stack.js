@@ -1,14 +1,19 @@
 // One stack: header with its state and actions, and tabs for the topology, the event
-// timeline, resources, events, outputs, parameters, template, environment and
-// snapshots. Everything shown follows the stack's event stream while the page is open.
+// timeline, resources, events, outputs, parameters, template, environment, snapshots,
+// change sets and history. Everything shown follows the stack's event stream while the
+// page is open.
 import { Api } from './api.js';
 import { h, clear, badge, time, pretty, toast, statusClass } from './dom.js';
 import { Topology } from './graph.js';
 import { Timeline } from './timeline.js';
 import { followEvents } from './stream.js';
+import { changeSetsPane } from './changesets.js';
+import { historyPane } from './history.js';
+import { Drift } from './drift.js';
 
 const TABS = ['topology', 'timeline', 'resources', 'events', 'outputs', 'parameters',
-              'template', 'environment', 'snapshots'];
+              'template', 'environment', 'snapshots', 'changesets', 'history'];
+const LABELS = {changesets: 'Change sets'};
 const HOOK = /paused until Hook ([\w-]+) is cleared/;
 const MAX_EVENT_ROWS = 500;
 
@@ -27,6 +32,7 @@ export function allowedActions(status) {
     suspend: idle && s !== 'SUSPEND_COMPLETE',
     resume: idle && (action === 'SUSPEND' || s === 'RESUME_FAILED'),
     check: idle,
+    drift: idle,
     snapshot: idle,
     cancel_update: s === 'UPDATE_IN_PROGRESS',
     delete: !gone,
@@ -71,6 +77,11 @@ export function stackPage(view, api, name, id, tab, {go, onLeave}) {
   const canvas = h('canvas', {class: 'topology', id: 'topology',
                               'aria-label': 'Topology of the stack\'s resources'});
   const topo = new Topology(canvas, {onSelect: n => showResource(n), onExpand: n => expand(n)});
+  const drift = new Drift(api, path, () => {
+    topo.setDrift(drift.driftedKeys());
+    renderResources();
+    if (shownNode && !side.hidden) showResource(shownNode);
+  });
   panes.topology.append(h('div', {class: 'row'},
     h('button', {type: 'button', onclick: () => topo.fit()}, 'Fit'),
     h('span', {class: 'muted'},
@@ -222,7 +233,7 @@ export function stackPage(view, api, name, id, tab, {go, onLeave}) {
       h('div', {class: 'title-row'},
         h('h1', {}, h('a', {href: `#/p/${encodeURIComponent(api.project)}/stacks`}, 'Stacks'),
           ' / ', name),
-        h('span', {id: 'stack-status'}, badge(stack.stack_status)), live),
+        h('span', {id: 'stack-status'}, badge(stack.stack_status)), live, drift.summary),
       h('p', {class: 'muted'}, stack.stack_status_reason || ''),
       h('p', {class: 'muted'}, stack.description || '',
         ' · created ', time(stack.creation_time),
@@ -233,6 +244,10 @@ export function stackPage(view, api, name, id, tab, {go, onLeave}) {
         can.suspend ? action('suspend', 'Suspend') : null,
         can.resume ? action('resume', 'Resume') : null,
         can.check ? action('check', 'Check') : null,
+        can.drift ? act('Detect drift', async () => {
+          await drift.detect();
+          toast(`Detecting drift of ${name}`);
+        }, {name: 'drift'}) : null,
         can.cancel_update ? action('cancel_update', 'Cancel update') : null,
         can.snapshot ? act('Snapshot', async () => {
           const snap = prompt('Snapshot name', `${name}-${new Date().toISOString().slice(0, 19)}`);
@@ -263,11 +278,16 @@ export function stackPage(view, api, name, id, tab, {go, onLeave}) {
     const q = resourceFilter.value.toLowerCase();
     const shown = resourceList.filter(r => !q || r.resource_name.toLowerCase().includes(q)
                                         || r.resource_type.toLowerCase().includes(q));
+    const drifted = r => drift.statusOf(id, r.resource_name);
     clear(resourceRows, shown.slice(0, 300).map(r => h('tr', {
-        class: 'clickable', dataset: {resource: r.resource_name}, onclick: () => showResource({key: `${id}/${r.resource_name}`,
+        class: drifted(r) ? 'clickable drifted' : 'clickable',
+        dataset: drifted(r) ? {resource: r.resource_name, drift: drifted(r)}
+          : {resource: r.resource_name}, onclick: () => showResource({key: `${id}/${r.resource_name}`,
           stackId: id, name: r.resource_name, resource: r,
           nested: (r.links || []).find(l => l.rel === 'nested')?.href})},
-      h('td', {}, r.resource_name), h('td', {}, r.resource_type),
+      h('td', {}, r.resource_name, drifted(r) ?
+        [' ', h('span', {class: 'badge drift'}, `drifted: ${drifted(r)}`)] : null),
+      h('td', {}, r.resource_type),
       h('td', {}, badge(r.resource_status)),
       h('td', {class: 'muted reason', title: r.resource_status_reason || ''},
         r.resource_status_reason || ''),
@@ -329,6 +349,7 @@ export function stackPage(view, api, name, id, tab, {go, onLeave}) {
           h('dt', {}, 'Depends on'), h('dd', {}, dependsOn.join(', ') || '—'),
           h('dt', {}, 'Required by'), h('dd', {}, (r.required_by || []).join(', ') || '—'),
           h('dt', {}, 'Updated'), h('dd', {}, time(r.updated_time))),
+        drift.section(node.stackId, r.resource_name),
         waits.length ? h('div', {class: 'waiting'},
           h('h3', {}, 'Not started: waiting for'), h('ul', {}, waits.map(waitItem))) : null,
         node.nested && !topo.nodes.get(node.key)?.expanded ?
@@ -412,13 +433,15 @@ export function stackPage(view, api, name, id, tab, {go, onLeave}) {
     if (t === 'template') loadText('template', 'template');
     if (t === 'environment') loadText('environment', 'environment');
     if (t === 'snapshots') loadSnapshots();
+    if (t === 'changesets') changeSetsPane(panes.changesets, api, name, id);
+    if (t === 'history') historyPane(panes.history, api, name, id);
     if (t === 'topology') topo.resize();
     if (t === 'timeline') timeline.draw();
   }
   for (const t of TABS) {
     tabs.append(h('a', {href: `#/p/${encodeURIComponent(api.project)}/stacks/` +
                          `${encodeURIComponent(name)}/${id}?tab=${t}`, dataset: {tab: t}},
-                  t[0].toUpperCase() + t.slice(1)));
+                  LABELS[t] || t[0].toUpperCase() + t.slice(1)));
   }
 
   clear(view, head, tabs, h('div', {class: 'stack-body'},
@@ -426,11 +449,12 @@ export function stackPage(view, api, name, id, tab, {go, onLeave}) {
   select(TABS.includes(tab) ? tab : 'topology');
   loadStack();
   loadResources();
+  drift.load();
   const stop = followEvents(api.url(`${path}/events`, {stream: 'true', nested_depth: 5}),
     onEvent, {onState: s => { live.textContent = s === 'live' ? '● live' : s; },
               onEnd: () => { live.textContent = 'deleted'; loadStack(); }});
   onLeave(() => {
-    stop(); clearTimeout(resourcesTimer); clearTimeout(stackTimer); clearTimeout(sideTimer);
+    stop(); drift.stop(); clearTimeout(resourcesTimer); clearTimeout(stackTimer); clearTimeout(sideTimer);
   });
   window.kilnDashboard = {topology: topo, timeline, stackId: id, Topology};
   return {select};

@@ -74,12 +74,13 @@ def test_actions_follow_the_stack_state(page: Any, kiln_server: KilnProcess) -> 
         page.goto(f"{kiln_server.url}/#/p/{proj}/stacks/plain/{sid}")
         expect(status).to_have_text("CREATE_COMPLETE")
         expect(page.locator(".actions button[name=delete]")).to_be_visible()
-        assert shown_actions(page) == {"update", "suspend", "check", "snapshot", "delete"}
+        assert shown_actions(page) == {"update", "suspend", "check", "drift", "snapshot",
+                                       "delete"}
         page.click("button[name=suspend]")
         expect(status).to_have_text("SUSPEND_COMPLETE")
         expect(page.locator(".actions button[name=resume]")).to_be_visible()
         # suspended: no second suspend, no update (the API refuses both)
-        assert shown_actions(page) == {"resume", "check", "snapshot", "delete"}
+        assert shown_actions(page) == {"resume", "check", "drift", "snapshot", "delete"}
         page.click("button[name=resume]")
         expect(status).to_have_text("RESUME_COMPLETE")
         expect(page.locator(".actions button[name=suspend]")).to_be_visible()
