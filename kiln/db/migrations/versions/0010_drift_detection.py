@@ -53,5 +53,6 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    op.drop_index("ix_drift_detection_stack_id", table_name="drift_detection")
+    # the table's indexes go with it (MariaDB refuses to drop the stack_id index alone
+    # while the foreign key needs it)
     op.drop_table("drift_detection")
