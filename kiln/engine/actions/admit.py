@@ -130,7 +130,7 @@ def validate(engine: Engine, stack: LiveStack,
              catalog: frozenset[str] | None = None) -> None:
     """What a create checks of a built stack; with the *catalog*, each resource's service
     is checked before the resource's own definition, as Heat orders it."""
-    from kiln.engine.actions.validation import check_service
+    from kiln.engine.actions.service_check import check_service
 
     limit = engine.conf.max_resources_per_stack
     if limit != -1 and len(stack.slots) > limit:
@@ -198,7 +198,7 @@ async def prepare(engine: Engine, ctx: RequestContext, name: str,
         from kiln.engine.actions.validation import check_children
 
         check_children(stack)
-        from kiln.engine.actions.validation import check_services
+        from kiln.engine.actions.service_check import check_services
 
         check_services(stack, catalog)
         return stack

@@ -26,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kiln.engine.actions import admit
+from kiln.engine.actions.service_check import check_service
 from kiln.engine.model.live_stack import LiveStack, Slot, StackInfo, StackSupport
 from kiln.engine.model.settings import EngineConf
 from kiln.engine.model.slots import add_template_slots, check_types
@@ -37,7 +38,6 @@ from kiln.errors import (
     KilnError,
     RequestLimitExceeded,
     ResourceTypeNotFound,
-    ResourceTypeUnavailable,
     StackValidationFailed,
     format_path,
 )
@@ -244,27 +244,6 @@ def _resolved_properties(stack: LiveStack, slot: Slot) -> Mapping[str, Any]:
     except KilnError:
         return {}
     return resolved if isinstance(resolved, Mapping) else {}
-
-
-def check_services(stack: LiveStack, catalog: frozenset[str]) -> None:
-    """Heat's service check: a resource whose OpenStack service is not in the *catalog*
-    is a 400 ResourceTypeUnavailable naming the service and the type."""
-    for slot in stack.slots.values():
-        check_service(slot, catalog)
-
-
-def check_service(slot: Slot, catalog: frozenset[str] | None) -> None:
-    """One resource's service check. Heat makes it first of all of a resource's own
-    checks, so a missing service is reported before that resource's property errors;
-    None (no catalog at hand) checks nothing."""
-    if catalog is None:
-        return
-    from kiln.clients.availability import missing_service
-
-    cls = type(slot.plugin)
-    reason = missing_service(cls, catalog)
-    if reason is not None:
-        raise ResourceTypeUnavailable(slot.definition.type, cls.client_name, reason)
 
 
 async def check_external(stack: LiveStack) -> None:

@@ -24,6 +24,7 @@ from typing import Any
 from kiln.clients import service_catalog
 from kiln.clients.availability import service_filter
 from kiln.engine.actions import validation as v
+from kiln.engine.actions.service_check import check_services
 from kiln.engine.model.context import RequestContext
 from kiln.engine.model.live_stack import StackSupport
 from kiln.engine.model.shapes import StackIdentityReply
@@ -137,7 +138,7 @@ class CatalogOps(ServiceBase):
                 raise tv.ValidateBadRequest(exc.message) from None
             body, stack = v.api_validate(tmpl, env, files, self._support(),
                                          project_id=ctx.project_id, catalog=catalog)
-            v.check_services(stack, catalog)
+            check_services(stack, catalog)
         except KilnError as exc:
             raise tv.as_validate_error(exc) from None
         # what show_nested meets in the children keeps its own error type, as in Heat
@@ -154,7 +155,7 @@ class CatalogOps(ServiceBase):
                              validate_params=True)
         stack.bound.validate()
         v.check_resources(stack, catalog)
-        v.check_services(stack, catalog)
+        check_services(stack, catalog)
         v.deep_check(self.engine, stack)
         try:
             body = tv.validate_template(tmpl, env)
