@@ -1,7 +1,7 @@
 """Heat's resource types for services Kiln has no plugin for (Octavia, Designate,
 Manila, Trove, Magnum, Zaqar, Mistral, Aodh, Barbican, Zun, Blazar, Ironic, ...) and for
-the Neutron extensions Kiln does not drive (FWaaS, VPNaaS, SFC, TaaS, L2 gateways,
-metering).
+the Neutron extensions Kiln does not drive (FWaaS, VPNaaS, SFC port chains, TaaS, L2
+gateways).
 
 They are registered under Heat's names with the service they need, so that a template
 using one gets Heat's answer instead of "unknown type": without the service in the
@@ -50,17 +50,12 @@ TYPES = {
     "OS::Neutron::FirewallPolicy": "neutron",
     "OS::Neutron::FirewallRule": "neutron",
     "OS::Neutron::FloatingIPPortForward": "openstack",
-    "OS::Neutron::FlowClassifier": "neutron",
     "OS::Neutron::IKEPolicy": "neutron",
     "OS::Neutron::IPsecPolicy": "neutron",
     "OS::Neutron::IPsecSiteConnection": "neutron",
     "OS::Neutron::L2Gateway": "neutron",
     "OS::Neutron::L2GatewayConnection": "neutron",
-    "OS::Neutron::MeteringLabel": "neutron",
-    "OS::Neutron::MeteringRule": "neutron",
-    "OS::Neutron::NetworkGateway": "neutron",
     "OS::Neutron::PortChain": "neutron",
-    "OS::Neutron::PortPair": "neutron",
     "OS::Neutron::PortPairGroup": "neutron",
     "OS::Neutron::TaaS::TapFlow": "neutron",
     "OS::Neutron::TaaS::TapService": "neutron",
@@ -100,8 +95,7 @@ EXTENSIONS = {
 }
 
 #: the types Heat 27 itself marks unsupported ("use at your own risk")
-UNSUPPORTED = frozenset({"OS::Neutron::FlowClassifier", "OS::Neutron::PortChain",
-                         "OS::Neutron::PortPair", "OS::Neutron::PortPairGroup"})
+UNSUPPORTED = frozenset({"OS::Neutron::PortChain", "OS::Neutron::PortPairGroup"})
 
 
 class ElsewhereResource(Resource):

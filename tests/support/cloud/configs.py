@@ -101,7 +101,9 @@ class Configs:
         return {
             "DEFAULT": {
                 **self._common("neutron-api"), "core_plugin": "ml2",
-                "service_plugins": "router,qos,trunk,segments", "auth_strategy": "keystone",
+                # metering: OS::Neutron::MeteringLabel/Rule (tests/cloud/test_neutron_extensions.py)
+                "service_plugins": "router,qos,trunk,segments,metering",
+                "auth_strategy": "keystone",
                 "allow_overlapping_ips": "true",
                 "transport_url": self.layout.transport_url,
                 "notify_nova_on_port_status_changes": "true",
