@@ -107,3 +107,15 @@ def test_an_untouched_hidden_parameter_keeps_its_value(
         assert output(api, path, "size") == 3
         # still hidden where the API shows parameters (the output shows it: it is an output)
         assert api.get(path).json()["stack"]["parameters"]["secret"] == "******"
+
+        # a field emptied goes back to its default, as it would without a kept field
+        open_update(page, base, proj, sid, "UPDATE_COMPLETE")
+        page.fill("#param-size", "")
+        page.click("button[name=preview]")
+        expect(page.locator(".change-kind[data-kind=updated]")).to_contain_text("sized")
+        expect(page.locator(".change-kind[data-kind=unchanged]")).to_contain_text("kept")
+        page.click("button[name=submit]")
+        expect(page).to_have_url(re.compile(rf"/stacks/vault/{sid}$"))
+        expect(page.locator("#stack-status")).to_have_text("UPDATE_COMPLETE")
+        assert output(api, path, "size") == 1
+        assert output(api, path, "secret") == "second-secret"
