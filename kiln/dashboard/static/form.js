@@ -72,10 +72,16 @@ export function describeErrors(err, templateName) {
     .join('\n');
 }
 
-/** The parameter form built from a validate answer. */
+/** How the API shows a hidden parameter's value: never a value to send back. */
+export const MASK = '******';
+
+/** The parameter form built from a validate answer. *held* names the parameters the
+ *  stack already has a value for: a hidden one among them arrives masked, so its field
+ *  starts empty and, left empty, is left out of the request (the stack keeps its value). */
 export class ParameterForm {
-  constructor(validated, values = {}) {
+  constructor(validated, values = {}, held = new Set()) {
     this.params = validated.Parameters || {};
+    this.held = held;
     this.inputs = new Map();
     this.errors = new Map();
     this.el = h('div', {class: 'params'});
@@ -103,7 +109,11 @@ export class ParameterForm {
     const given = name in values ? values[name] : p.Default;
     const type = String(p.Type || 'String');
     let input;
-    if (Array.isArray(p.AllowedValues) && p.AllowedValues.length) {
+    if (hidden && this.held.has(name) && String(values[name]) === MASK) {
+      input = h('input', {type: 'password', autocomplete: 'new-password', value: '',
+                          placeholder: 'The current value is kept unless you type a new one',
+                          dataset: {kept: 'true'}});
+    } else if (Array.isArray(p.AllowedValues) && p.AllowedValues.length) {
       input = h('select', {}, p.Default === undefined ? h('option', {value: ''}, '') : null,
                 p.AllowedValues.map(v => h('option', {value: String(v)}, String(v))));
       if (given !== undefined) input.value = String(given);
@@ -150,10 +160,24 @@ export class ParameterForm {
   values() {
     const out = {};
     for (const [name, input] of this.inputs) {
+      if (this.keeps(input)) continue;
       if (input.value === '' && this.params[name].Default !== undefined) continue;
       out[name] = input.value;
     }
     return out;
+  }
+
+  /** A hidden field left empty whose stack value the server keeps. */
+  keeps(input) { return input.dataset.kept === 'true' && input.value === ''; }
+
+  /** The names of the hidden parameters left untouched (not in `values()`). */
+  kept() { return [...this.inputs].filter(([, i]) => this.keeps(i)).map(([n]) => n); }
+
+  /** The names left empty that go back to their default (omitted from `values()`). */
+  defaulted() {
+    return [...this.inputs].filter(([n, i]) => !this.keeps(i) && i.value === '' &&
+                                               this.params[n].Default !== undefined)
+      .map(([n]) => n);
   }
 
   clearErrors() { for (const e of this.errors.values()) e.textContent = ''; }
@@ -166,6 +190,7 @@ export class ParameterForm {
       const p = this.params[name];
       const v = input.value;
       let problem = '';
+      if (this.keeps(input)) continue;
       if (v === '' && p.Default === undefined) problem = 'A value is required.';
       else if (v !== '') {
         if (p.Type === 'Number' && isNaN(Number(v))) problem = 'Must be a number.';
@@ -226,6 +251,7 @@ export function stackForm(view, api, {stack = null, go}) {
   let form = null;
   let currentValues = stack ? {...(stack.parameters || {})} : {};
   for (const k of Object.keys(currentValues)) if (k.startsWith('OS::')) delete currentValues[k];
+  const held = new Set(Object.keys(currentValues));
 
   const loadParams = h('button', {type: 'button', onclick: () => loadParameters()},
                        'Load parameters');
@@ -245,7 +271,7 @@ export function stackForm(view, api, {stack = null, go}) {
       sources.showWarnings(validated.Warnings);
       delete validated.Warnings;
       if (form) currentValues = {...currentValues, ...form.values()};
-      form = new ParameterForm(validated, currentValues);
+      form = new ParameterForm(validated, currentValues, held);
       clear(paramsBox, form.el);
       return true;
     } catch (err) {
@@ -259,6 +285,14 @@ export function stackForm(view, api, {stack = null, go}) {
   async function requestBody() {
     const body = await sources.body();
     body.parameters = form ? form.values() : {};
+    if (updating && form && form.kept().length) {
+      // An untouched hidden field is left out, and a PUT would give it its default (or
+      // refuse it): Heat's PATCH ("existing") keeps the stack's value for what is left
+      // out. Fields emptied to their default are named, as a PUT would reset them.
+      body.existing = true;
+      const defaulted = form.defaulted();
+      if (defaulted.length) body.clear_parameters = defaulted;
+    }
     if (timeout.value) body.timeout_mins = Number(timeout.value);
     body.disable_rollback = !rollback.checked;
     if (tags.value.trim()) body.tags = tags.value.trim();
@@ -292,7 +326,8 @@ export function stackForm(view, api, {stack = null, go}) {
     clear(previewBox, h('p', {class: 'muted'}, 'Checking…'));
     try {
       if (updating) {
-        const result = await api.put(`${Api.stackPath(stack)}/preview`, body);
+        const at = `${Api.stackPath(stack)}/preview`;
+        const result = await (body.existing ? api.patch(at, body) : api.put(at, body));
         showChanges(result.resource_changes || {});
         previewBox.append(saveRow());
         submitBtn.disabled = false;
@@ -346,7 +381,8 @@ export function stackForm(view, api, {stack = null, go}) {
     submitBtn.disabled = true;
     try {
       if (updating) {
-        await api.put(Api.stackPath(stack), body);
+        const at = Api.stackPath(stack);
+        await (body.existing ? api.patch(at, body) : api.put(at, body));
         toast(`Updating ${stack.stack_name}`);
         go(`stacks/${encodeURIComponent(stack.stack_name)}/${stack.id}`);
       } else {
