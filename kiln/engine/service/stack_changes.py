@@ -7,7 +7,7 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kiln.engine.actions import admit, converge
+from kiln.engine.actions import admit
 from kiln.engine.actions import create as create_action
 from kiln.engine.actions import delete as delete_action
 from kiln.engine.actions import update as update_action
@@ -170,8 +170,8 @@ class StackOps(LifecycleOps, UnheldOps):
         async with engine.claim(rec.id, rec.name, UPDATE) as claim:
             current, new = await self._prepare_update(ctx, stack_identity, template, params,
                                                       files, args, environment_files)
-            if args.get("converge"):  # drifted resources differ from the template now
-                await converge.take_live_state(engine, current)
+            # the cloud is read by the update itself (run_update), not in the request
+            new.converge = bool(args.get("converge"))
             await self._launch_update(claim, current, new)
         return new.identity_dict()
 
