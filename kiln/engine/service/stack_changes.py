@@ -159,6 +159,14 @@ class StackOps(LifecycleOps, UnheldOps):
                            params: Mapping[str, Any], files: Mapping[str, str],
                            args: Mapping[str, Any],
                            environment_files: Sequence[str] | None = None) -> StackIdentityReply:
+        if args.get("converge") and (fwd := await self.forward_to_engine(
+                "update_stack", ctx,
+                stack_identity=dict(stack_identity),
+                template=template, params=dict(params or {}), files=dict(files or {}),
+                args=dict(args), environment_files=list(environment_files or ()))):
+            # the flag reaches the update only in memory (nothing an engine resumes
+            # from stores it): an API process that runs no action hands it whole to one
+            return dict(fwd.reply)  # type: ignore[return-value]
         engine = self.engine
         rec = await self._find(ctx, stack_identity)
         refuse_update(rec.action)  # before the claim: a request bound to fail takes none
