@@ -5,8 +5,15 @@ and is brought back to it (in place where its properties allow, else replaced).
 
 A resource whose physical object is gone is marked ``CHECK_FAILED`` (with an event
 saying so), which the update replaces, as it replaces any failed resource. A resource
-that cannot be read, or whose type is not checked, is left as it was. Reads are bounded
-by ``[kiln_engine] drift_concurrency``, as a drift detection's.
+that cannot be read, or whose type is not checked, is left as it was (as Heat only logs
+a live state it cannot read). Reads are bounded by ``[kiln_engine] drift_concurrency``,
+as a drift detection's.
+
+The reads run inside the update the engine runs (:func:`kiln.engine.actions.update.run_update`),
+after the stack is ``UPDATE_IN_PROGRESS``: the request is answered before the cloud is
+read, as Heat's is. A nested stack is not read here: with converge, the update updates
+every nested-stack resource (:func:`kiln.engine.actions.plan.decide`), and the child's
+own update, which inherits the flag, reads its resources.
 """
 
 from __future__ import annotations
@@ -63,6 +70,11 @@ async def take_live_state(engine: Engine, current: LiveStack) -> list[str]:
         except KilnError as exc:
             LOG.info("converge: %s of stack %s left as it is, not read: %s", slot.name,
                      current.info.name, exc)
+            return None
+        except Exception as exc:  # a plugin's read failing any other way  # noqa: BLE001
+            LOG.warning("converge: %s of stack %s left as it is, its live state could not "
+                        "be read: %s: %s", slot.name, current.info.name,
+                        type(exc).__name__, exc)
             return None
         if live is GONE:
             await engine.recorder.resource(current, slot, CHECK, FAILED, GONE_REASON)

@@ -208,6 +208,8 @@ class NestedOps:
         try:
             new = self._build(parent, template, parameters, files, timeout_mins,
                               name=rec.name, stack_id=stack_id, action=UPDATE)
+            # a parent updating with converge converges its child too
+            new.converge = self._parent_stack(parent).converge
             new.info = dataclasses.replace(info_from_record(rec),
                                            timeout_mins=new.info.timeout_mins)
             admit.validate(engine, new)

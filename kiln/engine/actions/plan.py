@@ -65,7 +65,10 @@ def decide(target: LiveStack, existing: Slot | None, definition: ResourceDefinit
     props = new_properties(target, existing, definition)
     old_props = plugin.properties
     prop_diff = plugin.diff_properties(old_props, props)
-    if not plugin.needs_update(definition, prop_diff):
+    # with converge a nested stack is always updated (as Heat updates every nested
+    # stack): its own resources' live state decides what changes inside it
+    converging = target.converge and plugin.is_nested_stack
+    if not converging and not plugin.needs_update(definition, prop_diff):
         return Decision(Change.NOOP, props, prop_diff)
     if plugin.needs_replace(prop_diff):
         return Decision(replace_kind(plugin), props, prop_diff)

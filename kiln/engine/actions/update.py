@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kiln.db.records import NewResource, StackValues
-from kiln.engine.actions import external
+from kiln.engine.actions import converge, external
 from kiln.engine.actions.create import create_resource, stored_properties
 from kiln.engine.actions.delete import delete_resource, delete_with_row, needs_delete
 from kiln.engine.actions.plan import decide, replace_kind
@@ -316,6 +316,10 @@ async def run_update(engine: Engine, current: LiveStack, new: LiveStack, *,
     :attr:`Target.settled`."""
     if new.info.raw_template_id:
         engine.template_cache.put(new.info.raw_template_id, new.template)
+    if new.converge and action == UPDATE:
+        # Heat's converge flag: drifted resources then differ from the template. Read
+        # here, in the action the engine runs, so the request is answered at once
+        await converge.take_live_state(engine, current)
     target = build_target(current, new, restore_replaced=(action == ROLLBACK))
     target.settled = settled
     del current   # its slots moved into ``new``; ``target.previous`` keeps it for the doomed

@@ -226,6 +226,10 @@ class LiveStack:
         #: act with the caller's own token, as Heat validates in the request's context,
         #: while no work identity is registered for the stack yet (StackRuntime._owner)
         self.requester: RequestContext | None = None
+        #: an update with Heat's ``converge`` flag: the update reads each resource's live
+        #: state before deciding (:mod:`kiln.engine.actions.converge`), and hands the flag
+        #: on to the nested stacks it updates (set on the update's new stack only)
+        self.converge = False
 
     @property
     def conf(self) -> EngineConf:

@@ -7,7 +7,7 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kiln.engine.actions import admit, converge
+from kiln.engine.actions import admit
 from kiln.engine.actions import create as create_action
 from kiln.engine.actions import delete as delete_action
 from kiln.engine.actions import update as update_action
@@ -159,6 +159,14 @@ class StackOps(LifecycleOps, UnheldOps):
                            params: Mapping[str, Any], files: Mapping[str, str],
                            args: Mapping[str, Any],
                            environment_files: Sequence[str] | None = None) -> StackIdentityReply:
+        if args.get("converge") and (fwd := await self.forward_to_engine(
+                "update_stack", ctx,
+                stack_identity=dict(stack_identity),
+                template=template, params=dict(params or {}), files=dict(files or {}),
+                args=dict(args), environment_files=list(environment_files or ()))):
+            # the flag reaches the update only in memory (nothing an engine resumes
+            # from stores it): an API process that runs no action hands it whole to one
+            return dict(fwd.reply)  # type: ignore[return-value]
         engine = self.engine
         rec = await self._find(ctx, stack_identity)
         refuse_update(rec.action)  # before the claim: a request bound to fail takes none
@@ -170,8 +178,8 @@ class StackOps(LifecycleOps, UnheldOps):
         async with engine.claim(rec.id, rec.name, UPDATE) as claim:
             current, new = await self._prepare_update(ctx, stack_identity, template, params,
                                                       files, args, environment_files)
-            if args.get("converge"):  # drifted resources differ from the template now
-                await converge.take_live_state(engine, current)
+            # the cloud is read by the update itself (run_update), not in the request
+            new.converge = bool(args.get("converge"))
             await self._launch_update(claim, current, new)
         return new.identity_dict()
 

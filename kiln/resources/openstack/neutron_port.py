@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from kiln.resources.base import Attribute, Peers, Property, Token
@@ -164,7 +164,21 @@ class Port(NeutronResource):
     async def shape_live(self, obj: Mapping[str, Any], expected: Mapping[str, Any],
                          state: LiveState) -> None:
         """Security groups compared as the IDs their names give; address pairs by the
-        keys the template gave (Neutron fills in the port's MAC)."""
+        keys the template gave (Neutron fills in the port's MAC); fixed IPs as
+        :func:`live_fixed_ips` says."""
+        fixed = expected.get("fixed_ips")
+        if fixed and not expected.get("no_fixed_ips"):
+            wanted: list[dict[str, Any]] = []
+            for item in fixed:
+                entry: dict[str, Any] = {}
+                subnet = item.get("subnet") or item.get("subnet_id")
+                if subnet:
+                    entry["subnet"] = await self.id_or_name("subnet", str(subnet))
+                if item.get("ip_address"):
+                    entry["ip_address"] = item["ip_address"]
+                wanted.append(entry)
+            state.expected["fixed_ips"], state.actual["fixed_ips"] = live_fixed_ips(
+                wanted, obj.get("fixed_ips") or [])
         if "security_groups" in state.expected:
             state.expected["security_groups"] = sorted(
                 [await self.id_or_name("security_group", str(g))
@@ -190,3 +204,31 @@ class Port(NeutronResource):
 
     async def handle_delete(self) -> Token:
         return await super().handle_delete()
+
+
+def live_fixed_ips(wanted: Sequence[Mapping[str, Any]], live: Sequence[Mapping[str, Any]],
+                   ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(expected, actual) ``fixed_ips`` of a port. Neutron shows each address as
+    ``{subnet_id, ip_address}`` (Heat's parse_live_resource_data reads them back as
+    ``{subnet, ip_address}``). Each template item (subnet as an ID) takes the address
+    that has everything it gave, items with an address first; it then shows only the
+    keys it gave, so an item naming just a subnet is in sync with whatever address
+    Neutron chose there. An item the port no longer has is missing (REMOVE), an address
+    no item took is extra (ADD); an empty item takes any one address."""
+    left = [{"subnet": ip.get("subnet_id"), "ip_address": ip.get("ip_address")}
+            for ip in live]
+    expected = [dict(item) for item in wanted if item]
+    found: dict[int, dict[str, Any]] = {}
+    order = sorted(range(len(expected)), key=lambda i: "ip_address" not in expected[i])
+    for index in order:
+        item = expected[index]
+        match = next((ip for ip in left if all(ip.get(k) == v for k, v in item.items())),
+                     None)
+        if match is not None:
+            left.remove(match)
+            found[index] = {k: match[k] for k in item}
+    del left[:len(wanted) - len(expected)]   # the empty items' addresses
+    actual = [found[i] for i in range(len(expected)) if i in found]
+    actual += [{k: v for k, v in ip.items() if v is not None} for ip in left]
+    return expected, actual
+
