@@ -490,6 +490,10 @@ class ChangeSetOps(StackOps):
                 raise await self._obsolete(
                     cs, "the changes it would make now differ from the ones it shows"
                 )
+            if not await self._children_unchanged(ctx, request):
+                raise await self._obsolete(
+                    cs, "a nested stack changed after the change set was created"
+                )
             if not await self.store.change_sets.settle(
                 cs.id, _executed(request), only_if_execution=""
             ):
@@ -508,6 +512,17 @@ class ChangeSetOps(StackOps):
                 cs.id, {"fingerprint": str(new.info.raw_template_id)}
             )
         return new.identity_dict()
+
+    async def _children_unchanged(self, ctx: RequestContext, request: Mapping[str, Any]) -> bool:
+        """Whether each nested stack a nested change set showed is as it was then."""
+        for child_id in request.get("children") or ():
+            child = await self.store.change_sets.get(child_id)
+            if child is None or child.change_type != "UPDATE":
+                continue
+            now = await self._stack_or_none(ctx, child)
+            if now is None or fingerprint(now) != child.fingerprint:
+                return False
+        return True
 
     async def _execute_create(
         self, ctx: RequestContext, cs: ChangeSetRecord, request: Mapping[str, Any]
