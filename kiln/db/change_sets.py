@@ -58,6 +58,21 @@ def list_change_sets(s: Session, project_id: str, stack_name: str) -> list[Chang
     return [_record(r) for r in rows]
 
 
+def list_pending_creates(s: Session, project_id: str) -> list[ChangeSetRecord]:
+    """The project's CREATE (and IMPORT) change sets never executed (stacks in review),
+    oldest first."""
+    rows = s.execute(
+        sa.select(ChangeSet)
+        .where(
+            ChangeSet.project_id == project_id,
+            ChangeSet.change_type.in_(("CREATE", "IMPORT")),
+            ChangeSet.execution.is_(None),
+        )
+        .order_by(ChangeSet.created_at, ChangeSet.id)
+    ).scalars()
+    return [_record(r) for r in rows]
+
+
 def count_change_sets(s: Session, project_id: str, stack_name: str) -> int:
     return int(
         s.execute(

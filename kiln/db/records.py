@@ -402,6 +402,7 @@ class ChangeSetValues(TypedDict, total=False):
     changes: Any
     executed_at: dt.datetime | None
     stack_id: str
+    request: Any
 
 
 @dataclass(frozen=True, slots=True)

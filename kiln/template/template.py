@@ -57,9 +57,11 @@ HOT_KEYS = Keys("resources", "outputs", "parameters", "conditions", "description
                 "parameter_groups", None, "type", "properties", "metadata", "depends_on",
                 "deletion_policy", "update_policy", "description", "external_id",
                 "condition", "value", "description")
+#: ``ExternalId`` is Kiln's: HOT's ``external_id`` in a CFN template (an IMPORT change
+#: set writes it; Heat's CFN dialect has no such key and ignores unknown ones)
 CFN_KEYS = Keys("Resources", "Outputs", "Parameters", "Conditions", "Description",
                 None, "Mappings", "Type", "Properties", "Metadata", "DependsOn",
-                "DeletionPolicy", "UpdatePolicy", "Description", None, "Condition",
+                "DeletionPolicy", "UpdatePolicy", "Description", "ExternalId", "Condition",
                 "Value", "Description")
 
 

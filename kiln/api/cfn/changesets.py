@@ -1,7 +1,7 @@
 """CloudFormation's change set actions (CreateChangeSet, DescribeChangeSet,
-ExecuteChangeSet, ListChangeSets, DeleteChangeSet) over the engine's change sets
-(:mod:`kiln.engine.service.changesets`), with AWS's names, shapes and errors, as boto3
-sends and parses them."""
+ExecuteChangeSet, ListChangeSets, DeleteChangeSet, DescribeChangeSetHooks) over the
+engine's change sets (:mod:`kiln.engine.service.changesets`), with AWS's names, shapes
+and errors, as boto3 sends and parses them."""
 
 from __future__ import annotations
 
@@ -89,10 +89,16 @@ def _detail(detail: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _change(change: Mapping[str, Any]) -> dict[str, Any]:
+def _change(change: Mapping[str, Any], tenant: str) -> dict[str, Any]:
+    nested = {}
+    if change.get("change_set_id"):
+        nested["ChangeSetId"] = change_set_arn(
+            {"tenant": tenant, "name": change.get("change_set_name"), "id": change["change_set_id"]}
+        )
     return {
         "Type": "Resource",
         "ResourceChange": {
+            **nested,
             "Action": change.get("action"),
             "LogicalResourceId": change.get("logical_resource_id"),
             "PhysicalResourceId": change.get("physical_resource_id"),
@@ -115,7 +121,19 @@ def _summary(shown: Mapping[str, Any]) -> dict[str, Any]:
         "StatusReason": shown.get("status_reason"),
         "CreationTime": shown["creation_time"],
         "Description": shown.get("description"),
-        "IncludeNestedStacks": False,
+        "IncludeNestedStacks": bool(shown.get("include_nested_stacks")),
+        **(
+            {
+                "ParentChangeSetId": change_set_arn(
+                    {"tenant": shown["tenant"], **shown["parent_change_set"]}
+                ),
+                "RootChangeSetId": change_set_arn(
+                    {"tenant": shown["tenant"], **shown["root_change_set"]}
+                ),
+            }
+            if shown.get("parent_change_set") and shown.get("root_change_set")
+            else {}
+        ),
     }
 
 
@@ -177,8 +195,9 @@ async def create_change_set(call: CfnCall) -> Any:
         for m in p.member_list(params, "Parameters")
         if m.get("ParameterKey") and str(m.get("UsePreviousValue", "")).lower() == "true"
     ]
-    if change_type == "IMPORT":
-        raise errors.ValidationError("ChangeSetType IMPORT is not supported by this cloud")
+    imports = _imports(params)
+    if imports and change_type != "IMPORT":
+        raise errors.ValidationError("ResourcesToImport is only for ChangeSetType IMPORT")
     shown = await call.service.create_change_set(
         call.ctx,
         stack_name,
@@ -190,8 +209,33 @@ async def create_change_set(call: CfnCall) -> Any:
         args,
         use_previous=use_previous,
         description=params.get("Description"),
+        imports=imports,
+        include_nested=bool(p.boolean(params, "IncludeNestedStacks")),
     )
     return {"Id": change_set_arn(shown), "StackId": _stack_arn(shown)}
+
+
+def _imports(params: Mapping[str, str]) -> list[dict[str, Any]]:
+    """``ResourcesToImport.member.N`` (``ResourceType``, ``LogicalResourceId`` and the
+    ``ResourceIdentifier`` map) as the engine takes them."""
+    out = []
+    for member in p.member_list(params, "ResourcesToImport"):
+        entries = p.pairs(
+            {f"I.member.{k.split('.')[-2]}.{k.split('.')[-1]}": v
+             for k, v in member.items() if k.startswith("ResourceIdentifier.entry.")},
+            "I", "key", "value",
+        )
+        if not member.get("LogicalResourceId") or not member.get("ResourceType") or not entries:
+            raise errors.ValidationError(
+                "Each of ResourcesToImport needs ResourceType, LogicalResourceId and "
+                "ResourceIdentifier"
+            )
+        out.append({
+            "logical_id": member["LogicalResourceId"],
+            "resource_type": member["ResourceType"],
+            "identifier": entries,
+        })
+    return out
 
 
 async def describe_change_set(call: CfnCall) -> Any:
@@ -208,17 +252,37 @@ async def describe_change_set(call: CfnCall) -> Any:
             "NotificationARNs": [],
             "Capabilities": [],
             "Tags": [],
-            "Changes": [_change(c) for c in shown.get("changes") or []],
-            "IncludeNestedStacks": False,
+            "Changes": [_change(c, shown["tenant"]) for c in shown.get("changes") or []],
+            "IncludeNestedStacks": bool(shown.get("include_nested_stacks")),
         }
     )
+    for key, field in (("ParentChangeSetId", "parent_change_set"),
+                       ("RootChangeSetId", "root_change_set")):
+        if shown.get(field):
+            out[key] = change_set_arn({"tenant": shown["tenant"], **shown[field]})
     return out
 
 
 async def execute_change_set(call: CfnCall) -> Any:
     stack_name, name = _target(call)
-    await call.service.execute_change_set(call.ctx, stack_name, name)
+    token = call.params.get("ClientRequestToken") or None
+    await call.service.execute_change_set(call.ctx, stack_name, name, token)
     return {}
+
+
+async def describe_change_set_hooks(call: CfnCall) -> Any:
+    """No hooks run in this cloud: AWS's answer for a change set without any (an empty
+    ``Hooks`` list, ``Status`` UNAVAILABLE)."""
+    stack_name, name = _target(call)
+    shown = await call.service.describe_change_set(call.ctx, stack_name, name)
+    return {
+        "ChangeSetId": change_set_arn(shown),
+        "ChangeSetName": shown["name"],
+        "Hooks": [],
+        "Status": "UNAVAILABLE",
+        "StackId": _stack_arn(shown),
+        "StackName": shown["stack_name"],
+    }
 
 
 async def list_change_sets(call: CfnCall) -> Any:
@@ -235,9 +299,33 @@ async def delete_change_set(call: CfnCall) -> Any:
     return {}
 
 
+def _review_described(shown: Mapping[str, Any]) -> dict[str, Any]:
+    """A stack in review as DescribeStacks shows it (AWS: REVIEW_IN_PROGRESS)."""
+    return {
+        "Capabilities": [],
+        "CreationTime": shown["creation_time"],
+        "Description": shown.get("description"),
+        "DisableRollback": False,
+        "NotificationARNs": [],
+        "Parameters": [],
+        "StackId": _stack_arn(shown),
+        "StackName": shown["stack_name"],
+        "StackStatusReason": "User Initiated",
+        "StackStatus": "REVIEW_IN_PROGRESS",
+        "Outputs": [],
+        "DriftInformation": {"StackDriftStatus": "NOT_CHECKED"},
+    }
+
+
 async def describe_stacks(call: CfnCall) -> Any:
     """DescribeStacks, plus a stack that exists only as a CREATE change set: AWS shows
-    it ``REVIEW_IN_PROGRESS`` until the change set is executed."""
+    it ``REVIEW_IN_PROGRESS`` until the change set is executed (named, or among all
+    the project's stacks when no name is given)."""
+    if not call.params.get("StackName"):
+        described = await actions.describe_stacks(call)
+        reviews = await call.service.review_stacks(call.ctx)
+        described["Stacks"] += [_review_described(s) for s in reviews]
+        return described
     try:
         return await actions.describe_stacks(call)
     except (kiln_errors.EntityNotFound, errors.ValidationError):
@@ -245,23 +333,27 @@ async def describe_stacks(call: CfnCall) -> Any:
         shown = None if name.startswith("arn:") else await call.service.review_stack(call.ctx, name)
         if shown is None:
             raise
-    return {
-        "Stacks": [
+    return {"Stacks": [_review_described(shown)]}
+
+
+async def list_stacks(call: CfnCall) -> Any:
+    """ListStacks, with the stacks in review among them (StackStatus
+    ``REVIEW_IN_PROGRESS``, which ``StackStatusFilter`` can ask for)."""
+    listed = await actions.list_stacks(call)
+    wanted = set(p.member_values(call.params, "StackStatusFilter"))
+    if not wanted or "REVIEW_IN_PROGRESS" in wanted:
+        listed["StackSummaries"] += [
             {
-                "Capabilities": [],
                 "CreationTime": shown["creation_time"],
-                "Description": shown.get("description"),
-                "DisableRollback": False,
-                "NotificationARNs": [],
-                "Parameters": [],
                 "StackId": _stack_arn(shown),
                 "StackName": shown["stack_name"],
-                "StackStatusReason": "User Initiated",
                 "StackStatus": "REVIEW_IN_PROGRESS",
-                "Outputs": [],
+                "StackStatusReason": "User Initiated",
+                "DriftInformation": {"StackDriftStatus": "NOT_CHECKED"},
             }
+            for shown in await call.service.review_stacks(call.ctx)
         ]
-    }
+    return listed
 
 
 async def delete_stack(call: CfnCall) -> Any:
@@ -278,6 +370,8 @@ ACTIONS: dict[str, Action] = {
     "ExecuteChangeSet": _translated(execute_change_set),
     "ListChangeSets": _translated(list_change_sets),
     "DeleteChangeSet": _translated(delete_change_set),
+    "DescribeChangeSetHooks": _translated(describe_change_set_hooks),
     "DescribeStacks": describe_stacks,
+    "ListStacks": list_stacks,
     "DeleteStack": delete_stack,
 }

@@ -12,7 +12,7 @@ from kiln.api.instantiation import Instantiation
 from kiln.api.openstack_v1.common import Call, empty, json_response
 
 #: body keys that are the change set's own (the rest is an update's body)
-_OWN = ("name", "description", "use_previous_parameters")
+_OWN = ("name", "description", "use_previous_parameters", "include_nested_stacks")
 
 
 def _view(call: Call, shown: dict[str, Any]) -> dict[str, Any]:
@@ -45,6 +45,9 @@ async def create(call: Call) -> Any:
     if not isinstance(previous, list) or not all(isinstance(n, str) for n in previous):
         raise bad_request('"use_previous_parameters" must be a list of names')
     patch = p.extract_bool("existing", str(body.get("existing", False)))
+    nested = p.extract_bool(
+        "include_nested_stacks", str(body.get("include_nested_stacks", False))
+    )
     data = Instantiation(
         {k: v for k, v in body.items() if k not in (*_OWN, "existing")},
         patch=patch,
@@ -70,6 +73,7 @@ async def create(call: Call) -> Any:
         use_previous=previous,
         description=description,
         environment_files=data.environment_files(),
+        include_nested=nested,
     )
     return json_response({"changeset": _view(call, shown)}, 201)
 

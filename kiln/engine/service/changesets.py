@@ -16,14 +16,17 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kiln.db.records import ChangeSetRecord, StackRecord
+from kiln.db.records import ChangeSetRecord, ChangeSetValues, StackRecord
 from kiln.engine.actions import admit
 from kiln.engine.actions import create as create_action
 from kiln.engine.model.context import RequestContext
 from kiln.engine.model.shapes import StackIdentityReply
 from kiln.engine.model.states import CREATE, FAILED, IN_PROGRESS, ROLLBACK, UPDATE
 from kiln.engine.runtime import acting
+from kiln.engine.service import changeset_import as imported
+from kiln.engine.service import changeset_nested as below
 from kiln.engine.service import changeset_plan as plan
+from kiln.engine.service.replies import identity as identity_of
 from kiln.engine.service.replies import isotime
 from kiln.engine.service.stack_changes import StackOps, refuse_update
 from kiln.errors import (
@@ -46,7 +49,7 @@ NO_CHANGES = (
     "The submitted information didn't contain changes. Submit different "
     "information to create a change set."
 )
-TYPES = ("UPDATE", "CREATE")
+TYPES = ("UPDATE", "CREATE", "IMPORT")
 
 
 def fingerprint(rec: StackRecord) -> str:
@@ -54,6 +57,16 @@ def fingerprint(rec: StackRecord) -> str:
     last action (a signal or an update since then changes one of them)."""
     text = f"{rec.raw_template_id}|{rec.updated_at}|{rec.action}|{rec.status}"
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def kind(cs: ChangeSetRecord) -> str:
+    """What executing the change set does: CREATE a stack (an IMPORT into a new
+    stack too) or UPDATE one."""
+    if cs.change_type == "CREATE" or (
+        cs.change_type == "IMPORT" and (cs.request or {}).get("new_stack")
+    ):
+        return "CREATE"
+    return "UPDATE"
 
 
 def _plain(value: Any) -> Any:
@@ -91,7 +104,7 @@ class ChangeSetOps(StackOps):
         to the stack it was made for, a CREATE one to no stack yet or the one it made
         (a deleted stack's change sets go with it, as CloudFormation's do)."""
         rec = rec if rec is not None else await self._stack_or_none(ctx, cs)
-        if cs.change_type == "UPDATE" or cs.execution is not None:
+        if kind(cs) == "UPDATE" or cs.execution is not None:
             return rec is not None and rec.id == cs.stack_id
         return rec is None or rec.id == cs.stack_id
 
@@ -126,9 +139,12 @@ class ChangeSetOps(StackOps):
         use_previous: Sequence[str] = (),
         description: str | None = None,
         environment_files: Sequence[str] | None = None,
+        imports: Sequence[Mapping[str, Any]] = (),
+        include_nested: bool = False,
     ) -> dict[str, Any]:
         """Plan the change and store it; a plan that cannot be made is stored FAILED
-        with the reason (a request naming a missing or taken stack is refused)."""
+        with the reason (a request naming a missing or taken stack is refused).
+        ``imports`` (IMPORT): ``logical_id``, ``resource_type``, ``identifier``."""
         if not NAME.fullmatch(name or ""):
             raise InvalidInput(
                 f"ChangeSetName {name!r} must start with a letter and hold "
@@ -138,6 +154,14 @@ class ChangeSetOps(StackOps):
             raise InvalidInput(f"ChangeSetType must be one of {', '.join(TYPES)}")
         store = self.store.change_sets
         rec: StackRecord | None = None
+        importing = change_type == "IMPORT"
+        if importing:
+            try:
+                await self._find(ctx, stack_name)
+            except EntityNotFound:
+                pass
+            else:
+                change_type = "UPDATE"  # into an existing stack: checked as an update
         if change_type == "UPDATE":
             try:
                 rec = await self._find(ctx, stack_name)
@@ -172,6 +196,14 @@ class ChangeSetOps(StackOps):
             raise RequestLimitExceeded(
                 f"Stack [{stack_name}] has {MAX_PER_STACK} change sets already; delete some first"
             )
+        new_stack = rec is None
+        if imports:
+            template = imported.mark(template, imports, new_stack)
+            change_type = "IMPORT"
+        elif importing:
+            raise imported.ImportRefused(
+                "ResourcesToImport must be given for ChangeSetType IMPORT"
+            )
         env = dict(params or {})
         if rec is not None and use_previous:
             env = await self._previous_values(rec, env, use_previous)
@@ -182,6 +214,8 @@ class ChangeSetOps(StackOps):
                 "files": dict(files),
                 "args": dict(args),
                 "environment_files": list(environment_files or []) or None,
+                **({"imports": list(imports), "new_stack": new_stack} if imports else {}),
+                **({"include_nested": True} if include_nested else {}),
             }
         )
         values: dict[str, Any] = {
@@ -199,8 +233,14 @@ class ChangeSetOps(StackOps):
             "fingerprint": fingerprint(rec) if rec is not None else "",
         }
         hidden: set[str] = set()
+        nested = {"id": values["id"], "name": name} if include_nested else None
         try:
-            changes = await self._plan(ctx, change_type, stack_name, stack_id, request, hidden)
+            changes = await self._plan(
+                ctx, "CREATE" if new_stack else "UPDATE", stack_name, stack_id, request, hidden,
+                nested,
+            )
+        except imported.ImportRefused:
+            raise
         except (InvalidInput, EntityNotFound) as exc:
             hidden.update((request["environment"].get("parameters") or {}).keys())
             values.update(status="FAILED", status_reason=str(exc) or type(exc).__name__)
@@ -211,7 +251,12 @@ class ChangeSetOps(StackOps):
         request["hidden"] = sorted(hidden)
         if rec is not None and values["status"] != "FAILED":
             refuse_update(rec.action)
-        return await self._shown(ctx, await store.add(values), rec)
+        rows = (nested or {}).get("rows") or [] if values["status"] != "FAILED" else []
+        request["children"] = [row["id"] for row in rows]
+        made = await store.add(values)
+        for row in rows:
+            await store.add(_plain(row))
+        return await self._shown(ctx, made, rec)
 
     async def _previous_values(
         self, rec: StackRecord, env: dict[str, Any], names: Sequence[str]
@@ -233,9 +278,12 @@ class ChangeSetOps(StackOps):
         stack_id: str,
         request: Mapping[str, Any],
         hidden: set[str] | None = None,
+        nested: dict[str, Any] | None = None,
     ) -> list[dict[str, Any]]:
         """The changes the stored request makes to the stack as it is now (and, into
-        ``hidden``, the names of the parameters its template hides)."""
+        ``hidden``, the names of the parameters its template hides; into
+        ``nested["rows"]``, given the change set's ``id`` and ``name``, its nested
+        change sets)."""
         if change_type == "CREATE":
             stack = await admit.prepare(
                 self.engine,
@@ -248,9 +296,11 @@ class ChangeSetOps(StackOps):
                 request["args"],
                 stack_id=stack_id,
             )
-            made: list[dict[str, Any]] = _plain(plan.create_changes(stack))
+            made: list[dict[str, Any]] = _imported(_plain(plan.create_changes(stack)), request)
             if hidden is not None:
                 hidden.update(stack.bound.parameters.hidden)
+            if nested is not None:
+                nested["rows"] = await below.children(self, ctx, stack, made, nested, nested)
             return made
         current, new = await self._prepare_update(
             ctx,
@@ -263,9 +313,11 @@ class ChangeSetOps(StackOps):
         )
         if hidden is not None:
             hidden.update(new.bound.parameters.hidden)
-        changes: list[dict[str, Any]] = _plain(
-            await asyncio.to_thread(plan.update_changes, current, new)
+        changes: list[dict[str, Any]] = _imported(
+            _plain(await asyncio.to_thread(plan.update_changes, current, new)), request
         )
+        if nested is not None:
+            nested["rows"] = await below.children(self, ctx, new, changes, nested, nested)
         return changes
 
     # -- reading ------------------------------------------------------------------------
@@ -275,7 +327,7 @@ class ChangeSetOps(StackOps):
         if cs.execution == "OBSOLETE":
             return "OBSOLETE"
         if cs.execution is None:
-            if cs.change_type == "CREATE":
+            if kind(cs) == "CREATE":
                 return "AVAILABLE" if rec is None else "OBSOLETE"
             return (
                 "AVAILABLE"
@@ -311,7 +363,10 @@ class ChangeSetOps(StackOps):
             "description": cs.description,
             "status": cs.status,
             "status_reason": cs.status_reason or None,
-            "execution_status": self._execution_status(cs, rec),
+            "execution_status": await self._root_status(ctx, cs, rec),
+            "include_nested_stacks": bool(request.get("include_nested")),
+            "parent_change_set": request.get("parent"),
+            "root_change_set": request.get("root"),
             "creation_time": isotime(cs.created_at),
             "execution_time": isotime(cs.executed_at),
         }
@@ -319,6 +374,18 @@ class ChangeSetOps(StackOps):
             shown["parameters"] = self._parameters(request)
             shown["changes"] = list(cs.changes or [])
         return shown
+
+    async def _root_status(
+        self, ctx: RequestContext, cs: ChangeSetRecord, rec: StackRecord | None
+    ) -> str:
+        """A nested change set's execution status is its root's."""
+        root_id = ((cs.request or {}).get("root") or {}).get("id")
+        root = await self.store.change_sets.get(root_id) if root_id else None
+        if root_id and root is None:
+            return "UNAVAILABLE"
+        if root is not None:
+            return self._execution_status(root, await self._stack_or_none(ctx, root))
+        return self._execution_status(cs, rec)
 
     def _parameters(self, request: Mapping[str, Any]) -> dict[str, Any]:
         """The parameters the request gives, the ones its template hides masked (all
@@ -354,38 +421,26 @@ class ChangeSetOps(StackOps):
             raise InvalidChangeSetStatus(
                 f"Cannot delete ChangeSet [{cs.name}] while it is being executed"
             )
+        _refuse_nested(cs, "deleted")
+        for child in (cs.request or {}).get("children") or ():
+            await self.store.change_sets.remove(child)
         await self.store.change_sets.remove(cs.id)
-
-    async def review_stack(self, ctx: RequestContext, stack_name: str) -> dict[str, Any] | None:
-        """The stack a CREATE change set waits to make (CloudFormation's stack in
-        ``REVIEW_IN_PROGRESS``): its newest such change set, or None."""
-        try:
-            await self._find(ctx, stack_name)
-        except EntityNotFound:
-            pending = [
-                cs
-                for cs in await self.store.change_sets.of_stack(ctx.project_id, stack_name)
-                if cs.change_type == "CREATE" and cs.execution is None
-            ]
-            return await self._shown(ctx, pending[-1], with_changes=False) if pending else None
-        return None
-
-    async def delete_review_stack(self, ctx: RequestContext, stack_name: str) -> bool:
-        """Delete a stack that exists only as CREATE change sets; whether there was one."""
-        if await self.review_stack(ctx, stack_name) is None:
-            return False
-        for cs in await self.store.change_sets.of_stack(ctx.project_id, stack_name):
-            if cs.change_type == "CREATE" and cs.execution is None:
-                await self.store.change_sets.remove(cs.id)
-        return True
 
     # -- executing ----------------------------------------------------------------------
     async def execute_change_set(
-        self, ctx: RequestContext, stack_name: str | None, name_or_id: str
+        self,
+        ctx: RequestContext,
+        stack_name: str | None,
+        name_or_id: str,
+        client_token: str | None = None,
     ) -> StackIdentityReply:
-        """Run the stored request, only if the stack and the plan are as shown."""
+        """Run the stored request, only if the stack and the plan are as shown. A retry
+        with the ``client_token`` that executed it answers as the first call did."""
         cs = await self._change_set(ctx, stack_name, name_or_id)
+        _refuse_nested(cs, "executed")
         rec = await self._stack_or_none(ctx, cs)
+        if client_token and (cs.request or {}).get("client_token") == client_token and rec:
+            return identity_of(rec)
         status = self._execution_status(cs, rec)
         if status != "AVAILABLE":
             raise InvalidChangeSetStatus(
@@ -397,8 +452,10 @@ class ChangeSetOps(StackOps):
             raise InvalidChangeSetStatus(
                 f"Stack [{rec.name}] is in {rec.action}_{rec.status} state and can not be updated"
             )
-        request = cs.request or {}
-        if cs.change_type == "CREATE":
+        request = dict(cs.request or {})
+        if client_token:
+            request["client_token"] = client_token
+        if kind(cs) == "CREATE":
             return await self._execute_create(ctx, cs, request)
         assert rec is not None
         return await self._execute_update(ctx, cs, rec, request)
@@ -429,12 +486,16 @@ class ChangeSetOps(StackOps):
                 again = await self._plan(ctx, "UPDATE", rec.name, rec.id, request)
             except KilnError as exc:
                 raise await self._obsolete(cs, f"the plan cannot be made again: {exc}") from None
-            if again != cs.changes:
+            if again != below.bare(cs.changes):
                 raise await self._obsolete(
                     cs, "the changes it would make now differ from the ones it shows"
                 )
+            if not await self._children_unchanged(ctx, request):
+                raise await self._obsolete(
+                    cs, "a nested stack changed after the change set was created"
+                )
             if not await self.store.change_sets.settle(
-                cs.id, {"execution": "EXECUTED", "executed_at": _now()}, only_if_execution=""
+                cs.id, _executed(request), only_if_execution=""
             ):
                 raise InvalidChangeSetStatus(f"ChangeSet [{cs.name}] was executed already")
             current, new = await self._prepare_update(
@@ -452,6 +513,17 @@ class ChangeSetOps(StackOps):
             )
         return new.identity_dict()
 
+    async def _children_unchanged(self, ctx: RequestContext, request: Mapping[str, Any]) -> bool:
+        """Whether each nested stack a nested change set showed is as it was then."""
+        for child_id in request.get("children") or ():
+            child = await self.store.change_sets.get(child_id)
+            if child is None or child.change_type != "UPDATE":
+                continue
+            now = await self._stack_or_none(ctx, child)
+            if now is None or fingerprint(now) != child.fingerprint:
+                return False
+        return True
+
     async def _execute_create(
         self, ctx: RequestContext, cs: ChangeSetRecord, request: Mapping[str, Any]
     ) -> StackIdentityReply:
@@ -467,12 +539,12 @@ class ChangeSetOps(StackOps):
             request["args"],
             stack_id=cs.stack_id,
         )
-        if _plain(plan.create_changes(stack)) != cs.changes:
+        if _imported(_plain(plan.create_changes(stack)), request) != below.bare(cs.changes):
             raise await self._obsolete(
                 cs, "the changes it would make now differ from the ones it shows"
             )
         if not await self.store.change_sets.settle(
-            cs.id, {"execution": "EXECUTED", "executed_at": _now()}, only_if_execution=""
+            cs.id, _executed(request), only_if_execution=""
         ):
             raise InvalidChangeSetStatus(f"ChangeSet [{cs.name}] was executed already")
         await acting.delegate(engine, ctx, stack.info.id, cs.stack_name)
@@ -488,6 +560,26 @@ class ChangeSetOps(StackOps):
         rec = await self._find(ctx, stack.info.id)
         await self.store.change_sets.settle(cs.id, {"fingerprint": str(rec.raw_template_id)})
         return stack.identity_dict()
+
+
+def _executed(request: Mapping[str, Any]) -> ChangeSetValues:
+    return {"execution": "EXECUTED", "executed_at": _now(), "request": dict(request)}
+
+
+def _refuse_nested(cs: ChangeSetRecord, verb: str) -> None:
+    """A nested change set goes only with its root (as CloudFormation's)."""
+    root = (cs.request or {}).get("root")
+    if root:
+        raise InvalidChangeSetStatus(
+            f"ChangeSet [{cs.name}] is a nested change set and cannot be {verb} alone: "
+            f"use its root change set [{root.get('name')}]"
+        )
+
+
+def _imported(changes: list[dict[str, Any]], request: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """An IMPORT's plan shows its resources as Import (and refuses any other change)."""
+    imports = request.get("imports")
+    return imported.relabel(changes, imports) if imports else changes
 
 
 def _now() -> Any:

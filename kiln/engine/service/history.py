@@ -19,7 +19,7 @@ from kiln.db.records import StackVersionRecord
 from kiln.engine.model.context import RequestContext
 from kiln.engine.model.live_stack import LiveStack
 from kiln.engine.service.changeset_plan import MASK
-from kiln.engine.service.changesets import ChangeSetOps
+from kiln.engine.service.changeset_review import ReviewOps
 from kiln.engine.service.interface import Identity
 from kiln.engine.service.replies import isotime
 from kiln.errors import EntityNotFound
@@ -60,7 +60,7 @@ def _text(version: StackVersionRecord) -> list[str]:
     return text.splitlines(keepends=True)
 
 
-class HistoryOps(ChangeSetOps):
+class HistoryOps(ReviewOps):
     async def remember_version(self, stack: LiveStack, action: str) -> None:
         """Keep what ``stack`` now runs as its next version (create and update)."""
         keep = int(self.conf.max_stack_versions)

@@ -13,7 +13,7 @@ from kiln.engine.actions.software import SoftwareConfigs
 from kiln.engine.model.context import RequestContext
 from kiln.engine.model.delegation import Delegation
 from kiln.engine.model.dispatch import Dispatch
-from kiln.engine.model.live_stack import PluginLookup
+from kiln.engine.model.live_stack import LiveStack, PluginLookup
 from kiln.engine.model.settings import EngineConf
 from kiln.engine.runtime.engine import Engine
 from kiln.engine.runtime.plugin_loader import find_plugin
@@ -59,6 +59,10 @@ class ServiceBase(EngineServiceAPI):
         self._identities: Identities | None = None
         self._software: SoftwareConfigs | None = None
         self._stack_user_admin: Any = False
+
+    async def remember_version(self, stack: LiveStack, action: str) -> None:
+        """Keep what ``stack`` now runs in its history (:mod:`.history`, which every
+        part that changes a stack's template calls); nothing here."""
 
     @property
     def engine(self) -> Engine:

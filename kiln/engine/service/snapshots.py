@@ -113,9 +113,10 @@ class SnapshotOps(ForwardingOps):
         await acting.for_request(engine, rec.root_stack_id, rec.name, ctx)
         async with engine.claim(rec.id, rec.name, RESTORE) as claim:
             current = await engine.load(rec.id)
-            await self._launch_restore(claim, current, data)
+            new = await self._launch_restore(claim, current, data)
+        await self.remember_version(new, RESTORE)
 
-    async def _launch_restore(self, claim: Claim, current: LiveStack, data: JSON) -> None:
+    async def _launch_restore(self, claim: Claim, current: LiveStack, data: JSON) -> LiveStack:
         """Store the snapshot's template, mark the stack RESTORE_IN_PROGRESS and start."""
         engine = self.engine
         files = dict(data.get("files") or {})
@@ -134,3 +135,4 @@ class SnapshotOps(ForwardingOps):
                                     extra={"raw_template_id": template_id,
                                            "prev_raw_template_id": info.raw_template_id})
         claim.launch(lambda: run_restore(engine, current, new, data), new)
+        return new

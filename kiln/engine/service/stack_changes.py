@@ -201,9 +201,6 @@ class StackOps(LifecycleOps, UnheldOps):
         claim.launch(lambda: update_action.run_update(engine, current, new), new)
         await self.remember_version(new, UPDATE)
 
-    async def remember_version(self, stack: LiveStack, action: str) -> None:
-        """The stack's history (:mod:`.history`); nothing here."""
-
     async def preview_update_stack(self, ctx: RequestContext, stack_identity: Identity,
                                    template: Mapping[str, Any] | str | None,
                                    params: Mapping[str, Any], files: Mapping[str, str],

@@ -23,6 +23,9 @@ class ChangeSetStore:
     async def of_stack(self, project_id: str, stack_name: str) -> list[ChangeSetRecord]:
         return await self._db.run(db_change_sets.list_change_sets, project_id, stack_name)
 
+    async def pending_creates(self, project_id: str) -> list[ChangeSetRecord]:
+        return await self._db.run(db_change_sets.list_pending_creates, project_id)
+
     async def count(self, project_id: str, stack_name: str) -> int:
         return await self._db.run(db_change_sets.count_change_sets, project_id, stack_name)
 

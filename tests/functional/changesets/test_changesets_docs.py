@@ -1,6 +1,6 @@
 """The worked examples of docs/changesets.md, run as written (the ports aside) against
-a real ``kiln serve``: the sh block with bash and the ``kiln`` CLI, the python block
-with boto3 and a keypair from the command its comment names."""
+a real ``kiln serve``: the sh block with bash and the ``kiln`` CLI, the python blocks
+with boto3 and a keypair from the command their comment names."""
 
 from __future__ import annotations
 
@@ -58,7 +58,31 @@ def test_the_cli_example(kiln_server: KilnProcess, tmp_path: Path) -> None:
 
 
 def test_the_boto3_example(kiln_server: KilnProcess, capsys: pytest.CaptureFixture[str]) -> None:
-    snippet = _block("python", "With boto3")
+    _run_python(_block("python", "With boto3"), kiln_server)
+    assert capsys.readouterr().out.strip() == "Modify Token True length 8 -> 16"
+    heat_client(kiln_server.endpoint("demo")).stacks.delete("shop-cfn")
+
+
+def test_the_import_and_nested_example(
+    kiln_server: KilnProcess, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _run_python(_block("python", "Importing existing objects"), kiln_server)
+    assert capsys.readouterr().out.strip().splitlines() == [
+        "Import obj-1234",
+        "Modify Inner ['length']",
+    ]
+    heat = heat_client(kiln_server.endpoint("demo"))
+    (old,) = heat.resources.list("legacy")
+    assert old.physical_resource_id == "obj-1234"
+    (kid,) = heat.resources.list("family")
+    inner = heat.resources.get(kid.physical_resource_id, "Inner")
+    assert len(inner.attributes["value"]) == 12  # replaced by the root's execution
+    heat.stacks.delete("legacy")
+    heat.stacks.delete("family")
+
+
+def _run_python(snippet: str, kiln_server: KilnProcess) -> None:
+    """A page's python block, with keys from the command its comment names."""
     (command,) = re.findall(r"# keys from: (kiln ec2-credentials create [^\n]*)", snippet)
     made = subprocess.run(
         [*kiln_command(), *command.split()[1:], "--config-file", str(kiln_server.config_file)],
@@ -76,8 +100,6 @@ def test_the_boto3_example(kiln_server: KilnProcess, capsys: pytest.CaptureFixtu
     )
     assert code != snippet
     exec(compile(code, "changesets.md", "exec"), {})  # the page's own lines
-    assert capsys.readouterr().out.strip() == "Modify Token True length 8 -> 16"
-    heat_client(kiln_server.endpoint("demo")).stacks.delete("shop-cfn")
 
 
 def test_the_history_example(kiln_server: KilnProcess, tmp_path: Path) -> None:

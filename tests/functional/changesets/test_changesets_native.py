@@ -157,3 +157,81 @@ def test_cli_create_show_execute_list_delete(kiln: KilnProcess, workdir: Path) -
     ok(cli(kiln, workdir, "changeset", "delete", "cs-cli", "longer"))
     missing = cli(kiln, workdir, "changeset", "show", "cs-cli", "longer")
     assert missing.returncode != 0 and "does not exist" in missing.stderr
+
+
+CHILD = """\
+heat_template_version: 2018-08-31
+parameters:
+  length: {type: number}
+resources:
+  inner:
+    type: OS::Heat::RandomString
+    properties: {length: {get_param: length}}
+"""
+PARENT = """\
+heat_template_version: 2018-08-31
+resources:
+  kid:
+    type: child.yaml
+    properties: {length: 8}
+"""
+
+
+def test_nested_change_sets_of_a_provider_template(kiln: KilnProcess) -> None:
+    heat = heat_client(kiln.endpoint("demo"))
+    heat.stacks.create(stack_name="cs-tree", template=PARENT, files={"child.yaml": CHILD})
+    stack = settled(heat, "cs-tree")
+    base = f"{kiln.endpoint('demo')}/stacks/cs-tree/{stack.id}/changesets"
+    grown = CHILD + "  more: {type: OS::Heat::None}\n"
+    made = httpx.post(
+        base,
+        json={
+            "name": "grow",
+            "template": PARENT,
+            "files": {"child.yaml": grown},
+            "include_nested_stacks": True,
+        },
+        timeout=30,
+    )
+    assert made.status_code == 201, made.text
+    root = made.json()["changeset"]
+    assert root["include_nested_stacks"] is True
+    (kid,) = root["changes"]
+    assert (kid["logical_resource_id"], kid["action"]) == ("kid", "Modify")
+    child_stack = heat.stacks.get(kid["physical_resource_id"])
+    link = (
+        f"{kiln.endpoint('demo')}/stacks/{child_stack.stack_name}/{child_stack.id}"
+        f"/changesets/{kid['change_set_id']}"
+    )
+    child = httpx.get(link, timeout=30).json()["changeset"]
+    assert child["parent_change_set"] == child["root_change_set"] == {
+        "id": root["id"],
+        "name": "grow",
+    }
+    assert [(c["action"], c["logical_resource_id"]) for c in child["changes"]] == [
+        ("Add", "more")
+    ]
+    refused = httpx.post(link + "/execute", timeout=30)
+    assert refused.status_code == 409, refused.text
+    # a second plan, made obsolete by an update of the nested stack alone
+    other = {"name": "stale", "template": PARENT, "files": {"child.yaml": grown},
+             "include_nested_stacks": True}
+    assert httpx.post(base, json=other, timeout=30).status_code == 201
+    heat.stacks.update(child_stack.id, template=CHILD, parameters={"length": 9})
+    assert settled(heat, child_stack.id).stack_status == "UPDATE_COMPLETE"
+    stale = httpx.post(f"{base}/stale/execute", timeout=30)
+    assert stale.status_code == 409 and "nested stack changed" in stale.text, stale.text
+    grow = httpx.post(f"{base}/grow/execute", timeout=30)
+    assert grow.status_code == 409, grow.text  # obsolete as well
+    made = httpx.post(base, json={**other, "name": "grow-2"}, timeout=30)
+    (kid,) = made.json()["changeset"]["changes"]
+    link = (
+        f"{kiln.endpoint('demo')}/stacks/{child_stack.stack_name}/{child_stack.id}"
+        f"/changesets/{kid['change_set_id']}"
+    )
+    assert httpx.post(f"{base}/grow-2/execute", timeout=30).status_code == 202
+    assert settled(heat, "cs-tree").stack_status == "UPDATE_COMPLETE"
+    assert {r.resource_name for r in heat.resources.list(child_stack.id)} == {"inner", "more"}
+    assert httpx.get(link, timeout=30).json()["changeset"]["execution_status"] == (
+        "EXECUTE_COMPLETE"
+    )

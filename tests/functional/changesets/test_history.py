@@ -6,8 +6,10 @@ and the ``kiln`` CLI as a subprocess."""
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -81,3 +83,43 @@ def test_history_kept_bounded_diffed_and_restored(kiln: KilnProcess, tmp_path: P
     assert after.parameters["password"] == "******"
     versions = json.loads(ok(cli(kiln, tmp_path, "history", "list", "hist", "-f", "json")).stdout)
     assert [v["version"] for v in versions] == [3, 4, 5]
+
+
+def _snapshot_done(heat: Any, stack_id: str, snap_id: str) -> dict[str, Any]:
+    """The snapshot once it is over (bounded by the settled poll's deadline)."""
+    deadline = time.monotonic() + 60
+    while True:
+        snap: dict[str, Any] = heat.stacks.snapshot_show(stack_id, snap_id)["snapshot"]
+        if snap["status"] != "IN_PROGRESS":
+            return snap
+        assert time.monotonic() < deadline, snap
+        time.sleep(0.1)  # status poll bounded by the deadline
+
+
+def test_a_restore_and_an_adopt_are_versions_with_their_action(kiln: KilnProcess) -> None:
+    heat = heat_client(kiln.endpoint("demo"))
+    heat.stacks.create(stack_name="snapped", template=TEMPLATE, parameters={"password": "pw"})
+    stack = settled(heat, "snapped")
+    snap = heat.stacks.snapshot(stack.id, "before")
+    assert _snapshot_done(heat, stack.id, snap["id"])["status"] == "COMPLETE"
+    heat.stacks.update(stack.id, template=TEMPLATE, parameters={"password": "pw", "length": 20})
+    assert settled(heat, "snapped").stack_status == "UPDATE_COMPLETE"
+    heat.stacks.restore(stack.id, snap["id"])
+    assert settled(heat, "snapped").stack_status == "RESTORE_COMPLETE"
+    base = f"{kiln.endpoint('demo')}/stacks/snapped/{stack.id}/versions"
+    listed = httpx.get(base, timeout=30).json()["versions"]
+    assert [v["action"] for v in listed] == ["CREATE", "UPDATE", "RESTORE"]
+    restored = httpx.get(f"{base}/{listed[-1]['version']}", timeout=30).json()["version"]
+    # the snapshot's environment: the length the stack had before the update
+    assert "length" not in (restored["environment"].get("parameters") or {})
+
+    data = heat.stacks.abandon(stack.id)
+    adopted = heat.stacks.create(
+        stack_name="adopted",
+        adopt_stack_data=json.dumps(data),
+        template=TEMPLATE,
+        parameters={"password": "pw"},
+    )["stack"]["id"]
+    assert settled(heat, "adopted").stack_status == "ADOPT_COMPLETE"
+    kept = httpx.get(f"{kiln.endpoint('demo')}/stacks/adopted/{adopted}/versions", timeout=30)
+    assert [v["action"] for v in kept.json()["versions"]] == ["ADOPT"]
