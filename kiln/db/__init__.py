@@ -116,6 +116,8 @@ resources (``kiln.db.resources``)::
     delete_resources(s, resource_ids: Sequence[int]) -> None          # many at once
     insert_replacement(s, row: NewResource, old_id: int) -> tuple[int, str, datetime]
         # the new row; the old one's replaced_by queued (as queue_resource_update)
+    insert_replacements(s, items: Sequence[tuple[NewResource, int]]) -> list[tuple[...]]
+        # many at once: one executemany and one read-back by uuid per 500
     set_resource_data(s, resource_id: int, key: str, value: str, *, redact: bool = False)
     get_resource_data(s, resource_id: int) -> dict[str, str]          # decrypted
     delete_resource_data(s, resource_id: int, key: str) -> bool

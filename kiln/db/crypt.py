@@ -139,6 +139,9 @@ def decrypt_value(stored: Any) -> Any:
 #: Key of the one-entry object that stands for an encrypted JSON document in a JSON column.
 SEALED_KEY = "__kiln_encrypted__"
 
+#: :func:`seal_shared`'s memo: documents sealed so far, by their JSON text and by identity
+SealMemo = dict[str | int, Any]
+
 
 def seal(value: Any) -> Any:
     """Resource properties (which often carry hidden parameter values) as stored: one
@@ -146,7 +149,7 @@ def seal(value: Any) -> Any:
     return seal_shared(value, {})
 
 
-def seal_shared(value: Any, sealed: dict[str, Any]) -> Any:
+def seal_shared(value: Any, sealed: SealMemo) -> Any:
     """:func:`seal`, encrypting each distinct document once per ``sealed`` memo: the
     events of one write batch mostly carry the same properties (a resource's IN_PROGRESS
     and COMPLETE, or a thousand resources declared alike), and each Fernet token costs
@@ -156,13 +159,21 @@ def seal_shared(value: Any, sealed: dict[str, Any]) -> Any:
     return _seal(value, sealed)
 
 
-def _seal(value: Any, sealed: dict[str, Any]) -> Any:
+def _seal(value: Any, sealed: SealMemo) -> Any:
+    # the same document object is mostly sealed again and again within one memo (a
+    # resource's transitions carry its one properties dict): known by identity, it is
+    # not even JSON-encoded again; the object is kept in the entry, so its id cannot
+    # be reused by another while the memo lives
+    seen = sealed.get(id(value))
+    if seen is not None and seen[0] is value:
+        return seen[1]
     text = json.dumps(value)
     found = sealed.get(text)
     if found is None:
         token = (_sealed_token(current_key(), text) if len(text) <= CACHED_TOKEN_CHARS
                  else encrypt(text))
         found = sealed[text] = {SEALED_KEY: token}
+    sealed[id(value)] = (value, found)
     return found
 
 

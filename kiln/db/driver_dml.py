@@ -19,6 +19,7 @@ it (``IntegrityError``, ``OperationalError``...), as ``Connection.execute`` rais
 
 from __future__ import annotations
 
+import datetime as dt
 import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -78,6 +79,41 @@ def _values(compiled: _Compiled, row: Mapping[str, Any]) -> list[Any]:
             for name, process in compiled.binds]
 
 
+#: values whose bind processing (JSON text, a datetime's text) is worth remembering by
+#: identity within one executemany
+_SHARED_TYPES = (dict, list, dt.datetime)
+
+
+def _many_values(compiled: _Compiled, rows: Sequence[Mapping[str, Any]]) -> list[list[Any]]:
+    """:func:`_values` of every row, each processed value converted once per call: the
+    rows of a batch mostly hold the very same objects (one sealed properties document
+    for a resource's transitions or for resources declared alike, one timestamp for a
+    batch's events), and JSON-encoding each copy again was the writer's largest cost in
+    a replace-all update. Keyed by identity: ``rows`` keeps every object alive (no id
+    is reused during the call) and no caller changes them meanwhile."""
+    memo: dict[tuple[int, int], Any] = {}
+    out = []
+    for row in rows:
+        values = []
+        for i, (name, process) in enumerate(compiled.binds):
+            value = row[name]
+            if process is not None:
+                if isinstance(value, _SHARED_TYPES):
+                    key = (i, id(value))
+                    done = memo.get(key, _MISSING)
+                    if done is _MISSING:
+                        done = memo[key] = process(value)
+                    value = done
+                else:
+                    value = process(value)
+            values.append(value)
+        out.append(values)
+    return out
+
+
+_MISSING = object()
+
+
 def _raise(compiled: _Compiled, values: Any, exc: sqlite3.Error, s: Session) -> NoReturn:
     raise sa.exc.DBAPIError.instance(compiled.sql, values, exc, sqlite3.Error,
                                      dialect=s.connection().dialect) from exc
@@ -94,7 +130,7 @@ def execute(s: Session, stmt: sa.Insert | sa.Update | sa.Delete,
     if prepared is None:
         return False
     driver, compiled = prepared
-    values = [_values(compiled, row) for row in rows]
+    values = _many_values(compiled, rows)
     try:
         driver.executemany(compiled.sql, values)
     except sqlite3.Error as exc:

@@ -72,7 +72,7 @@ def add_events(s: Session, rows: Sequence[NewEvent], *, max_events_per_stack: in
     now = utcnow()
     pending: _Pending = s.info.setdefault(_PENDING, _Pending())
     uuids: list[str] = []
-    sealed: dict[str, Any] = {}
+    sealed: crypt.SealMemo = {}
     for r in rows:
         uid = r.uuid or str(uuidlib.uuid4())
         uuids.append(uid)

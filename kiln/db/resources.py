@@ -35,7 +35,7 @@ _PENDING = "kiln_pending_resource_updates"
 _TABLE = cast(sa.Table, Resource.__table__)
 
 
-def _values(values: Mapping[str, Any], sealed: dict[str, Any] | None = None,
+def _values(values: Mapping[str, Any], sealed: crypt.SealMemo | None = None,
             ) -> dict[str, Any]:
     """Row values as stored; ``sealed`` memoises encrypted properties over many rows."""
     out = dict(values)
@@ -233,6 +233,32 @@ def insert_replacement(s: Session, row: NewResource, old_id: int) -> tuple[int, 
     return rid, values["uuid"], now
 
 
+def insert_replacements(s: Session, items: Sequence[tuple[NewResource, int]],
+                        ) -> list[tuple[int, str, Any]]:
+    """:func:`insert_replacement` of many rows (a replace-all update asks for most of
+    its replacements in one turn): one INSERT executemany and one read-back of the new
+    ids by uuid per slice, instead of a statement per row; ``(id, uuid, created_at)``
+    of each, in order. A single row keeps the one-INSERT path."""
+    if len(items) <= 1:
+        return [insert_replacement(s, row, old_id) for row, old_id in items]
+    now = utcnow()
+    conn = s.connection()
+    out: list[tuple[int, str, Any]] = []
+    for i in range(0, len(items), _INSERT_SLICE):
+        chunk = items[i:i + _INSERT_SLICE]
+        values = [_insert_values(row, now) for row, _ in chunk]
+        if not driver_dml.execute(s, _INSERT, values):
+            conn.execute(_INSERT, values)
+        uuids = [v["uuid"] for v in values]
+        ids = dict((u, rid) for rid, u in conn.execute(
+            sa.select(_TABLE.c.id, _TABLE.c.uuid).where(_TABLE.c.uuid.in_(uuids))))
+        for (_, old_id), u in zip(chunk, uuids, strict=True):
+            rid = ids[u]
+            queue_resource_update(s, old_id, {"replaced_by": rid})
+            out.append((rid, u, now))
+    return out
+
+
 def get_resource(s: Session, resource_id: int) -> ResourceRecord | None:
     found = _select(s, _TABLE.c.id == resource_id)
     return found[0] if found else None
@@ -319,7 +345,7 @@ def update_resources(s: Session, updates: Sequence[tuple[int, ResourceValues]]) 
     flush_resource_updates(s)
     # a batch's rows mostly carry equal properties (a resource's own transitions, or
     # resources declared alike): each distinct document is encrypted once
-    sealed: dict[str, Any] = {}
+    sealed: crypt.SealMemo = {}
     _execute_updates(s, [(rid, _values(values, sealed)) for rid, values in updates])
 
 

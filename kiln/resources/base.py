@@ -46,6 +46,7 @@ from kiln.resources.schema import (
     Properties,
     Property,
     SupportStatus,
+    changed_from_stored,
     property_error,
 )
 from kiln.template.definitions import ResourceDefinition
@@ -430,7 +431,11 @@ class Resource:
     # -- update planning ---------------------------------------------------------------
     def diff_properties(self, old: Properties, new: Properties) -> dict[str, Any]:
         """Changed properties (new values), after refusing changes to immutable ones."""
-        changed = {k: new[k] for k in new if old.get(k) != new.get(k)}
+        stored = old.unvalidated()
+        changed = (None if stored is None
+                   else changed_from_stored(new.schema, stored, new))
+        if changed is None:
+            changed = {k: new[k] for k in new if old.get(k) != new.get(k)}
         frozen = sorted(k for k in changed if self.properties_schema[k].immutable)
         if frozen:
             raise NotSupported(

@@ -68,7 +68,9 @@ class Property:
             raise ValueError("Options update_allowed and immutable cannot both be True")
         check_applicable(self.constraints, self.type, self.type)
 
-    @property
+    # cached (a schema never changes): each value stored or validated asks, and the
+    # Mapping checks are ABC instance checks
+    @functools.cached_property
     def item_schema(self) -> Property | None:
         """The schema every list item must satisfy, if the list declares one."""
         if isinstance(self.schema, Property):
@@ -77,7 +79,7 @@ class Property:
             return self.schema["*"]
         return None
 
-    @property
+    @functools.cached_property
     def key_schemas(self) -> Mapping[str, Property] | None:
         """The schema of each known key of a map, if the map declares them."""
         if self.type == "map" and isinstance(self.schema, Mapping):
@@ -310,8 +312,40 @@ class Properties(Mapping[str, Any]):
         reloaded resource would look changed to the next update)."""
         return _without_unset(self.schema, self._values)
 
+    def unvalidated(self) -> Mapping[str, Any] | None:
+        """The stored values these properties will be validated from when first read
+        (:class:`kiln.engine.store.loader.StoredProperties`), None once they are real."""
+        return None
+
     def __repr__(self) -> str:
         return f"Properties({self._values!r})"
+
+
+def changed_from_stored(schema: Mapping[str, Property], stored: Mapping[str, Any],
+                        new: Properties) -> dict[str, Any] | None:
+    """The properties of ``new`` whose values differ from ``stored`` (what
+    :meth:`Properties.stored` gave for the old values), without validating ``stored``
+    again: a replace-all update would otherwise validate every old resource's values
+    just to compare them. Since validating stored values gives the same values back,
+    a value differs exactly when its stored form differs. None where the stored values
+    may not be of this schema (a key it does not know, a default or a required value
+    missing, a property not implemented): the caller then validates them as before."""
+    if any(key not in schema for key in stored):
+        return None
+    changed: dict[str, Any] = {}
+    for key, prop in schema.items():
+        value = new[key]
+        if key in stored:
+            old = stored[key]
+            if not prop.implemented:
+                return None
+        elif prop.default is not None or prop.required:
+            return None   # stored values always hold these: older values, validate them
+        else:
+            old = None
+        if (None if value is None else _stored_value(prop, value)) != old:
+            changed[key] = value
+    return changed
 
 
 def _without_unset(schema: Mapping[str, Property], values: Mapping[str, Any]) -> dict[str, Any]:

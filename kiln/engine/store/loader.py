@@ -42,6 +42,10 @@ class StoredProperties(Properties):
         self.__dict__["_kiln_pending"] = (type(plugin), plugin.name, weakref.ref(plugin),
                                           data)
 
+    def unvalidated(self) -> Mapping[str, Any] | None:
+        pending = self.__dict__.get("_kiln_pending")
+        return None if pending is None else pending[3]
+
     def __getattr__(self, name: str) -> Any:
         pending = self.__dict__.pop("_kiln_pending", None)
         if pending is None:

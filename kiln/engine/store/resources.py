@@ -89,7 +89,7 @@ def _add(s: Session, rows: list[NewResource], restored: Sequence[int]) -> Insert
 
 def _add_replacements(s: Session, items: list[tuple[NewResource, int]],
                       ) -> list[tuple[int, str, Any]]:
-    return [db_resources.insert_replacement(s, new, old_id) for new, old_id in items]
+    return db_resources.insert_replacements(s, items)
 
 
 def _remove(s: Session, resource_ids: list[int]) -> list[None]:

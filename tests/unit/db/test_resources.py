@@ -374,3 +374,47 @@ def test_a_deleted_row_takes_its_data_and_leaves_no_copy_in_the_session(tx: Tx) 
         assert resources.get_resource(s, a.id) is None
         assert resources.get_resource_data(s, a.id) == {}
         assert resources.get_resource_data(s, b.id) == {"k": "v"}
+
+
+def test_many_replacement_rows_at_once_each_point_back(tx: Tx) -> None:
+    """A replace-all update's rows asked for in one turn (issue 26): one INSERT of all
+    (sliced by 500), ids read back by uuid; each result matches its own row, in order,
+    and each old row is marked replaced by its own replacement."""
+    st = new_stack(tx)
+    names = [f"r{i}" for i in range(3)]
+    with tx() as s:
+        old = resources.insert_resources(s, [NewResource(st.id, st.id, n, "T")
+                                             for n in names])
+    with tx() as s:
+        made = resources.insert_replacements(s, [
+            (NewResource(st.id, st.id, n, "T2", requires=["x"], replaces=old[n][0]),
+             old[n][0]) for n in names])
+    assert len({rid for rid, _, _ in made}) == 3
+    with tx() as s:
+        rows = {r.id: r for r in resources.list_resources(s, st.id)}
+    for n, (rid, ruuid, created) in zip(names, made, strict=True):
+        new = rows[rid]
+        assert (new.name, new.type, new.uuid, new.replaces, new.created_at) == (
+            n, "T2", ruuid, old[n][0], created)
+        assert rows[old[n][0]].replaced_by == rid
+
+
+def test_rows_sharing_one_document_store_it_in_each(tx: Tx) -> None:
+    """Rows of one statement holding the very same properties object (a resource's
+    transitions, resources declared alike) convert it once and each reads it back."""
+    from kiln.db import events
+    from kiln.db.records import EventQuery, NewEvent
+
+    st = new_stack(tx)
+    props = {"salt": "s", "nested": [{"a": 1}]}
+    with tx() as s:
+        made = resources.insert_resources(s, [NewResource(st.id, st.id, n, "T")
+                                              for n in ("a", "b")])
+        resources.update_resources(s, [(rid, {"properties_data": props})
+                                       for rid, _, _ in made.values()])
+        events.add_events(s, [NewEvent(st.id, n, "T", "CREATE", "COMPLETE",
+                                       resource_properties=props) for n in ("a", "b")])
+    with tx() as s:
+        assert [r.properties_data for r in resources.list_resources(s, st.id)] == [props] * 2
+        assert [e.resource_properties
+                for e in events.list_events(s, EventQuery([st.id]))] == [props] * 2

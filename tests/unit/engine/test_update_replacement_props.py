@@ -44,3 +44,29 @@ async def test_a_replacement_resolves_its_new_properties_once(
     # once when the request is checked, once by the plan, never again by the create
     assert sorted(new) == sorted([f"r{i}" for i in range(5)] * 2), made
     assert await resources(service, ctx, ident) == {f"r{i}": "CREATE_COMPLETE" for i in range(5)}
+
+
+async def test_an_update_compares_stored_properties_without_validating_them(
+    service: EngineService, ctx: RequestContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The plan compares each old resource's stored values in their stored form: a
+    replace-all update validated every old resource's values only to find them changed."""
+    stack = await create(service, ctx, "compared", _salted(5, "a"))
+    made: list[Any] = []
+    real = RandomString.make_properties.__func__  # type: ignore[attr-defined]
+
+    def counted(cls: type[RandomString], name: str, resolved: Any) -> Any:
+        made.append((name, dict(resolved or {})))
+        return real(cls, name, resolved)
+
+    ident = stack["stack_identity"]
+    monkeypatch.setattr(RandomString, "make_properties", classmethod(counted))
+    await service.update_stack(ctx, ident, _salted(5, "b"), {}, {}, {})
+    await service.wait_for_stack(stack["id"])
+    shown = await service.show_stack(ctx, ident)
+    assert shown["stack_status"] == "UPDATE_COMPLETE", shown["stack_status_reason"]
+    assert [name for name, props in made if props.get("salt") == "a"] == [], made
+    # and an unchanged template still changes nothing
+    await service.update_stack(ctx, ident, _salted(5, "b"), {}, {}, {})
+    await service.wait_for_stack(stack["id"])
+    assert await resources(service, ctx, ident) == {f"r{i}": "CREATE_COMPLETE" for i in range(5)}
