@@ -23,10 +23,10 @@ from typing import Any, cast
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
-from kiln.db.inline import Rows, SessionRows
 from kiln.db.models import Resource, Stack
 from kiln.db.records import StackRecord, merged_metadata
 from kiln.db.signals import OF_RESOURCE
+from kiln.db.sqlite_fast import Rows, SessionRows
 from kiln.db.stacks import stack_record
 
 _RES = cast(sa.Table, Resource.__table__)
@@ -118,8 +118,8 @@ def read_agent_view(s: Session, *, key: str, scope: str | None, project_id: str,
 
 def agent_view_rows(rows: Rows, *, key: str, scope: str | None, project_id: str,
                     resource_name: str, owner: str | None = None) -> AgentView:
-    """:func:`read_agent_view` through :class:`kiln.db.inline.Rows` (``Database.read_now``
-    runs it inline on SQLite)."""
+    """:func:`read_agent_view` through :class:`kiln.db.sqlite_fast.Rows`
+    (``Database.read_now`` runs it inline on SQLite)."""
     by_id = {"key": key} if scope is None else {"key": key, "scope": scope}
     by_name = {"key": key, "project": project_id}
     # an id first, as _find; but a key that is no UUID (what the cfn collector sends: the

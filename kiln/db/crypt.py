@@ -211,7 +211,7 @@ def unseal(stored: Any) -> Any:
 class SealedJson(sa.types.TypeDecorator[Any]):
     """A JSON column whose documents are stored sealed (:func:`seal_always`) and read
     back plain, on every path that binds or reads through the column's type (the ORM,
-    Core, kiln.db.inline and kiln.db.driver_dml alike). The database sees an ordinary
+    Core and kiln.db.sqlite_fast alike). The database sees an ordinary
     JSON column, so no schema change is needed and rows written before hold plaintext,
     which reads as it is."""
 

@@ -19,7 +19,7 @@ import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
 from kiln import notify
-from kiln.db import _query, crypt, driver_dml
+from kiln.db import _query, crypt, sqlite_fast
 from kiln.db.models import Event, utcnow
 from kiln.db.records import EventQuery, EventRecord, NewEvent
 
@@ -147,7 +147,7 @@ def flush_events(s: Session) -> None:
     if pending is None:
         return
     if pending.rows:
-        if not driver_dml.execute(s, _INSERT, pending.rows):
+        if not sqlite_fast.execute(s, _INSERT, pending.rows):
             s.connection().execute(_INSERT, pending.rows)
         s.info.setdefault(_INSERTED, set()).update(r["stack_id"] for r in pending.rows)
         cap: EventCap | None = s.info.get(_CAP)

@@ -35,8 +35,8 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
-from kiln.db import checkpoint, inline, migrate
 from kiln.db import engine as db_engine
+from kiln.db import migrate, sqlite_fast
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -70,15 +70,13 @@ class Database:
         self._max_batch = max_batch
         self._readers = ThreadPoolExecutor(max_workers=readers, thread_name_prefix="kiln-db-r")
         self._queue: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
-        self._inline = inline.InlineReader(engine) if inline.usable(engine) else None
-        self._checkpointer = checkpoint.Checkpointer(
-            str(engine.url.database), busy_timeout_ms=db_engine.SQLITE_BUSY_TIMEOUT_MS,
-        ) if inline.usable(engine) else None
+        self._inline = (sqlite_fast.InlineReader(engine) if sqlite_fast.usable(engine)
+                        else None)
         self._closed = False
         self._write_options: dict[str, Any] = (
             {"kiln_begin": "IMMEDIATE"} if db_engine.is_sqlite(engine) else {})
         #: the writer's own connection, kept between batches (SQLite files only)
-        self._keep_connection = inline.usable(engine)
+        self._keep_connection = sqlite_fast.usable(engine)
         self._connection: sa.Connection | None = None
         #: put into every write batch's ``Session.info`` (what repositories need to know
         #: about this writer across batches, e.g. :class:`kiln.db.events.EventCap`)
@@ -99,18 +97,18 @@ class Database:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._readers, self._run_sync, fn, args, kwargs)
 
-    async def read_now(self, fn: Callable[Concatenate[inline.Rows, P], T],
+    async def read_now(self, fn: Callable[Concatenate[sqlite_fast.Rows, P], T],
                        *args: P.args, **kwargs: P.kwargs) -> T:
         """``fn(rows, ...)``, a short read of a few indexed rows through
-        :class:`kiln.db.inline.Rows`, in its own transaction: on this thread when the
-        database allows it without waiting (SQLite: kiln.db.inline), else on a reader
-        thread as :meth:`run`."""
+        :class:`kiln.db.sqlite_fast.Rows`, in its own transaction: on this thread when
+        the database allows it without waiting (SQLite: kiln.db.sqlite_fast), else on a
+        reader thread as :meth:`run`."""
         if self._closed:
             raise RuntimeError("database is closed")
         if self._inline is not None:
             try:
                 return self._inline.run(fn, args, kwargs)
-            except inline.Missed:
+            except sqlite_fast.Missed:
                 pass
         return await self.run(_through_session, fn, args, kwargs)
 
@@ -137,8 +135,6 @@ class Database:
         self._closed = True
         self._queue.put(None)
         await asyncio.get_running_loop().run_in_executor(None, self._writer.join)
-        if self._checkpointer is not None:
-            await asyncio.get_running_loop().run_in_executor(None, self._checkpointer.stop)
         self._readers.shutdown(wait=True)
         if self._inline is not None:
             self._inline.close()
@@ -244,8 +240,6 @@ class Database:
                 s.info.update(self.write_session_info)
             with s.begin():
                 results = [job.fn(s, *job.args, **job.kwargs) for job in jobs]
-            if self._checkpointer is not None:
-                self._checkpointer.committed()
             self.commits += 1
             self.writes += len(jobs)
             return results
@@ -268,7 +262,7 @@ class Database:
 
 def _through_session(s: Session, fn: Callable[..., T], args: tuple[Any, ...],
                      kwargs: dict[str, Any]) -> T:
-    return fn(inline.SessionRows(s), *args, **kwargs)
+    return fn(sqlite_fast.SessionRows(s), *args, **kwargs)
 
 
 def is_retryable(exc: sa.exc.DBAPIError) -> bool:

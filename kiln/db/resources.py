@@ -19,7 +19,7 @@ import sqlalchemy as sa
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.util import identity_key
 
-from kiln.db import crypt, driver_dml
+from kiln.db import crypt, sqlite_fast
 from kiln.db import signals as db_signals
 from kiln.db.models import Resource, ResourceData, utcnow
 from kiln.db.records import (
@@ -224,7 +224,7 @@ def insert_replacement(s: Session, row: NewResource, old_id: int) -> tuple[int, 
     two thirds of it."""
     now = utcnow()
     values = _insert_values(row, now)
-    rid = driver_dml.insert_one(s, _INSERT, values)
+    rid = sqlite_fast.insert_one(s, _INSERT, values)
     if rid is None:
         key = s.connection().execute(_INSERT, values).inserted_primary_key
         assert key is not None
@@ -247,7 +247,7 @@ def insert_replacements(s: Session, items: Sequence[tuple[NewResource, int]],
     for i in range(0, len(items), _INSERT_SLICE):
         chunk = items[i:i + _INSERT_SLICE]
         values = [_insert_values(row, now) for row, _ in chunk]
-        if not driver_dml.execute(s, _INSERT, values):
+        if not sqlite_fast.execute(s, _INSERT, values):
             conn.execute(_INSERT, values)
         uuids = [v["uuid"] for v in values]
         ids = dict((u, rid) for rid, u in conn.execute(
@@ -356,7 +356,7 @@ def _execute_updates(s: Session, updates: Sequence[tuple[int, dict[str, Any]]]) 
     conn = s.connection()
     for keys, params in groups.items():
         stmt = _update_stmt(keys, "any")
-        if not driver_dml.execute(s, stmt, params):
+        if not sqlite_fast.execute(s, stmt, params):
             conn.execute(stmt, params)
     _expire(s, (rid for rid, _ in updates))
 
@@ -400,7 +400,7 @@ def delete_resources(s: Session, resource_ids: Sequence[int]) -> None:
         return
     params = [{"rid": rid} for rid in resource_ids]
     for stmt in (_DELETE_ROW_DATA, _DELETE_ROW):
-        if not driver_dml.execute(s, stmt, params):
+        if not sqlite_fast.execute(s, stmt, params):
             s.connection().execute(stmt, params)
     if s.identity_map:   # as the ORM's delete did: no stale copy stays in the session
         for rid in resource_ids:

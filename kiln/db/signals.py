@@ -18,7 +18,7 @@ from typing import Any, cast
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
-from kiln.db import driver_dml
+from kiln.db import sqlite_fast
 from kiln.db.models import ResourceSignal
 
 _TABLE = cast(sa.Table, ResourceSignal.__table__)
@@ -58,10 +58,10 @@ def keep_signals(s: Session, resource_id: int, writes: Sequence[SignalWrite]) ->
                                                 "e": w.entry, "n": w.size}).rowcount:
             inserts.append({"resource_id": resource_id, "key": w.key, "entry": w.entry,
                             "size": w.size})
-    # on SQLite straight to the driver, as the event INSERT beside it (kiln.db.driver_dml)
-    if inserts and not driver_dml.execute(s, _INSERT, inserts):
+    # on SQLite straight to the driver, as the event INSERT beside it (kiln.db.sqlite_fast)
+    if inserts and not sqlite_fast.execute(s, _INSERT, inserts):
         s.connection().execute(_INSERT, inserts)
-    if updates and not driver_dml.execute(s, _UPDATE, updates):
+    if updates and not sqlite_fast.execute(s, _UPDATE, updates):
         s.connection().execute(_UPDATE, updates)
 
 

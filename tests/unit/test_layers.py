@@ -113,6 +113,9 @@ def test_the_tree_keeps_every_contract(tree: Path) -> None:
     # alarms reaching up into the engine, configuration into a layer
     ("kiln.alarms.service", "import kiln.engine.service", "Below the engine"),
     ("kiln.conf", "import kiln.auth.caller", "Shared modules"),
+    # a second SQLite-only data path beside kiln.db.sqlite_fast (issue 23 step 4)
+    ("kiln.db.resources", "import sqlite3", "One SQLite fast path"),
+    ("kiln.engine.store.resources", "import sqlite3", "One SQLite fast path"),
 ])
 def test_a_wrong_import_breaks_its_contract(tree: Path, module: str, statement: str,
                                             contract: str) -> None:

@@ -183,7 +183,7 @@ class ResourceStore:
         """What a server's agent polls: the stack ``key`` names (an id within ``scope``,
         None: any project; else a name of ``project_id``), its resource of that name
         and, for a keypair ``owner``'s caller, the owner's type; only the columns an
-        agent is shown, in one short read (inline on SQLite: :mod:`kiln.db.agent_view`)."""
+        agent is shown, in one short read (inline on SQLite: :mod:`kiln.db.sqlite_fast`)."""
         return await self._db.read_now(db_agent_view.agent_view_rows, key=key, scope=scope,
                                        project_id=project_id, resource_name=resource_name,
                                        owner=owner)

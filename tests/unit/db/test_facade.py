@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
 from kiln import errors
-from kiln.db import events, inline, resources, stacks
+from kiln.db import events, resources, sqlite_fast, stacks
 from kiln.db.facade import Database, open_database
 from kiln.db.records import EventQuery, NewEvent, NewResource, NewStack
 from tests.unit.db.support import TEMPLATE
@@ -164,21 +164,6 @@ async def test_reads_and_lock_writes_on_readers_interleave_with_the_writer(
         assert await db.run(events.count_events, sid) == 15
 
 
-async def test_sqlite_wal_is_checkpointed_off_the_writer(db: Database) -> None:
-    """Commits wake the checkpointer thread, which copies the WAL into the database file
-    (a PASSIVE checkpoint, never waiting for the writer), so no commit does it itself."""
-    if db.engine.dialect.name != "sqlite":
-        pytest.skip("a WAL checkpointer exists only on SQLite")
-    checkpointer = db._checkpointer
-    assert checkpointer is not None
-    before = checkpointer.checkpoints
-    await _stack(db, "walled")
-    deadline = asyncio.get_running_loop().time() + 120
-    while checkpointer.checkpoints == before:
-        assert asyncio.get_running_loop().time() < deadline, "no checkpoint after a commit"
-        await asyncio.sleep(0.05)  # polling the thread's counter, bounded
-
-
 async def test_the_writer_keeps_its_connection_on_a_sqlite_file(db: Database) -> None:
     """On a SQLite file batch after batch commits on the writer's one connection (a
     server's connections go back to the pool after each batch); a batch that fails gives
@@ -187,7 +172,7 @@ async def test_the_writer_keeps_its_connection_on_a_sqlite_file(db: Database) ->
         return s.connection()
 
     first, second = await db.write(connection), await db.write(connection)
-    if not inline.usable(db.engine):
+    if not sqlite_fast.usable(db.engine):
         assert first is not second
         return
     assert first is second
