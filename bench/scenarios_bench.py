@@ -340,7 +340,8 @@ def run_on_new_server(args: argparse.Namespace, record: dict[str, Any],
         rss.start()
         try:
             hc = heat_client.Client("1", endpoint=kiln.endpoint("bench"), token="x")
-            record.setdefault("warm_up_s", warm_up(hc, args))
+            if not args.no_warm_up:
+                record.setdefault("warm_up_s", warm_up(hc, args))
             # what the server holds before any measured stack: the per-action peaks
             # below are this plus what the action itself needs
             record.setdefault("server_rss_after_warm_up_mb",
@@ -391,6 +392,8 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--poll", type=float, default=0.05)
     parser.add_argument("--timeout", type=float, default=1800.0)
     parser.add_argument("--no-update", action="store_true")
+    parser.add_argument("--no-warm-up", action="store_true",
+                        help="no warm-up stack: the first case pays every first use")
     parser.add_argument("--force-large", action="store_true",
                         help="run fanin/testres/nested at 10,000 too")
     parser.add_argument("--write", action="store_true",

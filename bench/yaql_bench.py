@@ -13,7 +13,9 @@ tree, alternately, in the same run, on the same machine:
 - ``yaqlchain`` at each size, then ``flat`` 1,000 RandomStrings (the issue's yardstick:
   a 1,000-link chain should cost at most 5x that create), each on a fresh ``kiln serve``
   of that tree (bench/scenarios_bench.py: create, update, delete timed through
-  python-heatclient, with the server's CPU seconds).
+  python-heatclient, with the server's CPU seconds);
+- then, with ``--cold``, the smallest ``yaqlchain`` again as the first stack of a fresh
+  server (no warm-up stack), which pays yaql's first use in the process;
 
 Why: until 30a6829 each evaluation forked a child process (~20 ms on this machine and
 more as the server grows); issue 26 asked for microseconds in-process.
@@ -63,9 +65,9 @@ def micro(tree: Path, evals: int) -> dict[str, Any]:
     return json.loads(out.strip().splitlines()[-1])  # type: ignore[no-any-return]
 
 
-def scenarios(tree: Path, sizes: list[int]) -> list[dict[str, Any]]:
-    only = [("yaqlchain", n) for n in sizes] + [("flat", 1000)]
-    args = scenarios_bench.parse(["--runs", "1"])
+def scenarios(tree: Path, sizes: list[int], cold: bool = False) -> list[dict[str, Any]]:
+    only = [("yaqlchain", n) for n in sizes] + ([] if cold else [("flat", 1000)])
+    args = scenarios_bench.parse(["--runs", "1"] + (["--no-warm-up"] if cold else []))
     record: dict[str, Any] = {}
     saved = os.environ.get("PYTHONPATH")
     os.environ["PYTHONPATH"] = str(tree)  # the server started imports this tree's kiln
@@ -100,6 +102,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--sizes", default="100,1000",
                         type=lambda s: [int(x) for x in s.split(",")])
     parser.add_argument("--evals", type=int, default=300)
+    parser.add_argument("--cold", action="store_true",
+                        help="also the smallest chain as a fresh server's first stack (no "
+                             "warm-up stack: it pays yaql's first use in the process)")
     parser.add_argument("--write", action="store_true", help="record in bench/results/yaql.json")
     parser.add_argument("--json", type=Path, help="record in this file")
     args = parser.parse_args(argv)
@@ -119,6 +124,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             print(label, record[label]["micro"], flush=True)
         for label, tree in trees.items():
             record[label]["scenarios"] = scenarios(tree, args.sizes)
+            if args.cold:
+                record[label]["cold"] = scenarios(tree, [min(args.sizes)], cold=True)
     after = record["after"]["scenarios"]
     flat = next(r for r in after if r["scenario"] == "flat")
     record["after"]["chain_over_flat_create"] = {

@@ -12,12 +12,15 @@ one is much slower than evaluating a small expression.
 from __future__ import annotations
 
 import collections.abc  # noqa: F401  (yaql 3 uses collections.abc without importing it)
+import logging
 import threading
 from functools import lru_cache
 from typing import Any
 
-from kiln.template import yaql_bounded, yaql_sandbox
+from kiln.template import yaql_bounded, yaql_sandbox, yaql_tables
 from kiln.template.function import Function, ResolveContext, ValidateContext
+
+_log = logging.getLogger(__name__)
 
 
 def _yaql_error() -> type[Exception]:
@@ -28,10 +31,9 @@ def _yaql_error() -> type[Exception]:
 
 @lru_cache(maxsize=8)
 def _parser(limit_iterators: int, memory_quota: int) -> Any:
-    import yaql
-
-    return yaql.YaqlFactory().create({"yaql.limitIterators": limit_iterators,
-                                      "yaql.memoryQuota": memory_quota})
+    # with the shipped LALR tables: computing them was most of a server's first yaql use
+    return yaql_tables.create({"yaql.limitIterators": limit_iterators,
+                               "yaql.memoryQuota": memory_quota})
 
 
 DEFAULT_LIMITS = (200, 10000)
@@ -63,6 +65,43 @@ def _parsed(expression: str, limit_iterators: int, memory_quota: int) -> Any:
     that the cache stays small whatever a template sends: a parsed 1 KiB expression
     takes ~110 KB, so 64 of them at most ~7 MB."""
     return _parse_now(expression, limit_iterators, memory_quota)
+
+
+_warm_lock = threading.Lock()
+_warm_started = False
+
+
+def warm(limits: tuple[int, int]) -> None:
+    """Do now what a process's first yaql expression under ``limits`` would: import yaql,
+    build the parser and the guarded context."""
+    _parsed("int($.data) + 1", *limits)
+    if yaql_bounded.in_process(limits):
+        yaql_bounded.root_context()
+
+
+def warm_in_background(limits: tuple[int, int]) -> None:
+    """:func:`warm` on a thread of its own, once per process.
+
+    The server calls this on its first stack request, not at start-up: a server that
+    never sees yaql still starts in its CPU budget and pays nothing, and a stack that
+    does use yaql soon after the first request does not pay for yaql's first use on its
+    critical path (tens of milliseconds of CPU, several times that on a loaded machine).
+    Every step takes the same locks as a request's first use, so a request arriving
+    meanwhile waits for the step in progress instead of repeating it."""
+    global _warm_started
+    with _warm_lock:
+        if _warm_started:
+            return
+        _warm_started = True
+    threading.Thread(target=_warm_quietly, args=(limits,), name="kiln-yaql-warm",
+                     daemon=True).start()
+
+
+def _warm_quietly(limits: tuple[int, int]) -> None:
+    try:
+        warm(limits)
+    except Exception:  # noqa: BLE001  (a request using yaql meets and reports the same)
+        _log.debug("warming yaql failed", exc_info=True)
 
 
 #: Seconds one evaluation may run (``[yaql] timeout``'s default).

@@ -39,6 +39,7 @@ from kiln.template import load_template
 from kiln.template.environment import Environment, build_environment
 from kiln.template.template import Template
 from kiln.template.validation import check_parameter_groups
+from kiln.template.yaql_function import warm_in_background
 
 
 @dataclass
@@ -172,6 +173,14 @@ async def check_new(engine: Engine, *, name: str, project_id: str, is_admin: boo
             f"{limit}. Please delete some stacks.")
 
 
+def warm_yaql(engine: Engine) -> None:
+    """On a process's first stack request, yaql is made ready on a thread of its own
+    (:func:`kiln.template.yaql_function.warm_in_background`): not at start-up, which
+    must fit its CPU budget, and not on the critical path of the first stack using yaql."""
+    conf = engine.conf
+    warm_in_background((conf.yaql.limit_iterators, conf.yaql.memory_quota))
+
+
 async def prepare(engine: Engine, ctx: RequestContext, name: str,
                   template: Mapping[str, Any] | str, params: Mapping[str, Any] | None,
                   files: Mapping[str, str] | None, environment_files: Sequence[str] | None,
@@ -179,6 +188,7 @@ async def prepare(engine: Engine, ctx: RequestContext, name: str,
                   action: str = CREATE) -> LiveStack:
     """A new top-level stack from a request, checked as create checks it (name free,
     quota, template, environment, limits) — shared by create, preview and adopt."""
+    warm_yaql(engine)
     await check_new(engine, name=name, project_id=ctx.project_id, is_admin=ctx.is_admin)
     catalog = await service_catalog(engine.conf, ctx)
 

@@ -94,5 +94,5 @@ class AdoptOps(ForwardingOps):
         except BaseException:
             await acting.undo_delegation(engine, ctx, stack.info.id)
             raise
-        await self.remember_version(stack, ADOPT)
+        self.remember_version(stack, ADOPT)
         return stack.identity_dict()

@@ -551,12 +551,12 @@ class ChangeSetOps(StackOps):
         try:
             async with engine.claims.claim_new(stack.info.id, CREATE) as claim:
                 await admit.store(engine, stack)
+                self.remember_version(stack, CREATE)
                 claim.launch(lambda: create_action.run_create(engine, stack), stack)
         except BaseException:
             await acting.undo_delegation(engine, ctx, stack.info.id)
             await self.store.change_sets.settle(cs.id, {"execution": None})
             raise
-        await self.remember_version(stack, CREATE)
         rec = await self._find(ctx, stack.info.id)
         await self.store.change_sets.settle(cs.id, {"fingerprint": str(rec.raw_template_id)})
         return stack.identity_dict()

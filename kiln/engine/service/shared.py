@@ -60,7 +60,7 @@ class ServiceBase(EngineServiceAPI):
         self._software: SoftwareConfigs | None = None
         self._stack_user_admin: Any = False
 
-    async def remember_version(self, stack: LiveStack, action: str) -> None:
+    def remember_version(self, stack: LiveStack, action: str) -> None:
         """Keep what ``stack`` now runs in its history (:mod:`.history`, which every
         part that changes a stack's template calls); nothing here."""
 

@@ -114,7 +114,7 @@ class SnapshotOps(ForwardingOps):
         async with engine.claim(rec.id, rec.name, RESTORE) as claim:
             current = await engine.load(rec.id)
             new = await self._launch_restore(claim, current, data)
-        await self.remember_version(new, RESTORE)
+        self.remember_version(new, RESTORE)
 
     async def _launch_restore(self, claim: Claim, current: LiveStack, data: JSON) -> LiveStack:
         """Store the snapshot's template, mark the stack RESTORE_IN_PROGRESS and start."""

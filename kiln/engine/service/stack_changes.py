@@ -49,11 +49,11 @@ class StackOps(LifecycleOps, UnheldOps):
         try:
             async with engine.claims.claim_new(stack.info.id, CREATE) as claim:
                 await admit.store(engine, stack)
+                self.remember_version(stack, CREATE)
                 claim.launch(lambda: create_action.run_create(engine, stack), stack)
         except BaseException:
             await acting.undo_delegation(engine, ctx, stack.info.id)
             raise
-        await self.remember_version(stack, CREATE)
         return stack.identity_dict()
 
     async def preview_stack(self, ctx: RequestContext, stack_name: str,
@@ -136,6 +136,7 @@ class StackOps(LifecycleOps, UnheldOps):
         # Off the event loop, as a create's checks are (admit.prepare): a template's
         # functions may take a while within their bounds, and every other request is
         # served meanwhile. Nothing here touches the engine's shared state.
+        admit.warm_yaql(engine)
         new = await asyncio.to_thread(parse_and_check)
         new.requester = ctx  # its lookups act with the caller's token, as Heat's do
         acting.check_deferred_auth(engine, ctx, new)
@@ -198,8 +199,8 @@ class StackOps(LifecycleOps, UnheldOps):
             "updated_at": utcnow()})
         if tuple(info.tags) != tuple(current.info.tags):
             await self.store.stacks.set_tags(info.id, list(info.tags))
+        self.remember_version(new, UPDATE)
         claim.launch(lambda: update_action.run_update(engine, current, new), new)
-        await self.remember_version(new, UPDATE)
 
     async def preview_update_stack(self, ctx: RequestContext, stack_identity: Identity,
                                    template: Mapping[str, Any] | str | None,
