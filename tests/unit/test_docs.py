@@ -283,3 +283,17 @@ def test_every_python_block_can_be_pasted_alone() -> None:
             if names:
                 missing.append(f"{path.name}: {sorted(names)}")
     assert not missing, "python blocks using names they do not define:\n" + "\n".join(missing)
+
+
+def test_pages_running_a_bare_kiln_say_where_it_is() -> None:
+    """README's tour runs `.venv/bin/kiln`; a page whose commands run plain `kiln` says
+    that is the one in `.venv/bin` (a newcomer coming from the tour, whose PATH does not
+    have it, otherwise meets `kiln: command not found`)."""
+    silent = []
+    for path in sorted(docs.DOCS.rglob("*.md")):
+        text = path.read_text()
+        blocks = re.findall(r"```sh\n(.*?)```", text, re.S)
+        if any(re.search(r"^\s*kiln ", block, re.M) for block in blocks) \
+                and ".venv/bin" not in text:
+            silent.append(path.name)
+    assert not silent, f"pages running `kiln` without saying where it is: {silent}"
