@@ -90,6 +90,31 @@ class _StackGroup(click.Group):
             _report(exc, ctx)
 
 
+class _StackPartGroup(click.Group):
+    """A ``kiln stack <part>`` group (history, changeset, snapshot, resource...): each
+    command takes the stack's name after it, so a name given first (``kiln stack history
+    app``) is the likeliest slip; say so, with the command that would have worked."""
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str],
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        try:
+            return super().resolve_command(ctx, args)
+        except click.UsageError as exc:
+            given = args[0] if args else ""
+            if not given or given.startswith("-") or self.get_command(ctx, given):
+                raise
+            if "Did you mean" in exc.format_message() and len(args) > 1:
+                raise  # a command's typo (`history lisst app`), not a name put first
+            first = "list" if "list" in self.commands else next(iter(self.commands))
+            raise click.UsageError(
+                f"{exc.format_message()} The stack's name goes after the command, as in "
+                f"'{ctx.command_path} {first} {given}'.", ctx) from None
+
+
+_StackGroup.group_class = _StackPartGroup
+
+
 def _api(ctx: click.Context) -> HeatAPI:
     api: HeatAPI = ctx.ensure_object(dict)["api"]()
     return api

@@ -10,14 +10,13 @@ import io
 import re
 import shlex
 import subprocess
-import time
 import uuid
 from pathlib import Path
 from typing import Any
 
 from tests.cloud.helpers import delete_and_wait
 from tests.support import docs
-from tests.support.aws import cfn_client, issue_keypair
+from tests.support.aws import issue_keypair
 from tests.support.clients import OpenStackCLI
 from tests.support.cloud import Cloud
 from tests.support.server import KilnProcess, clean_env, kiln_command
@@ -88,10 +87,15 @@ def test_the_worked_example_runs_as_written(cloud: Cloud, cloud_kiln: KilnProces
 
 
 def _boto3_block(kiln: KilnProcess, name: str) -> str:
-    """The page's boto3 block, run with the client it assumes; what it printed."""
-    cfn = cfn_client(kiln, issue_keypair(kiln, "demo"))
+    """The page's boto3 block, run alone as pasted (its endpoint and keys this server's);
+    what it printed."""
+    keys = issue_keypair(kiln, "demo")
+    snippet = _block("From boto3", "python")
+    code = (snippet.replace('"shop"', repr(name))
+            .replace("http://127.0.0.1:8000/v1/", kiln.cfn_url)
+            .replace('"ACCESS"', repr(keys.access)).replace('"SECRET"', repr(keys.secret)))
+    assert code.count(kiln.cfn_url) == 1 and repr(keys.secret) in code
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        exec(_block("From boto3", "python").replace('"shop"', repr(name)),
-             {"cfn": cfn, "time": time})
+        exec(compile(code, PAGE, "exec"), {})  # the page's own lines
     return out.getvalue()

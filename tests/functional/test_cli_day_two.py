@@ -486,3 +486,21 @@ def test_ec2_credentials_list_is_not_offered(endpoint: str, workdir: Path) -> No
     result = kiln_stack(endpoint, workdir, "ec2-credentials", "list")
     assert result.returncode == 2
     assert result.stderr.startswith("kiln: error: No such command 'ec2-credentials'")
+
+
+def test_a_stack_name_given_before_the_command(endpoint: str, workdir: Path) -> None:
+    """`kiln stack history tour` (the name where the command goes, a newcomer's first
+    guess) says where the name goes and the command that would have worked; a typo'd
+    command keeps click's suggestion alone."""
+    history = failed(kiln_stack(endpoint, workdir, "history", "tour"), status=2)
+    assert history == (
+        "kiln: error: No such command 'tour'. The stack's name goes after the command, as "
+        "in 'kiln stack history list tour'. (see 'kiln stack history --help')")
+    template = failed(kiln_stack(endpoint, workdir, "template", "tour"), status=2)
+    assert "as in 'kiln stack template show tour'." in template
+    shop = failed(kiln_stack(endpoint, workdir, "changeset", "shop"), status=2)
+    assert "Did you mean 'show'? The stack's name goes after the command, as in " \
+        "'kiln stack changeset list shop'." in shop
+    typo = failed(kiln_stack(endpoint, workdir, "snapshot", "lisst", "tour"), status=2)
+    assert typo == ("kiln: error: No such command 'lisst'. Did you mean 'list'? "
+                    "(see 'kiln stack snapshot --help')")

@@ -243,3 +243,57 @@ def test_the_readme_is_a_front_page_linking_every_page() -> None:
     pages = set(_nav_pages(_config()["nav"])) - {"index.md"}
     assert pages - listed == set(), "pages the README's Documentation list does not link"
     assert all((docs.DOCS / name).exists() for name in listed)
+
+
+def _unbound_names(code: str) -> set[str]:
+    """Names a python block reads but neither binds nor gets from the builtins: what a
+    reader who pastes the block alone meets as a NameError."""
+    import ast
+    import builtins
+
+    tree = ast.parse(code)
+    bound: set[str] = set(dir(builtins))
+    read: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (read if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+        elif isinstance(node, ast.alias):
+            bound.add((node.asname or node.name).split(".")[0])
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+    return read - bound
+
+
+def test_every_python_block_can_be_pasted_alone() -> None:
+    """A page's python block imports and sets up what it uses (a newcomer pasting
+    drift.md's boto3 block met `NameError: name 'cfn' is not defined`): the tests that
+    run these blocks run them with empty globals, so a name a block leaves to the reader
+    must show here first."""
+    import textwrap
+
+    missing = []
+    for path in sorted(docs.DOCS.rglob("*.md")):
+        if path.name in SKETCHES:
+            continue
+        for block in re.findall(r"^([ \t]*)```python\n(.*?)^[ \t]*```", path.read_text(),
+                                re.S | re.M):
+            names = _unbound_names(textwrap.dedent(block[1]))
+            if names:
+                missing.append(f"{path.name}: {sorted(names)}")
+    assert not missing, "python blocks using names they do not define:\n" + "\n".join(missing)
+
+
+def test_pages_running_a_bare_kiln_say_where_it_is() -> None:
+    """README's tour runs `.venv/bin/kiln`; a page whose commands run plain `kiln` says
+    that is the one in `.venv/bin` (a newcomer coming from the tour, whose PATH does not
+    have it, otherwise meets `kiln: command not found`)."""
+    silent = []
+    for path in sorted(docs.DOCS.rglob("*.md")):
+        text = path.read_text()
+        blocks = re.findall(r"```sh\n(.*?)```", text, re.S)
+        if any(re.search(r"^\s*kiln ", block, re.M) for block in blocks) \
+                and ".venv/bin" not in text:
+            silent.append(path.name)
+    assert not silent, f"pages running `kiln` without saying where it is: {silent}"
