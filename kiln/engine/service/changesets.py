@@ -24,7 +24,10 @@ from kiln.engine.model.shapes import StackIdentityReply
 from kiln.engine.model.states import CREATE, FAILED, IN_PROGRESS, ROLLBACK, UPDATE
 from kiln.engine.runtime import acting
 from kiln.engine.service import changeset_plan as plan
+from kiln.engine.service.history import HistoryOps
+from kiln.engine.service.interface import Identity
 from kiln.engine.service.replies import isotime
+from kiln.engine.service.shared import ServiceCore
 from kiln.engine.service.stack_changes import StackOps, refuse_update
 from kiln.errors import (
     ChangeSetNotFound,
@@ -60,13 +63,22 @@ def _plain(value: Any) -> Any:
     return json.loads(json.dumps(value, default=str))
 
 
-class ChangeSetOps(StackOps):
+class ChangeSetOps:
+    """Change sets: planned with ``stacks``'s update preparation, executed through its
+    launch; a create or update executed is kept by ``history``, and a kept version
+    can be restored as a change set."""
+
+    def __init__(self, core: ServiceCore, stacks: StackOps, history: HistoryOps) -> None:
+        self.core = core
+        self.stacks = stacks
+        self.history = history
+
     # -- finding ------------------------------------------------------------------------
     async def _change_set(
         self, ctx: RequestContext, stack_name: str | None, name_or_id: str
     ) -> ChangeSetRecord:
         """A change set by id (or ARN), or by name within the named stack."""
-        store = self.store.change_sets
+        store = self.core.store.change_sets
         key = name_or_id.rsplit("/", 1)[-1] if name_or_id.startswith("arn:") else name_or_id
         found = await store.get(key)
         if found is None and stack_name:
@@ -100,13 +112,13 @@ class ChangeSetOps(StackOps):
         if name_or_id.startswith("arn:"):
             name_or_id = name_or_id.rsplit("/", 1)[-1]
         try:
-            return (await self._find(ctx, name_or_id)).name
+            return (await self.core.find(ctx, name_or_id)).name
         except EntityNotFound:
             return name_or_id
 
     async def _stack_or_none(self, ctx: RequestContext, cs: ChangeSetRecord) -> StackRecord | None:
         try:
-            rec = await self._find(ctx, cs.stack_id)
+            rec = await self.core.find(ctx, cs.stack_id)
         except EntityNotFound:
             return None
         return rec if rec.name == cs.stack_name else None
@@ -136,17 +148,17 @@ class ChangeSetOps(StackOps):
             )
         if change_type not in TYPES:
             raise InvalidInput(f"ChangeSetType must be one of {', '.join(TYPES)}")
-        store = self.store.change_sets
+        store = self.core.store.change_sets
         rec: StackRecord | None = None
         if change_type == "UPDATE":
             try:
-                rec = await self._find(ctx, stack_name)
+                rec = await self.core.find(ctx, stack_name)
             except EntityNotFound:
                 raise EntityNotFound(f"The Stack ({stack_name}) could not be found.") from None
             stack_name, stack_id = rec.name, rec.id
         else:
             try:
-                await self._find(ctx, stack_name)
+                await self.core.find(ctx, stack_name)
             except EntityNotFound:
                 pass
             else:
@@ -217,7 +229,7 @@ class ChangeSetOps(StackOps):
         self, rec: StackRecord, env: dict[str, Any], names: Sequence[str]
     ) -> dict[str, Any]:
         """``UsePreviousValue``: the stack's stored value for each name."""
-        raw = await self.store.stacks.raw_template_without_body(rec.raw_template_id)
+        raw = await self.core.store.stacks.raw_template_without_body(rec.raw_template_id)
         stored = dict((raw.environment or {}).get("parameters") or {})
         given = dict(env.get("parameters") or {})
         for key in names:
@@ -238,7 +250,7 @@ class ChangeSetOps(StackOps):
         ``hidden``, the names of the parameters its template hides)."""
         if change_type == "CREATE":
             stack = await admit.prepare(
-                self.engine,
+                self.core.engine,
                 ctx,
                 stack_name,
                 request["template"],
@@ -252,7 +264,7 @@ class ChangeSetOps(StackOps):
             if hidden is not None:
                 hidden.update(stack.bound.parameters.hidden)
             return made
-        current, new = await self._prepare_update(
+        current, new = await self.stacks.prepare_update(
             ctx,
             {"stack_name": stack_name, "stack_id": stack_id},
             request["template"],
@@ -334,7 +346,7 @@ class ChangeSetOps(StackOps):
 
     async def list_change_sets(self, ctx: RequestContext, stack_name: str) -> list[dict[str, Any]]:
         name = await self._stack_name(ctx, stack_name)
-        found = await self.store.change_sets.of_stack(ctx.project_id, name)
+        found = await self.core.store.change_sets.of_stack(ctx.project_id, name)
         out = []
         for cs in found:
             rec = await self._stack_or_none(ctx, cs)
@@ -342,7 +354,7 @@ class ChangeSetOps(StackOps):
                 continue
             out.append(await self._shown(ctx, cs, rec, with_changes=False))
         if not out and name == stack_name:
-            await self._find(ctx, stack_name)  # an unknown stack is an error
+            await self.core.find(ctx, stack_name)  # an unknown stack is an error
         return out
 
     async def delete_change_set(
@@ -354,17 +366,17 @@ class ChangeSetOps(StackOps):
             raise InvalidChangeSetStatus(
                 f"Cannot delete ChangeSet [{cs.name}] while it is being executed"
             )
-        await self.store.change_sets.remove(cs.id)
+        await self.core.store.change_sets.remove(cs.id)
 
     async def review_stack(self, ctx: RequestContext, stack_name: str) -> dict[str, Any] | None:
         """The stack a CREATE change set waits to make (CloudFormation's stack in
         ``REVIEW_IN_PROGRESS``): its newest such change set, or None."""
         try:
-            await self._find(ctx, stack_name)
+            await self.core.find(ctx, stack_name)
         except EntityNotFound:
             pending = [
                 cs
-                for cs in await self.store.change_sets.of_stack(ctx.project_id, stack_name)
+                for cs in await self.core.store.change_sets.of_stack(ctx.project_id, stack_name)
                 if cs.change_type == "CREATE" and cs.execution is None
             ]
             return await self._shown(ctx, pending[-1], with_changes=False) if pending else None
@@ -374,9 +386,9 @@ class ChangeSetOps(StackOps):
         """Delete a stack that exists only as CREATE change sets; whether there was one."""
         if await self.review_stack(ctx, stack_name) is None:
             return False
-        for cs in await self.store.change_sets.of_stack(ctx.project_id, stack_name):
+        for cs in await self.core.store.change_sets.of_stack(ctx.project_id, stack_name):
             if cs.change_type == "CREATE" and cs.execution is None:
-                await self.store.change_sets.remove(cs.id)
+                await self.core.store.change_sets.remove(cs.id)
         return True
 
     # -- executing ----------------------------------------------------------------------
@@ -404,7 +416,7 @@ class ChangeSetOps(StackOps):
         return await self._execute_update(ctx, cs, rec, request)
 
     async def _obsolete(self, cs: ChangeSetRecord, why: str) -> InvalidChangeSetStatus:
-        await self.store.change_sets.settle(
+        await self.core.store.change_sets.settle(
             cs.id, {"execution": "OBSOLETE", "status_reason": why}, only_if_execution=""
         )
         return InvalidChangeSetStatus(
@@ -415,14 +427,14 @@ class ChangeSetOps(StackOps):
     async def _execute_update(
         self, ctx: RequestContext, cs: ChangeSetRecord, rec: StackRecord, request: Mapping[str, Any]
     ) -> StackIdentityReply:
-        engine = self.engine
+        engine = self.core.engine
         identity = {"stack_name": rec.name, "stack_id": rec.id}
         refuse_update(rec.action)
         if rec.root_stack_id == rec.id:
             await acting.refresh_for_update(engine, rec.root_stack_id, rec.name, ctx)
         await acting.for_request(engine, rec.root_stack_id, rec.name, ctx)
         async with engine.claim(rec.id, rec.name, UPDATE) as claim:
-            now = await self._find(ctx, rec.id)
+            now = await self.core.find(ctx, rec.id)
             if fingerprint(now) != cs.fingerprint:
                 raise await self._obsolete(cs, "the stack changed after the change set was created")
             try:
@@ -433,11 +445,11 @@ class ChangeSetOps(StackOps):
                 raise await self._obsolete(
                     cs, "the changes it would make now differ from the ones it shows"
                 )
-            if not await self.store.change_sets.settle(
+            if not await self.core.store.change_sets.settle(
                 cs.id, {"execution": "EXECUTED", "executed_at": _now()}, only_if_execution=""
             ):
                 raise InvalidChangeSetStatus(f"ChangeSet [{cs.name}] was executed already")
-            current, new = await self._prepare_update(
+            current, new = await self.stacks.prepare_update(
                 ctx,
                 identity,
                 request["template"],
@@ -446,8 +458,8 @@ class ChangeSetOps(StackOps):
                 request["args"],
                 request.get("environment_files"),
             )
-            await self._launch_update(claim, current, new)
-            await self.store.change_sets.settle(
+            await self.stacks.launch_update(claim, current, new)
+            await self.core.store.change_sets.settle(
                 cs.id, {"fingerprint": str(new.info.raw_template_id)}
             )
         return new.identity_dict()
@@ -455,7 +467,7 @@ class ChangeSetOps(StackOps):
     async def _execute_create(
         self, ctx: RequestContext, cs: ChangeSetRecord, request: Mapping[str, Any]
     ) -> StackIdentityReply:
-        engine = self.engine
+        engine = self.core.engine
         stack = await admit.prepare(
             engine,
             ctx,
@@ -471,7 +483,7 @@ class ChangeSetOps(StackOps):
             raise await self._obsolete(
                 cs, "the changes it would make now differ from the ones it shows"
             )
-        if not await self.store.change_sets.settle(
+        if not await self.core.store.change_sets.settle(
             cs.id, {"execution": "EXECUTED", "executed_at": _now()}, only_if_execution=""
         ):
             raise InvalidChangeSetStatus(f"ChangeSet [{cs.name}] was executed already")
@@ -482,12 +494,33 @@ class ChangeSetOps(StackOps):
                 claim.launch(lambda: create_action.run_create(engine, stack), stack)
         except BaseException:
             await acting.undo_delegation(engine, ctx, stack.info.id)
-            await self.store.change_sets.settle(cs.id, {"execution": None})
+            await self.core.store.change_sets.settle(cs.id, {"execution": None})
             raise
-        await self.remember_version(stack, CREATE)
-        rec = await self._find(ctx, stack.info.id)
-        await self.store.change_sets.settle(cs.id, {"fingerprint": str(rec.raw_template_id)})
+        await self.history.remember_version(stack, CREATE)
+        rec = await self.core.find(ctx, stack.info.id)
+        await self.core.store.change_sets.settle(cs.id, {"fingerprint": str(rec.raw_template_id)})
         return stack.identity_dict()
+
+    async def restore_version_change_set(
+        self, ctx: RequestContext, stack_identity: Identity, version: int, name: str
+    ) -> dict[str, Any]:
+        """ "Update to version N", as a change set to review and then execute."""
+        found = await self.history.version(ctx, stack_identity, version)
+        rec = await self.core.find(ctx, stack_identity)
+        env = {
+            k: v for k, v in dict(found.environment or {}).items() if k != "encrypted_param_names"
+        }
+        return await self.create_change_set(
+            ctx,
+            rec.id,
+            name,
+            "UPDATE",
+            found.template,
+            env,
+            dict(found.files or {}),
+            {},
+            description=f"back to version {version}",
+        )
 
 
 def _now() -> Any:
