@@ -8,7 +8,7 @@ in its data, none of which an agent is shown. This module reads only the columns
 agent's answer needs, with statements built once (keying and compiling a fresh
 statement costs more than running it on SQLite), and, when the caller is a keypair
 issued to another resource of the stack, that resource's type (whether it may read this
-one depends on it). The lookup rules are ``ServiceBase._find``'s.
+one depends on it). The lookup rules are ``ServiceCore.find``'s.
 """
 
 from __future__ import annotations

@@ -98,6 +98,12 @@ def test_the_tree_keeps_every_contract(tree: Path) -> None:
      "EngineService reaches the database through the store"),
     ("kiln.engine.service.signals", "from kiln.db import signals",
      "EngineService reaches the database through the store"),
+    # a part of EngineService reaching back up into the façade, directly or through the
+    # package (whose EngineService is the façade)
+    ("kiln.engine.service.reads", "import kiln.engine.service.engine_service",
+     "EngineService is a facade"),
+    ("kiln.engine.service.signals", "from kiln.engine.service import EngineService",
+     "EngineService is a facade"),
     # the model loading plugins itself
     ("kiln.engine.model.slots", "import kiln.resources.registry",
      "The engine's model does no I/O"),
@@ -125,6 +131,22 @@ def test_a_wrong_import_breaks_its_contract(tree: Path, module: str, statement: 
     broken = [line for line in result.stdout.splitlines() if line.endswith("BROKEN")]
     assert any(contract in line for line in broken) or contract in result.stdout.split(
         "Broken contracts")[-1], result.stdout
+
+
+def test_an_api_module_loads_no_engine() -> None:
+    """The APIs type against the Protocol; importing them (or the service package for
+    it) loads neither the façade nor the Engine: ``EngineService`` is imported on first
+    use (kiln/engine/service/__init__.py)."""
+    probe = ("import sys, kiln.api.app, kiln.engine.service\n"
+             "print(sorted(m for m in sys.modules if m in {"
+             "'kiln.engine.service.engine_service', 'kiln.engine.runtime.engine', "
+             "'kiln.engine.store'}))\n"
+             "from kiln.engine.service import EngineService\n"
+             "print(EngineService.__module__)")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True,
+                         text=True, timeout=120, check=True).stdout.splitlines()
+    assert out == ["[]", "kiln.engine.service.engine_service"]
 
 
 def test_every_folder_of_modules_is_a_regular_package() -> None:

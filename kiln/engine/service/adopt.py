@@ -21,15 +21,23 @@ from kiln.engine.model.states import (
 from kiln.engine.runtime import acting
 from kiln.engine.service.forwarding import ForwardingOps
 from kiln.engine.service.interface import JSON, Identity
-from kiln.engine.service.stack_changes import delete_and_forget
+from kiln.engine.service.shared import ServiceCore
+from kiln.engine.service.stack_changes import StackOps, delete_and_forget
 from kiln.errors import StackValidationFailed
 
 
-class AdoptOps(ForwardingOps):
+class AdoptOps:
+    """Export, abandon and adopt; a create without adopt data is ``stacks``'s."""
+
+    def __init__(self, core: ServiceCore, forwarding: ForwardingOps, stacks: StackOps) -> None:
+        self.core = core
+        self.forwarding = forwarding
+        self.stacks = stacks
+
     async def _stack_data(self, ctx: RequestContext, stack_identity: Identity,
                           ) -> tuple[LiveStack, JSON]:
-        rec = await self._find(ctx, stack_identity)
-        stack = await self.engine.load(rec.id)
+        rec = await self.core.find(ctx, stack_identity)
+        stack = await self.core.engine.load(rec.id)
         return stack, await abandon_data(stack)
 
     async def export_stack(self, ctx: RequestContext, stack_identity: Identity) -> JSON:
@@ -37,12 +45,12 @@ class AdoptOps(ForwardingOps):
 
     async def abandon_stack(self, ctx: RequestContext, stack_identity: Identity) -> JSON:
         # the resources it retains are known only to the process running it
-        if fwd := (await self.forward_to_holder("abandon_stack", ctx, stack_identity)
-                   or await self.forward_to_engine("abandon_stack", ctx,
-                                                   stack_identity=dict(stack_identity))):
+        if fwd := (await self.forwarding.forward_to_holder("abandon_stack", ctx, stack_identity)
+                   or await self.forwarding.forward_to_engine("abandon_stack", ctx,
+                                                              stack_identity=dict(stack_identity))):
             return dict(fwd.reply)
-        engine = self.engine
-        rec = await self._find(ctx, stack_identity)
+        engine = self.core.engine
+        rec = await self.core.find(ctx, stack_identity)
         async with engine.claim(rec.id, rec.name, DELETE, preempt=True) as claim:
             stack = await engine.load(rec.id)
             data = await abandon_data(stack)
@@ -57,18 +65,15 @@ class AdoptOps(ForwardingOps):
                            environment_files: Sequence[str] | None = None) -> StackIdentityReply:
         if args.get("adopt_stack_data"):
             # the adopted resources' data is not stored for an engine to resume from
-            if fwd := await self.forward_to_engine(
-                    "create_stack", ctx, stack_name=stack_name, template=template,
-                    params=dict(params or {}), files=dict(files or {}), args=dict(args),
-                    environment_files=list(environment_files or ())):
+            if fwd := await self.forwarding.forward_to_engine(
+                               "create_stack", ctx, stack_name=stack_name, template=template,
+                               params=dict(params or {}), files=dict(files or {}), args=dict(args),
+                               environment_files=list(environment_files or ())):
                 return dict(fwd.reply)  # type: ignore[return-value]
             return await self.adopt_stack(ctx, stack_name, template, params, files, args,
                                           environment_files)
-        # EngineService's order of parts puts StackOps.create_stack next (mypy sees only
-        # the protocol's signature here)
-        created: StackIdentityReply = await super().create_stack(  # type: ignore[safe-super]
-            ctx, stack_name, template, params, files, args, environment_files)
-        return created
+        return await self.stacks.create_stack(ctx, stack_name, template, params, files, args,
+                                              environment_files)
 
     async def adopt_stack(self, ctx: RequestContext, stack_name: str,
                           template: Mapping[str, Any] | str | None,
@@ -77,7 +82,7 @@ class AdoptOps(ForwardingOps):
                           environment_files: Sequence[str] | None = None) -> StackIdentityReply:
         """create_stack with ``args["adopt_stack_data"]``: the template defaults to the
         adopted document's own."""
-        engine = self.engine
+        engine = self.core.engine
         adopt = parse_adopt_data(args["adopt_stack_data"])
         body = template if template else adopt.get("template")
         if not body:
@@ -94,5 +99,5 @@ class AdoptOps(ForwardingOps):
         except BaseException:
             await acting.undo_delegation(engine, ctx, stack.info.id)
             raise
-        self.remember_version(stack, ADOPT)
+        self.stacks.history.remember_version(stack, ADOPT)
         return stack.identity_dict()

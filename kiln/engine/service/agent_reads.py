@@ -18,17 +18,24 @@ from kiln.engine.model.context import RequestContext
 from kiln.engine.service import replies as fmt
 from kiln.engine.service import stack_user_reach
 from kiln.engine.service.interface import Identity
+from kiln.engine.service.keypairs import KeypairOps
 from kiln.engine.service.reads import Reads
 from kiln.engine.service.shapes import ResourceReply
-from kiln.engine.service.shared import ResourceNotFound
+from kiln.engine.service.shared import ResourceNotFound, ServiceCore
 from kiln.errors import EntityNotFound, Forbidden, KilnError
 from kiln.resources.base import Resource
 
 JSON = dict[str, Any]
 
 
-class AgentReads(Reads):
-    """Built on :class:`Reads` for its per-template description cache."""
+class AgentReads:
+    """Reads for agents; uses ``reads``'s per-template description cache and
+    asks ``keypairs`` what another resource's keypair may read."""
+
+    def __init__(self, core: ServiceCore, reads: Reads, keypairs: KeypairOps) -> None:
+        self.core = core
+        self.reads = reads
+        self.keypairs = keypairs
 
     async def resource_for_agent(self, ctx: RequestContext, stack_identity: Identity,
                                  resource_name: str, *, agent_stack_id: str | None = None,
@@ -39,14 +46,14 @@ class AgentReads(Reads):
         may read only its own stack, and there what the owner allows."""
         named = stack_identity.get("stack_name")
         key = str(stack_identity.get("stack_id") or named or "")
-        view = await self.store.resources.for_agent(
+        view = await self.core.store.resources.for_agent(
             key, resource_name, scope=None if ctx.is_admin else ctx.project_id,
             project_id=ctx.project_id, owner=agent_owner)
         rec = view.stack
         if rec is None or (named and rec.name != named):
             raise EntityNotFound(f"The Stack ({named or key}) could not be found.")
         if agent_stack_id is None:
-            await stack_user_reach.confine(self, ctx, rec.id, resource_name, read=True)
+            await stack_user_reach.confine(self.core, ctx, rec.id, resource_name, read=True)
         else:
             if rec.id != agent_stack_id:
                 raise Forbidden("this keypair may only reach its own stack")
@@ -56,7 +63,7 @@ class AgentReads(Reads):
                 raise Forbidden(f"this keypair may not describe {resource_name}")
         if view.resource is None:
             raise ResourceNotFound.in_stack(resource_name, rec.name)
-        descriptions = await self._descriptions(rec)
+        descriptions = await self.reads.descriptions(rec)
         return fmt.resource(view.resource, rec, required_by=[], detail=True,
                             description=descriptions.get(resource_name, ""), attributes={})
 
@@ -67,11 +74,11 @@ class AgentReads(Reads):
         if owner_type is None:
             return False
         try:
-            plugin = self.plugins(owner_type, {})
+            plugin = self.core.plugins(owner_type, {})
         except KilnError:
             plugin = None   # a provider template's type: ask the loaded stack
         if plugin is not None and plugin.access_allowed is Resource.access_allowed:
             return False   # the default: a keypair reads only its own resource
-        return await self.ec2_access_allowed(ctx, dict(fmt.identity(rec)), owner,
-                                             resource_name)
+        return await self.keypairs.ec2_access_allowed(ctx, dict(fmt.identity(rec)), owner,
+                                                      resource_name)
 

@@ -10,17 +10,26 @@ no HTTP, runs it without importing any API. The CloudWatch app is built by the A
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 from kiln.alarms.service import AlarmService
 from kiln.alarms.watcher import Watcher
 from kiln.engine.service.alarm_actions import EngineActions
 from kiln.engine.service.cloudwatch import CloudWatchService
-from kiln.engine.service.shared import ServiceBase
+from kiln.engine.service.interface import EngineServiceAPI
+from kiln.engine.store import Store
+
+
+class AlarmHost(EngineServiceAPI, Protocol):
+    """What the alarm side is built on: the service (its actions run as the service's
+    signals and updates) and the store it shares (the alarms' door)."""
+
+    @property
+    def store(self) -> Store: ...
 
 
 class AlarmProcess:
-    def __init__(self, conf: Any, service: ServiceBase, *, watch: bool) -> None:
+    def __init__(self, conf: Any, service: AlarmHost, *, watch: bool) -> None:
         opts = conf.kiln_alarms
         #: the metrics and alarms the CloudWatch API serves, on the engine store's door
         self.alarms: AlarmService = service.store.alarms(

@@ -31,7 +31,7 @@ from kiln.engine.model.shapes import StackIdentityReply
 from kiln.engine.service.interface import JSON
 from kiln.engine.service.replies import identity
 from kiln.engine.service.shapes import TemplateFunctionReply, TemplateVersionReply
-from kiln.engine.service.shared import ServiceBase
+from kiln.engine.service.shared import ServiceCore
 from kiln.errors import (
     Conflict,
     EntityNotFound,
@@ -99,7 +99,12 @@ def function_listing(version: TemplateVersion,
             for name in names]
 
 
-class CatalogOps(ServiceBase):
+class CatalogOps:
+    """Validation, the template and resource type catalogue, physical id lookup."""
+
+    def __init__(self, core: ServiceCore) -> None:
+        self.core = core
+
     # -- validation -----------------------------------------------------------------------
     async def validate_template(self, ctx: RequestContext, template: Mapping[str, Any] | str,
                                 params: Mapping[str, Any] | None = None,
@@ -114,7 +119,7 @@ class CatalogOps(ServiceBase):
         if template is None or template == {} or template == "":
             raise HTTPBadRequest("No Template provided.")
         v.check_ignorable(ignorable_errors)
-        conf = self.conf
+        conf = self.core.conf
         files = dict(files or {})
         catalog = await service_catalog(conf, ctx)
         # Off the event loop, as a create's checks are: a template's functions may take
@@ -129,7 +134,7 @@ class CatalogOps(ServiceBase):
                   params: Mapping[str, Any] | None, files: dict[str, str],
                   environment_files: Sequence[str] | None, show_nested: bool,
                   catalog: frozenset[str]) -> JSON:
-        conf = self.conf
+        conf = self.core.conf
         try:
             tmpl, env = v.parse(template, params, files, environment_files, conf)
             try:
@@ -148,7 +153,7 @@ class CatalogOps(ServiceBase):
                        params: Mapping[str, Any] | None, files: dict[str, str],
                        environment_files: Sequence[str] | None, show_nested: bool,
                        catalog: frozenset[str]) -> JSON:
-        conf = self.conf
+        conf = self.core.conf
         tmpl, env = v.parse(template, params, files, environment_files, conf)
         v.check_resource_count(tmpl, conf)
         stack = v.make_stack(tmpl, env, files, self._support(), project_id=ctx.project_id,
@@ -156,7 +161,7 @@ class CatalogOps(ServiceBase):
         stack.bound.validate()
         v.check_resources(stack, catalog)
         check_services(stack, catalog)
-        v.deep_check(self.engine, stack)
+        v.deep_check(self.core.engine, stack)
         try:
             body = tv.validate_template(tmpl, env)
         except tv.ValidateBadRequest as exc:  # e.g. parameter groups: the create's type
@@ -165,9 +170,9 @@ class CatalogOps(ServiceBase):
 
     def _support(self) -> StackSupport:
         """The engine's (child stacks included) once started; validation may come first."""
-        if self._engine is not None:
-            return self._engine.support
-        return StackSupport(conf=self.conf, plugins=self.plugins)
+        if self.core.started_engine is not None:
+            return self.core.started_engine.support
+        return StackSupport(conf=self.core.conf, plugins=self.core.plugins)
 
     @staticmethod
     def _body(body: JSON, stack: v.ValidationStack, show_nested: bool) -> JSON:
@@ -204,7 +209,7 @@ class CatalogOps(ServiceBase):
                                   with_description: bool = False) -> list[Any]:
         from kiln.resources.registry import global_registry
 
-        available = service_filter(await service_catalog(self.conf, ctx))
+        available = service_filter(await service_catalog(self.core.conf, ctx))
         return global_registry().list_types(type_name=type_name, version=heat_version,
                                             support_status=support_status,
                                             with_description=with_description,
@@ -215,7 +220,7 @@ class CatalogOps(ServiceBase):
         from kiln.resources.registry import global_registry
 
         # with_description deliberately not passed: see the module docstring
-        available = service_filter(await service_catalog(self.conf, ctx))
+        available = service_filter(await service_catalog(self.core.conf, ctx))
         return global_registry().schema(type_name, available=available)
 
     async def generate_template(self, ctx: RequestContext, type_name: str,
@@ -230,7 +235,7 @@ class CatalogOps(ServiceBase):
         """The identity of the resource with this physical id (CFN's
         DescribeStackResources by PhysicalResourceId), within the caller's projects."""
         found = [(row, rec) for row, rec in
-                 await self.store.resources.by_physical_id(physical_resource_id)
+                 await self.core.store.resources.by_physical_id(physical_resource_id)
                  if ctx.is_admin or ctx.project_id in (rec.project_id,
                                                        rec.stack_user_project_id)]
         if not found:

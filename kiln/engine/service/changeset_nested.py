@@ -87,8 +87,8 @@ async def children(
         }
         child_id = change.get("physical_resource_id")
         if change["action"] == "Modify" and child_id:
-            current_child = await ops._find(ctx, str(child_id))
-            cur, child = await ops._prepare_update(
+            current_child = await ops.core.find(ctx, str(child_id))
+            cur, child = await ops.stacks.prepare_update(
                 ctx, {"stack_name": current_child.name, "stack_id": current_child.id},
                 template, {"parameters": dict(params)}, files, {}, None)
             made = await asyncio.to_thread(plan.update_changes, cur, child)

@@ -26,8 +26,10 @@ from kiln.engine.runtime import acting
 from kiln.engine.service import changeset_import as imported
 from kiln.engine.service import changeset_nested as below
 from kiln.engine.service import changeset_plan as plan
+from kiln.engine.service.history import HistoryOps
 from kiln.engine.service.replies import identity as identity_of
 from kiln.engine.service.replies import isotime
+from kiln.engine.service.shared import ServiceCore
 from kiln.engine.service.stack_changes import StackOps, refuse_update
 from kiln.errors import (
     ChangeSetNotFound,
@@ -73,13 +75,22 @@ def _plain(value: Any) -> Any:
     return json.loads(json.dumps(value, default=str))
 
 
-class ChangeSetOps(StackOps):
+class ChangeSetOps:
+    """Change sets: planned with ``stacks``'s update preparation, executed through its
+    launch; a create or update executed is kept by ``history``, and a kept version
+    can be restored as a change set."""
+
+    def __init__(self, core: ServiceCore, stacks: StackOps, history: HistoryOps) -> None:
+        self.core = core
+        self.stacks = stacks
+        self.history = history
+
     # -- finding ------------------------------------------------------------------------
     async def _change_set(
         self, ctx: RequestContext, stack_name: str | None, name_or_id: str
     ) -> ChangeSetRecord:
         """A change set by id (or ARN), or by name within the named stack."""
-        store = self.store.change_sets
+        store = self.core.store.change_sets
         key = name_or_id.rsplit("/", 1)[-1] if name_or_id.startswith("arn:") else name_or_id
         found = await store.get(key)
         if found is None and stack_name:
@@ -113,13 +124,13 @@ class ChangeSetOps(StackOps):
         if name_or_id.startswith("arn:"):
             name_or_id = name_or_id.rsplit("/", 1)[-1]
         try:
-            return (await self._find(ctx, name_or_id)).name
+            return (await self.core.find(ctx, name_or_id)).name
         except EntityNotFound:
             return name_or_id
 
     async def _stack_or_none(self, ctx: RequestContext, cs: ChangeSetRecord) -> StackRecord | None:
         try:
-            rec = await self._find(ctx, cs.stack_id)
+            rec = await self.core.find(ctx, cs.stack_id)
         except EntityNotFound:
             return None
         return rec if rec.name == cs.stack_name else None
@@ -152,25 +163,25 @@ class ChangeSetOps(StackOps):
             )
         if change_type not in TYPES:
             raise InvalidInput(f"ChangeSetType must be one of {', '.join(TYPES)}")
-        store = self.store.change_sets
+        store = self.core.store.change_sets
         rec: StackRecord | None = None
         importing = change_type == "IMPORT"
         if importing:
             try:
-                await self._find(ctx, stack_name)
+                await self.core.find(ctx, stack_name)
             except EntityNotFound:
                 pass
             else:
                 change_type = "UPDATE"  # into an existing stack: checked as an update
         if change_type == "UPDATE":
             try:
-                rec = await self._find(ctx, stack_name)
+                rec = await self.core.find(ctx, stack_name)
             except EntityNotFound:
                 raise EntityNotFound(f"The Stack ({stack_name}) could not be found.") from None
             stack_name, stack_id = rec.name, rec.id
         else:
             try:
-                await self._find(ctx, stack_name)
+                await self.core.find(ctx, stack_name)
             except EntityNotFound:
                 pass
             else:
@@ -256,13 +267,13 @@ class ChangeSetOps(StackOps):
         made = await store.add(values)
         for row in rows:
             await store.add(_plain(row))
-        return await self._shown(ctx, made, rec)
+        return await self.shown(ctx, made, rec)
 
     async def _previous_values(
         self, rec: StackRecord, env: dict[str, Any], names: Sequence[str]
     ) -> dict[str, Any]:
         """``UsePreviousValue``: the stack's stored value for each name."""
-        raw = await self.store.stacks.raw_template_without_body(rec.raw_template_id)
+        raw = await self.core.store.stacks.raw_template_without_body(rec.raw_template_id)
         stored = dict((raw.environment or {}).get("parameters") or {})
         given = dict(env.get("parameters") or {})
         for key in names:
@@ -286,7 +297,7 @@ class ChangeSetOps(StackOps):
         change sets)."""
         if change_type == "CREATE":
             stack = await admit.prepare(
-                self.engine,
+                self.core.engine,
                 ctx,
                 stack_name,
                 request["template"],
@@ -302,7 +313,7 @@ class ChangeSetOps(StackOps):
             if nested is not None:
                 nested["rows"] = await below.children(self, ctx, stack, made, nested, nested)
             return made
-        current, new = await self._prepare_update(
+        current, new = await self.stacks.prepare_update(
             ctx,
             {"stack_name": stack_name, "stack_id": stack_id},
             request["template"],
@@ -342,7 +353,7 @@ class ChangeSetOps(StackOps):
             return "EXECUTE_FAILED"
         return "EXECUTE_COMPLETE"
 
-    async def _shown(
+    async def shown(
         self,
         ctx: RequestContext,
         cs: ChangeSetRecord,
@@ -380,7 +391,7 @@ class ChangeSetOps(StackOps):
     ) -> str:
         """A nested change set's execution status is its root's."""
         root_id = ((cs.request or {}).get("root") or {}).get("id")
-        root = await self.store.change_sets.get(root_id) if root_id else None
+        root = await self.core.store.change_sets.get(root_id) if root_id else None
         if root_id and root is None:
             return "UNAVAILABLE"
         if root is not None:
@@ -397,19 +408,19 @@ class ChangeSetOps(StackOps):
     async def describe_change_set(
         self, ctx: RequestContext, stack_name: str | None, name_or_id: str
     ) -> dict[str, Any]:
-        return await self._shown(ctx, await self._change_set(ctx, stack_name, name_or_id))
+        return await self.shown(ctx, await self._change_set(ctx, stack_name, name_or_id))
 
     async def list_change_sets(self, ctx: RequestContext, stack_name: str) -> list[dict[str, Any]]:
         name = await self._stack_name(ctx, stack_name)
-        found = await self.store.change_sets.of_stack(ctx.project_id, name)
+        found = await self.core.store.change_sets.of_stack(ctx.project_id, name)
         out = []
         for cs in found:
             rec = await self._stack_or_none(ctx, cs)
             if not await self._visible(ctx, cs, rec):
                 continue
-            out.append(await self._shown(ctx, cs, rec, with_changes=False))
+            out.append(await self.shown(ctx, cs, rec, with_changes=False))
         if not out and name == stack_name:
-            await self._find(ctx, stack_name)  # an unknown stack is an error
+            await self.core.find(ctx, stack_name)  # an unknown stack is an error
         return out
 
     async def delete_change_set(
@@ -423,8 +434,8 @@ class ChangeSetOps(StackOps):
             )
         _refuse_nested(cs, "deleted")
         for child in (cs.request or {}).get("children") or ():
-            await self.store.change_sets.remove(child)
-        await self.store.change_sets.remove(cs.id)
+            await self.core.store.change_sets.remove(child)
+        await self.core.store.change_sets.remove(cs.id)
 
     # -- executing ----------------------------------------------------------------------
     async def execute_change_set(
@@ -461,7 +472,7 @@ class ChangeSetOps(StackOps):
         return await self._execute_update(ctx, cs, rec, request)
 
     async def _obsolete(self, cs: ChangeSetRecord, why: str) -> InvalidChangeSetStatus:
-        await self.store.change_sets.settle(
+        await self.core.store.change_sets.settle(
             cs.id, {"execution": "OBSOLETE", "status_reason": why}, only_if_execution=""
         )
         return InvalidChangeSetStatus(
@@ -472,14 +483,14 @@ class ChangeSetOps(StackOps):
     async def _execute_update(
         self, ctx: RequestContext, cs: ChangeSetRecord, rec: StackRecord, request: Mapping[str, Any]
     ) -> StackIdentityReply:
-        engine = self.engine
+        engine = self.core.engine
         identity = {"stack_name": rec.name, "stack_id": rec.id}
         refuse_update(rec.action)
         if rec.root_stack_id == rec.id:
             await acting.refresh_for_update(engine, rec.root_stack_id, rec.name, ctx)
         await acting.for_request(engine, rec.root_stack_id, rec.name, ctx)
         async with engine.claim(rec.id, rec.name, UPDATE) as claim:
-            now = await self._find(ctx, rec.id)
+            now = await self.core.find(ctx, rec.id)
             if fingerprint(now) != cs.fingerprint:
                 raise await self._obsolete(cs, "the stack changed after the change set was created")
             try:
@@ -494,11 +505,11 @@ class ChangeSetOps(StackOps):
                 raise await self._obsolete(
                     cs, "a nested stack changed after the change set was created"
                 )
-            if not await self.store.change_sets.settle(
+            if not await self.core.store.change_sets.settle(
                 cs.id, _executed(request), only_if_execution=""
             ):
                 raise InvalidChangeSetStatus(f"ChangeSet [{cs.name}] was executed already")
-            current, new = await self._prepare_update(
+            current, new = await self.stacks.prepare_update(
                 ctx,
                 identity,
                 request["template"],
@@ -507,8 +518,8 @@ class ChangeSetOps(StackOps):
                 request["args"],
                 request.get("environment_files"),
             )
-            await self._launch_update(claim, current, new)
-            await self.store.change_sets.settle(
+            await self.stacks.launch_update(claim, current, new)
+            await self.core.store.change_sets.settle(
                 cs.id, {"fingerprint": str(new.info.raw_template_id)}
             )
         return new.identity_dict()
@@ -516,7 +527,7 @@ class ChangeSetOps(StackOps):
     async def _children_unchanged(self, ctx: RequestContext, request: Mapping[str, Any]) -> bool:
         """Whether each nested stack a nested change set showed is as it was then."""
         for child_id in request.get("children") or ():
-            child = await self.store.change_sets.get(child_id)
+            child = await self.core.store.change_sets.get(child_id)
             if child is None or child.change_type != "UPDATE":
                 continue
             now = await self._stack_or_none(ctx, child)
@@ -527,7 +538,7 @@ class ChangeSetOps(StackOps):
     async def _execute_create(
         self, ctx: RequestContext, cs: ChangeSetRecord, request: Mapping[str, Any]
     ) -> StackIdentityReply:
-        engine = self.engine
+        engine = self.core.engine
         stack = await admit.prepare(
             engine,
             ctx,
@@ -543,7 +554,7 @@ class ChangeSetOps(StackOps):
             raise await self._obsolete(
                 cs, "the changes it would make now differ from the ones it shows"
             )
-        if not await self.store.change_sets.settle(
+        if not await self.core.store.change_sets.settle(
             cs.id, _executed(request), only_if_execution=""
         ):
             raise InvalidChangeSetStatus(f"ChangeSet [{cs.name}] was executed already")
@@ -551,14 +562,14 @@ class ChangeSetOps(StackOps):
         try:
             async with engine.claims.claim_new(stack.info.id, CREATE) as claim:
                 await admit.store(engine, stack)
-                self.remember_version(stack, CREATE)
+                self.history.remember_version(stack, CREATE)
                 claim.launch(lambda: create_action.run_create(engine, stack), stack)
         except BaseException:
             await acting.undo_delegation(engine, ctx, stack.info.id)
-            await self.store.change_sets.settle(cs.id, {"execution": None})
+            await self.core.store.change_sets.settle(cs.id, {"execution": None})
             raise
-        rec = await self._find(ctx, stack.info.id)
-        await self.store.change_sets.settle(cs.id, {"fingerprint": str(rec.raw_template_id)})
+        rec = await self.core.find(ctx, stack.info.id)
+        await self.core.store.change_sets.settle(cs.id, {"fingerprint": str(rec.raw_template_id)})
         return stack.identity_dict()
 
 

@@ -22,7 +22,7 @@ from kiln.engine.model.context import RequestContext
 from kiln.engine.model.states import IN_PROGRESS
 from kiln.engine.service.interface import Identity
 from kiln.engine.service.replies import isotime
-from kiln.engine.service.shared import ResourceNotFound, ServiceBase
+from kiln.engine.service.shared import ResourceNotFound, ServiceCore
 from kiln.engine.store import utcnow
 from kiln.errors import ActionInProgress, EntityNotFound
 
@@ -53,11 +53,16 @@ def run_reply(run: model.DriftRun, stack_name: str, tenant: str) -> JSON:
             "timestamp": isotime(run.timestamp), "resources": run.resources}
 
 
-class DriftOps(ServiceBase):
-    _drift_tasks: set[asyncio.Task[Any]] | None = None
+class DriftOps:
+    """Drift detection: started here, run in the background, kept in the store."""
+
+    def __init__(self, core: ServiceCore) -> None:
+        self.core = core
+        #: detections running in this process (kept referenced until they end)
+        self._drift_tasks: set[asyncio.Task[Any]] = set()
 
     async def _checkable(self, ctx: RequestContext, stack_identity: Identity) -> Any:
-        rec = await self._find(ctx, stack_identity)
+        rec = await self.core.find(ctx, stack_identity)
         if rec.status == IN_PROGRESS:
             raise ActionInProgress(f"Stack {rec.name} already has an action ({rec.action}) "
                                    "in progress.")
@@ -67,13 +72,11 @@ class DriftOps(ServiceBase):
         """Start a detection of the whole stack (nested stacks included); returns the
         detection, ``DETECTION_IN_PROGRESS``."""
         rec = await self._checkable(ctx, stack_identity)
-        keep = int(self.conf.kiln_engine.drift_results_per_stack)
-        run = await self.store.drift.add(str(uuid.uuid4()), rec.id, scope="stack",
-                                         status=model.DETECTION_IN_PROGRESS, keep=keep)
+        keep = int(self.core.conf.kiln_engine.drift_results_per_stack)
+        run = await self.core.store.drift.add(str(uuid.uuid4()), rec.id, scope="stack",
+                                              status=model.DETECTION_IN_PROGRESS, keep=keep)
         task = asyncio.get_running_loop().create_task(
-            detect(self.engine, rec.id, run.id, keep=keep), name=f"drift-{run.id}")
-        if self._drift_tasks is None:
-            self._drift_tasks = set()
+            detect(self.core.engine, rec.id, run.id, keep=keep), name=f"drift-{run.id}")
         self._drift_tasks.add(task)
         task.add_done_callback(self._drift_tasks.discard)
         return run_reply(run, rec.name, rec.project_id)
@@ -83,16 +86,16 @@ class DriftOps(ServiceBase):
         """Detect one resource's drift now; returns its entry (a nested stack's
         resource: its own entries follow in ``nested``)."""
         rec = await self._checkable(ctx, stack_identity)
-        stack = await self.engine.load(rec.id)
+        stack = await self.core.engine.load(rec.id)
         if resource_name not in stack.slots:
             raise ResourceNotFound.in_stack(resource_name, rec.name)
         del stack
-        keep = int(self.conf.kiln_engine.drift_results_per_stack)
-        run = await self.store.drift.add(str(uuid.uuid4()), rec.id, scope="resource",
-                                         status=model.DETECTION_IN_PROGRESS, keep=keep)
-        result = await detect(self.engine, rec.id, run.id, only=resource_name, keep=keep)
+        keep = int(self.core.conf.kiln_engine.drift_results_per_stack)
+        run = await self.core.store.drift.add(str(uuid.uuid4()), rec.id, scope="resource",
+                                              status=model.DETECTION_IN_PROGRESS, keep=keep)
+        result = await detect(self.core.engine, rec.id, run.id, only=resource_name, keep=keep)
         if result is None:
-            done = await self.store.drift.get(run.id)
+            done = await self.core.store.drift.get(run.id)
             reason = done.status_reason if done is not None else ""
             raise EntityNotFound(f"Drift detection of {resource_name} failed: {reason}")
         entries = result.all_entries()
@@ -102,11 +105,11 @@ class DriftOps(ServiceBase):
 
     async def drift_detection(self, ctx: RequestContext, detection_id: str) -> JSON:
         """One detection (its status, and its results once complete)."""
-        run = await self.store.drift.get(detection_id)
+        run = await self.core.store.drift.get(detection_id)
         if run is None:
             raise DriftNotFound(f"The drift detection ({detection_id}) could not be found.")
         try:
-            rec = await self._find(ctx, run.stack_id)
+            rec = await self.core.find(ctx, run.stack_id)
         except EntityNotFound:
             raise DriftNotFound(
                 f"The drift detection ({detection_id}) could not be found.") from None
@@ -115,8 +118,8 @@ class DriftOps(ServiceBase):
     async def latest_drift(self, ctx: RequestContext, stack_identity: Identity) -> JSON:
         """The stack's newest detection (None fields when it has none), with, for each
         resource, its newest result (a one-resource detection since counts)."""
-        rec = await self._find(ctx, stack_identity)
-        runs = await self.store.drift.of_stack(rec.id)
+        rec = await self.core.find(ctx, stack_identity)
+        runs = await self.core.store.drift.of_stack(rec.id)
         whole = [r for r in runs if r.scope == "stack"]
         if not whole:
             return {"detection_id": None, "stack_id": rec.id, "stack_name": rec.name,
@@ -145,15 +148,15 @@ class DriftOps(ServiceBase):
     async def stacks_drift_status(self, stack_ids: list[str]) -> dict[str, tuple[str, str | None]]:
         """(StackDriftStatus, time) of each stack's newest complete detection; stacks
         never checked are left out (NOT_CHECKED)."""
-        found = await self.store.drift.stack_status(stack_ids)
+        found = await self.core.store.drift.stack_status(stack_ids)
         return {k: (status, isotime(when)) for k, (status, when) in found.items()}
 
     async def resources_drift_status(self, ctx: RequestContext, stack_identity: Identity,
                                      ) -> dict[str, tuple[str, str | None]]:
         """Per resource name of the stack, (StackResourceDriftStatus, time) of its newest
         check; resources never checked are left out."""
-        rec = await self._find(ctx, stack_identity)
-        entries = self._newest_entries(await self.store.drift.of_stack(rec.id,
-                                                                        complete_only=True))
+        rec = await self.core.find(ctx, stack_identity)
+        entries = self._newest_entries(await self.core.store.drift.of_stack(rec.id,
+                                                                             complete_only=True))
         return {str(e["resource_name"]): (str(e["status"]), e.get("timestamp"))
                 for e in entries if e.get("stack_id") == rec.id}

@@ -6,7 +6,7 @@ database (kiln.rpc), a request reaching another process is sent on to that engin
 ``invoke`` and its reply (or error) returned as if run here. Each method that needs it
 decides in one line, before doing anything itself::
 
-    if fwd := await self.forward_to_holder("delete_stack", ctx, stack_identity):
+    if fwd := await self.forwarding.forward_to_holder("delete_stack", ctx, stack_identity):
         return fwd.reply
 
 :meth:`ForwardingOps.forward_to_engine` likewise sends a method an API process must
@@ -28,7 +28,7 @@ from typing import Any, TypeVar
 from kiln.engine.model.context import RequestContext
 from kiln.engine.service.interface import Identity
 from kiln.engine.service.recovery import ENGINE_BINARY, service_body
-from kiln.engine.service.shared import ServiceBase
+from kiln.engine.service.shared import ServiceCore
 
 T = TypeVar("T")
 
@@ -53,21 +53,27 @@ class Forwarded:
     reply: Any
 
 
-class ForwardingOps(ServiceBase):
+class ForwardingOps:
+    """Runs a call where it belongs when engines share a database: on the engine
+    holding the stack, or on any engine (see the module)."""
+
+    def __init__(self, core: ServiceCore) -> None:
+        self.core = core
+
     async def forward_to_holder(self, method: str, ctx: RequestContext,
                                 stack_identity: Identity | str,
                                 **kwargs: Any) -> Forwarded | None:
         """Run ``method`` on the live engine holding the stack's (or its root stack's)
         lock, when that is another engine; None: run it here."""
-        dispatch = self.dispatch
+        dispatch = self.core.dispatch
         if dispatch is None or _FORWARDED.get():
             return None
-        rec = await self._find(ctx, stack_identity)
+        rec = await self.core.find(ctx, stack_identity)
         holder = rec.engine_id
         if holder is None and rec.root_stack_id and rec.root_stack_id != rec.id:
-            root = await self.store.stacks.get(rec.root_stack_id)
+            root = await self.core.store.stacks.get(rec.root_stack_id)
             holder = root.engine_id if root is not None else None
-        me = self.engine.engine_id
+        me = self.core.engine.engine_id
         if holder is None or holder == me or not await self._live_engine(holder):
             return None
         identity = (stack_identity if isinstance(stack_identity, str)
@@ -82,13 +88,13 @@ class ForwardingOps(ServiceBase):
         call to the topic). For the actions an engine cannot resume from what admission
         stores (an adoption's resource data, an abandon's retained resources, a restore's
         snapshot data); None elsewhere: run it here."""
-        dispatch = self.dispatch
+        dispatch = self.core.dispatch
         if dispatch is None or dispatch.runs_actions or _FORWARDED.get():
             return None
         return Forwarded(await dispatch.invoke(method, ctx, kwargs))
 
     async def _live_engine(self, engine_id: str) -> bool:
-        for row in await self.store.engines.services():
+        for row in await self.core.store.engines.services():
             if row.engine_id == engine_id:
                 return row.binary == ENGINE_BINARY and service_body(row)["status"] == "up"
         return False

@@ -1,7 +1,7 @@
 """EngineService: a stack's history. Each create and update keeps the template,
 environment and files it brought (``max_stack_versions`` per stack); any two are
-diffable, and any one can be made a change set ("update to version N"), reviewed
-and executed like any other.
+diffable, and any one can be made a change set ("update to version N", in
+:mod:`.changesets`), reviewed and executed like any other.
 
 What is shown of an environment masks the parameters the version's template hides.
 """
@@ -21,9 +21,9 @@ from kiln.db.records import StackVersionRecord
 from kiln.engine.model.context import RequestContext
 from kiln.engine.model.live_stack import LiveStack
 from kiln.engine.service.changeset_plan import MASK
-from kiln.engine.service.changeset_review import ReviewOps
 from kiln.engine.service.interface import Identity
 from kiln.engine.service.replies import isotime
+from kiln.engine.service.shared import ServiceCore
 from kiln.errors import EntityNotFound
 
 LOG = logging.getLogger(__name__)
@@ -69,7 +69,13 @@ def _log_failure(written: asyncio.Future[int]) -> None:
         LOG.error("a stack version was not kept: %s", written.exception())
 
 
-class HistoryOps(ReviewOps):
+class HistoryOps:
+    """A stack's versions: kept on each create and update, listed, shown and diffed.
+    Restoring one is a change set (:mod:`.changesets`)."""
+
+    def __init__(self, core: ServiceCore) -> None:
+        self.core = core
+
     def remember_version(self, stack: LiveStack, action: str) -> None:
         """Keep what ``stack`` now runs as its next version (create and update).
 
@@ -80,10 +86,10 @@ class HistoryOps(ReviewOps):
         anything the launched action writes: a client that sees a resource's progress or
         the action's end can list its version. A failed write is logged; the action is
         not affected."""
-        keep = int(self.conf.max_stack_versions)
+        keep = int(self.core.conf.max_stack_versions)
         if keep <= 0:
             return
-        written = self.store.versions.add(
+        written = self.core.store.versions.add(
             stack.info.id,
             action,
             stack.template.raw,
@@ -93,11 +99,11 @@ class HistoryOps(ReviewOps):
         )
         written.add_done_callback(_log_failure)
 
-    async def _version(
+    async def version(
         self, ctx: RequestContext, stack_identity: Identity, version: int
     ) -> StackVersionRecord:
-        rec = await self._find(ctx, stack_identity)
-        found = await self.store.versions.get(rec.id, version)
+        rec = await self.core.find(ctx, stack_identity)
+        found = await self.core.store.versions.get(rec.id, version)
         if found is None:
             raise EntityNotFound(f"Version {version} of stack {rec.name} is not kept")
         return found
@@ -112,13 +118,13 @@ class HistoryOps(ReviewOps):
     async def list_stack_versions(
         self, ctx: RequestContext, stack_identity: Identity
     ) -> list[dict[str, Any]]:
-        rec = await self._find(ctx, stack_identity)
-        return [self._summary(v) for v in await self.store.versions.of_stack(rec.id)]
+        rec = await self.core.find(ctx, stack_identity)
+        return [self._summary(v) for v in await self.core.store.versions.of_stack(rec.id)]
 
     async def show_stack_version(
         self, ctx: RequestContext, stack_identity: Identity, version: int
     ) -> dict[str, Any]:
-        found = await self._version(ctx, stack_identity, version)
+        found = await self.version(ctx, stack_identity, version)
         return {
             **self._summary(found),
             "template": found.template,
@@ -131,28 +137,7 @@ class HistoryOps(ReviewOps):
     ) -> dict[str, Any]:
         """A unified diff of two versions (template, environment with hidden values
         masked, file names)."""
-        before = await self._version(ctx, stack_identity, old)
-        after = await self._version(ctx, stack_identity, new)
+        before = await self.version(ctx, stack_identity, old)
+        after = await self.version(ctx, stack_identity, new)
         diff = difflib.unified_diff(_text(before), _text(after), f"version {old}", f"version {new}")
         return {"from": old, "to": new, "diff": "".join(diff)}
-
-    async def restore_version_change_set(
-        self, ctx: RequestContext, stack_identity: Identity, version: int, name: str
-    ) -> dict[str, Any]:
-        """ "Update to version N", as a change set to review and then execute."""
-        found = await self._version(ctx, stack_identity, version)
-        rec = await self._find(ctx, stack_identity)
-        env = {
-            k: v for k, v in dict(found.environment or {}).items() if k != "encrypted_param_names"
-        }
-        return await self.create_change_set(
-            ctx,
-            rec.id,
-            name,
-            "UPDATE",
-            found.template,
-            env,
-            dict(found.files or {}),
-            {},
-            description=f"back to version {version}",
-        )

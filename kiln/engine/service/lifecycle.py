@@ -18,7 +18,7 @@ from kiln.engine.model.states import (
 )
 from kiln.engine.runtime import acting
 from kiln.engine.service.interface import Identity
-from kiln.engine.service.shared import ResourceNotFound, ServiceBase
+from kiln.engine.service.shared import ResourceNotFound, ServiceCore
 from kiln.errors import InvalidInput
 
 
@@ -26,11 +26,16 @@ class Invalid(InvalidInput):
     """Heat's ``Invalid`` (400)."""
 
 
-class LifecycleOps(ServiceBase):
+class LifecycleOps:
+    """Suspend, resume, check and mark-unhealthy: a walk each, on a claimed stack."""
+
+    def __init__(self, core: ServiceCore) -> None:
+        self.core = core
+
     async def _start_simple(self, ctx: RequestContext, stack_identity: Identity,
                             action: str) -> None:
-        engine = self.engine
-        rec = await self._find(ctx, stack_identity)
+        engine = self.core.engine
+        rec = await self.core.find(ctx, stack_identity)
         await acting.for_request(engine, rec.root_stack_id, rec.name, ctx)
         async with engine.claim(rec.id, rec.name, action) as claim:
             stack = await engine.load(rec.id)
@@ -51,8 +56,8 @@ class LifecycleOps(ServiceBase):
                                       resource_status_reason: str | None = None) -> None:
         if not isinstance(mark_unhealthy, bool):
             raise Invalid("Invalid input: mark_unhealthy is not a boolean")
-        engine = self.engine
-        rec = await self._find(ctx, stack_identity)
+        engine = self.core.engine
+        rec = await self.core.find(ctx, stack_identity)
         await engine.claims.refuse_while_held(rec.id, rec.name)
         stack = await engine.load(rec.id)
         slot = stack.slots.get(resource_name) or next(

@@ -29,7 +29,7 @@ from kiln.engine.service.shapes import (
     StackDetailReply,
     StackSummaryReply,
 )
-from kiln.engine.service.shared import ResourceNotFound, ServiceBase
+from kiln.engine.service.shared import ResourceNotFound, ServiceCore
 from kiln.engine.service.single_flight import SingleFlight
 from kiln.engine.store.loader import environment_from_stored, info_from_record
 from kiln.errors import EntityNotFound, HTTPNotFound, KilnError
@@ -73,7 +73,15 @@ def sort_direction(value: str | None) -> SortDir | None:
     return "desc" if value == "desc" else None
 
 
-class Reads(ServiceBase):
+class Reads:
+    """Stack, resource, output and event reads, with per-template caches."""
+
+    def __init__(self, core: ServiceCore) -> None:
+        self.core = core
+        #: per (stack, raw template) derived values, by cache name (``_per_template``)
+        self._caches: dict[str, dict[tuple[str, int], Any]] = {}
+        self._generation_reader: SingleFlight[int | None] | None = None
+
     # -- stacks ---------------------------------------------------------------------------
     def _query(self, ctx: RequestContext, *, global_tenant: bool = False,
                filters: Mapping[str, Any] | None = None,
@@ -111,17 +119,16 @@ class Reads(ServiceBase):
                         show_nested=show_nested, show_hidden=show_hidden, tags=tags,
                         tags_any=tags_any, not_tags=not_tags, not_tags_any=not_tags_any,
                         global_tenant=global_tenant)
-        rows = await self.store.stacks.summaries(q)
+        rows = await self.core.store.stacks.summaries(q)
         return [fmt.stack_summary_row(r) for r in rows]
 
     async def stacks_generation(self) -> int | None:
         """The database's ``stacks`` change counter (see ``db.stacks.stacks_generation``):
         while it is unchanged, a stack list or show would return the same thing. Read
         once for every burst of concurrent callers (``SingleFlight``)."""
-        reader: SingleFlight[int | None] | None = self.__dict__.get("_generation_reader")
+        reader = self._generation_reader
         if reader is None:
-            reader = self.__dict__["_generation_reader"] = SingleFlight(
-                self.store.stacks.generation)
+            reader = self._generation_reader = SingleFlight(self.core.store.stacks.generation)
         return await reader.get()
 
     async def count_stacks(self, ctx: RequestContext, *,
@@ -136,11 +143,11 @@ class Reads(ServiceBase):
                         show_nested=show_nested, show_hidden=show_hidden, tags=tags,
                         tags_any=tags_any, not_tags=not_tags, not_tags_any=not_tags_any,
                         global_tenant=global_tenant)
-        return await self.store.stacks.count(q)
+        return await self.core.store.stacks.count(q)
 
     async def show_stack(self, ctx: RequestContext, stack_identity: Identity,
                          resolve_outputs: bool = True) -> StackDetailReply:
-        rec = await self._find(ctx, stack_identity, show_deleted=True)
+        rec = await self.core.find(ctx, stack_identity, show_deleted=True)
         params, description = await self._show_static(rec)
         outputs, live = await self._outputs_now(rec) if resolve_outputs else (None, False)
         reply = fmt.stack_detail(rec, parameters=params, description=description,
@@ -156,13 +163,13 @@ class Reads(ServiceBase):
         never changed in place (an update stores a new one), so what is derived from it
         holds until the stack points elsewhere, and a repeated read then costs no
         template fetch, decode or bind."""
-        cache: dict[tuple[str, int], T] = self.__dict__.setdefault(cache_name, {})
+        cache: dict[tuple[str, int], T] = self._caches.setdefault(cache_name, {})
         key = (rec.id, rec.raw_template_id)
         if key in cache:
             found = cache.pop(key)
         else:
-            raw = await self.store.stacks.raw_template(rec.raw_template_id)
-            found = derive(self.engine.template_cache.get(raw), raw)
+            raw = await self.core.store.stacks.raw_template(rec.raw_template_id)
+            found = derive(self.core.engine.template_cache.get(raw), raw)
         cache[key] = found   # most recently used last
         while len(cache) > _SHOW_CACHE_SIZE:
             cache.pop(next(iter(cache)))
@@ -175,7 +182,7 @@ class Reads(ServiceBase):
             lambda tmpl, raw: (self._parameters_display(rec, tmpl, raw),
                                tmpl.description or "No description"))
 
-    async def _descriptions(self, rec: StackRecord) -> Mapping[str, str]:
+    async def descriptions(self, rec: StackRecord) -> Mapping[str, str]:
         """Each resource's ``description`` as the stack's template declares it (resource
         show and the detailed list show it, as Heat does)."""
         return await self._per_template(
@@ -186,13 +193,13 @@ class Reads(ServiceBase):
                                and snippet.description})
 
     async def get_template(self, ctx: RequestContext, stack_identity: Identity) -> JSON:
-        rec = await self._find(ctx, stack_identity, show_deleted=True)
-        raw = await self.store.stacks.raw_template(rec.raw_template_id)
+        rec = await self.core.find(ctx, stack_identity, show_deleted=True)
+        raw = await self.core.store.stacks.raw_template(rec.raw_template_id)
         return dict(raw.template)
 
     async def get_environment(self, ctx: RequestContext, stack_identity: Identity) -> JSON:
-        rec = await self._find(ctx, stack_identity, show_deleted=True)
-        raw = await self.store.stacks.raw_template(rec.raw_template_id)
+        rec = await self.core.find(ctx, stack_identity, show_deleted=True)
+        raw = await self.core.store.stacks.raw_template(rec.raw_template_id)
         env = dict(raw.environment)
         hidden = set(self._hidden_params(raw))
         params = dict(env.get("parameters") or {})
@@ -205,8 +212,8 @@ class Reads(ServiceBase):
                 "encrypted_param_names": list(env.get("encrypted_param_names") or [])}
 
     async def get_files(self, ctx: RequestContext, stack_identity: Identity) -> JSON:
-        rec = await self._find(ctx, stack_identity, show_deleted=True)
-        raw = await self.store.stacks.raw_template(rec.raw_template_id)
+        rec = await self.core.find(ctx, stack_identity, show_deleted=True)
+        raw = await self.core.store.stacks.raw_template(rec.raw_template_id)
         return dict(raw.files)
 
     async def _outputs(self, rec: StackRecord) -> list[OutputReply]:
@@ -222,10 +229,10 @@ class Reads(ServiceBase):
             return stored, False
         if rec.status != IN_PROGRESS:
             return await self._outputs_at_rest(rec)
-        stack = self.engine.live.get(rec.id)
+        stack = self.core.engine.live.get(rec.id)
         if stack is None or not stack.is_bound:   # the action runs in another engine
             try:
-                stack = await self.engine.load(rec.id)
+                stack = await self.core.engine.load(rec.id)
             except EntityNotFound:
                 return stored, False
         return resolve_all(stack), True
@@ -239,7 +246,7 @@ class Reads(ServiceBase):
         if not names:
             return stored, False
         try:
-            stack = await self.engine.load(rec.id)
+            stack = await self.core.engine.load(rec.id)
         except EntityNotFound:
             return stored, False
         for name in sorted(names):
@@ -257,7 +264,7 @@ class Reads(ServiceBase):
             if snippet is None or not isinstance(snippet.type, str):
                 return None
             try:
-                return self.engine.support.plugins(snippet.type, raw.files)
+                return self.core.engine.support.plugins(snippet.type, raw.files)
             except KilnError:
                 return None
 
@@ -265,13 +272,13 @@ class Reads(ServiceBase):
 
     async def list_outputs(self, ctx: RequestContext,
                            stack_identity: Identity) -> list[OutputSummaryReply]:
-        rec = await self._find(ctx, stack_identity)
+        rec = await self.core.find(ctx, stack_identity)
         return [{"output_key": o["output_key"], "description": o["description"]}
                 for o in await self._outputs(rec)]
 
     async def show_output(self, ctx: RequestContext, stack_identity: Identity,
                           output_key: str) -> OutputReply:
-        rec = await self._find(ctx, stack_identity)
+        rec = await self.core.find(ctx, stack_identity)
         for out in await self._outputs(rec):
             if out["output_key"] == output_key:
                 return out.copy()
@@ -282,8 +289,8 @@ class Reads(ServiceBase):
                                    nested_depth: int = 0, with_detail: bool = False,
                                    filters: Mapping[str, Any] | None = None,
                                    ) -> list[ResourceReply]:
-        rec = await self._find(ctx, stack_identity)
-        groups, kids = await self.store.stacks.with_resources(rec, nested_depth)
+        rec = await self.core.find(ctx, stack_identity)
+        groups, kids = await self.core.store.stacks.with_resources(rec, nested_depth)
         children = {(k.owner_id, k.parent_resource_name): k for k in kids}
         result: list[ResourceReply] = []
         for stack, rows in groups:
@@ -292,7 +299,7 @@ class Reads(ServiceBase):
             # with_detail adds what resource show adds (description, metadata, attributes)
             attrs = (await self._all_resource_attributes(stack.id)
                      if with_detail and current else {})
-            described = await self._descriptions(stack) if with_detail and current else {}
+            described = await self.descriptions(stack) if with_detail and current else {}
             for row in current:
                 item = fmt.resource(row, stack, required_by=needed.get(row.name, []),
                                     nested_stack=children.get((stack.id, row.name)),
@@ -305,13 +312,13 @@ class Reads(ServiceBase):
     async def describe_stack_resource(self, ctx: RequestContext, stack_identity: Identity,
                                       resource_name: str,
                                       with_attr: Sequence[str] | None = None) -> ResourceReply:
-        rec = await self._find(ctx, stack_identity)
-        rows = _current_rows(await self.store.resources.of_stack(rec.id))
+        rec = await self.core.find(ctx, stack_identity)
+        rows = _current_rows(await self.core.store.resources.of_stack(rec.id))
         row = next((r for r in rows if r.name == resource_name), None)
         if row is None:
             raise ResourceNotFound.in_stack(resource_name, rec.name)
         attributes = await self._resource_attributes(rec.id, resource_name, with_attr)
-        description = (await self._descriptions(rec)).get(resource_name, "")
+        description = (await self.descriptions(rec)).get(resource_name, "")
         nested = await self._nested_of(rec.id, resource_name)
         return fmt.resource(row, rec, required_by=_required_by(rows).get(row.name, []),
                             detail=True, description=description, attributes=attributes,
@@ -330,17 +337,17 @@ class Reads(ServiceBase):
                           ) -> list[EventReply]:
         if stack_identity is None:
             raise EntityNotFound("The Stack (None) could not be found.")
-        rec = await self._find(ctx, stack_identity, show_deleted=True)
+        rec = await self.core.find(ctx, stack_identity, show_deleted=True)
         stacks = {rec.id: rec}
         if nested_depth:
-            tree = await self.store.stacks.tree(rec.root_stack_id)
+            tree = await self.core.store.stacks.tree(rec.root_stack_id)
             for child in tree:
                 if 0 < child.nested_depth - rec.nested_depth <= nested_depth:
                     stacks[child.id] = child
         q = EventQuery(stack_ids=tuple(stacks), filters=dict(filters or {}), limit=limit,
                        marker=marker, sort_keys=tuple(sort_keys or ()),
                        sort_dir=sort_direction(sort_dir))
-        rows = await self.store.events.query(q)
+        rows = await self.core.store.events.query(q)
         hidden = await self._hidden_values(
             [stacks[ev.stack_id] for ev in rows if ev.resource_properties])
         out = []
@@ -356,8 +363,8 @@ class Reads(ServiceBase):
 
     async def show_event(self, ctx: RequestContext, stack_identity: Identity,
                          resource_name: str, event_id: str) -> EventReply:
-        rec = await self._find(ctx, stack_identity, show_deleted=True)
-        ev = await self.store.events.get(rec.id, event_id)
+        rec = await self.core.find(ctx, stack_identity, show_deleted=True)
+        ev = await self.core.store.events.get(rec.id, event_id)
         if ev is None or (resource_name and ev.resource_name != resource_name):
             # Heat's API finds the event by filtering the list: webob's 404, its words
             raise HTTPNotFound(f"No event {event_id} found")
@@ -372,8 +379,8 @@ class Reads(ServiceBase):
         """Per stack id, the values of its hidden parameters (only stacks having any)."""
         out: dict[str, list[Any]] = {}
         for rec in {s.id: s for s in stacks}.values():
-            raw = await self.store.stacks.raw_template(rec.raw_template_id)
-            schemas = self.engine.template_cache.get(raw).parameter_schemas
+            raw = await self.core.store.stacks.raw_template(rec.raw_template_id)
+            schemas = self.core.engine.template_cache.get(raw).parameter_schemas
             values = masking.hidden_values(raw.environment, schemas)
             if values:
                 out[rec.id] = values
@@ -386,7 +393,7 @@ class Reads(ServiceBase):
         env = environment_from_stored(raw.environment, raw.files)
         stack = LiveStack(info_from_record(rec), template=tmpl, environment=env,
                           user_params=env.parameters, files=raw.files,
-                          support=self.engine.support)
+                          support=self.core.engine.support)
         try:
             stack.bind(validate_params=False)
             display: dict[str, str] = stack.bound.parameters.display_map()
@@ -395,14 +402,14 @@ class Reads(ServiceBase):
         return display
 
     def _hidden_params(self, raw: RawTemplateRecord) -> list[str]:
-        schemas = self.engine.template_cache.get(raw).parameter_schemas
+        schemas = self.core.engine.template_cache.get(raw).parameter_schemas
         return [n for n, s in schemas.items() if s.hidden]
 
     async def _resource_attributes(self, stack_id: str, name: str,
                                    with_attr: Any = None) -> dict[str, Any]:
         """Heat's ``attributes`` of resource show: ``show`` if it is a map, else every
         declared attribute (plus any asked for with ``with_attr``)."""
-        stack = await self.engine.load(stack_id)
+        stack = await self.core.engine.load(stack_id)
         slot = stack.slots.get(name)
         if slot is None:
             return {}
@@ -414,12 +421,12 @@ class Reads(ServiceBase):
     async def _all_resource_attributes(self, stack_id: str) -> dict[str, dict[str, Any]]:
         """Every resource's ``attributes`` as resource show gives them, from one load of
         the stack (the detailed resource list shows them all)."""
-        stack = await self.engine.load(stack_id)
+        stack = await self.core.engine.load(stack_id)
         return {name: _shown_attributes(slot.plugin, None)
                 for name, slot in stack.slots.items()}
 
     async def _nested_of(self, stack_id: str, resource_name: str) -> StackRecord | None:
-        children = await self.store.stacks.children(stack_id)
+        children = await self.core.store.stacks.children(stack_id)
         for child in children:
             if child.parent_resource_name == resource_name:
                 return child

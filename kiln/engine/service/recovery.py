@@ -24,7 +24,7 @@ from kiln.engine.runtime import acting
 from kiln.engine.runtime.claims import Claim
 from kiln.engine.runtime.engine import Engine
 from kiln.engine.service.shapes import ServiceReply
-from kiln.engine.service.shared import ServiceBase
+from kiln.engine.service.shared import ServiceCore
 from kiln.engine.store import DATABASE_ERRORS, utcnow
 
 LOG = logging.getLogger(__name__)
@@ -232,27 +232,31 @@ def _plain(value: dt.datetime | None) -> str | None:
     return None if value is None else value.isoformat()
 
 
-class RecoveryOps(ServiceBase):
-    """Starts and stops the engine's :class:`Recovery` with the service."""
+class RecoveryOps:
+    """This engine's liveness: its :class:`Recovery` (heartbeat, take-overs), started
+    after and stopped before the core, and the services list."""
 
-    recovery: Recovery | None = None
+    def __init__(self, core: ServiceCore) -> None:
+        self.core = core
+        self.recovery: Recovery | None = None
 
     async def start(self) -> None:
-        await super().start()
-        dispatch = self.dispatch
+        """After :meth:`ServiceCore.start`: the Engine exists."""
+        dispatch = self.core.dispatch
         sweeps = dispatch is None or dispatch.runs_actions
-        self.recovery = Recovery(self.engine, self.conf, sweeps=sweeps)
+        self.recovery = Recovery(self.core.engine, self.core.conf, sweeps=sweeps)
         await self.recovery.start()
 
     async def stop(self) -> None:
+        """Before :meth:`ServiceCore.stop`: the engine stops before it unregisters."""
         recovery, self.recovery = self.recovery, None
         if recovery is not None:
             await recovery.stop()
-            if self._engine is not None:
-                await self._engine.stop()
+            engine = self.core.started_engine
+            if engine is not None:
+                await engine.stop()
             await recovery.unregister()
-        await super().stop()
 
     async def list_services(self, ctx: RequestContext) -> list[ServiceReply]:
-        rows = await self.store.engines.services()
+        rows = await self.core.store.engines.services()
         return [service_body(r) for r in rows]

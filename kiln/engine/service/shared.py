@@ -1,4 +1,7 @@
-"""What every EngineService mixin shares: configuration, the Engine, lookups."""
+"""What every part of EngineService shares: the service's core (configuration, the
+database, the Engine once started, the plugins' identities and software configs) and the
+one stack lookup by identity. Each part (:mod:`.reads`, :mod:`.stack_changes`, ...) is
+built with the core and the other parts it calls; none reaches the façade."""
 
 from __future__ import annotations
 
@@ -13,11 +16,11 @@ from kiln.engine.actions.software import SoftwareConfigs
 from kiln.engine.model.context import RequestContext
 from kiln.engine.model.delegation import Delegation
 from kiln.engine.model.dispatch import Dispatch
-from kiln.engine.model.live_stack import LiveStack, PluginLookup
+from kiln.engine.model.live_stack import PluginLookup
 from kiln.engine.model.settings import EngineConf
 from kiln.engine.runtime.engine import Engine
 from kiln.engine.runtime.plugin_loader import find_plugin
-from kiln.engine.service.interface import EngineServiceAPI, Identity
+from kiln.engine.service.interface import Identity
 from kiln.engine.store import Database, Store, open_database
 from kiln.errors import EntityNotFound
 from kiln.notifications import NULL, Notifier
@@ -31,15 +34,12 @@ class ResourceNotFound(EntityNotFound):
         return cls(f"The Resource ({resource_name}) could not be found in Stack {stack_name}.")
 
 
-class ServiceBase(EngineServiceAPI):
-    """The service's parts: configuration, the plugin lookup, the database and (from
-    :meth:`start`) the Engine, built with everything it needs, and the identities
-    plugins are given (keypairs, stack users), which the Engine's plugin services
-    share."""
-
-    #: how this process reaches the other engines (kiln.rpc), set before :meth:`start`
-    #: by the process wiring; None: ``kiln serve``'s all-in-one, nothing to reach
-    dispatch: Dispatch | None = None
+class ServiceCore:
+    """The state every part of the service shares: configuration, the plugin lookup,
+    the database and (from :meth:`start`) the Engine, built with everything it needs,
+    and the identities plugins are given (keypairs, stack users), which the Engine's
+    plugin services share. Parts hold the core, not the façade, so no call climbs
+    back up through :class:`~kiln.engine.service.engine_service.EngineService`."""
 
     def __init__(self, conf: EngineConf | None = None, *, db: Database | None = None,
                  db_url: str | None = None, engine_id: str | None = None,
@@ -47,6 +47,9 @@ class ServiceBase(EngineServiceAPI):
                  delegation: Delegation | None = None,
                  notifier: Notifier = NULL) -> None:
         self.conf: EngineConf = conf if conf is not None else CONF
+        #: how this process reaches the other engines (kiln.rpc), set before :meth:`start`
+        #: by the process wiring; None: ``kiln serve``'s all-in-one, nothing to reach
+        self.dispatch: Dispatch | None = None
         #: Heat's notifications (kiln.notifications); the service closes it on stop
         self.notifier = notifier
         self.plugins = plugins
@@ -60,14 +63,15 @@ class ServiceBase(EngineServiceAPI):
         self._software: SoftwareConfigs | None = None
         self._stack_user_admin: Any = False
 
-    def remember_version(self, stack: LiveStack, action: str) -> None:
-        """Keep what ``stack`` now runs in its history (:mod:`.history`, which every
-        part that changes a stack's template calls); nothing here."""
-
     @property
     def engine(self) -> Engine:
         if self._engine is None:
             raise RuntimeError("EngineService.start() has not been called")
+        return self._engine
+
+    @property
+    def started_engine(self) -> Engine | None:
+        """The Engine, or None before :meth:`start` (validation may come first)."""
         return self._engine
 
     @property
@@ -121,15 +125,9 @@ class ServiceBase(EngineServiceAPI):
         if self._db is not None:
             await self._db.close()
 
-    async def wait_for_stack(self, stack_id: str,
-                             timeout: float | None = None) -> None:  # callers' bound  # noqa: ASYNC109
-        async with asyncio.timeout(timeout):
-            await self.engine.wait_side(stack_id)  # a signal answered before it ended
-            await self.engine.wait(stack_id)
-
     # -- lookups --------------------------------------------------------------------------
-    async def _find(self, ctx: RequestContext, stack_identity: Identity | str, *,
-                    show_deleted: bool = False) -> StackRecord:
+    async def find(self, ctx: RequestContext, stack_identity: Identity | str, *,
+                   show_deleted: bool = False) -> StackRecord:
         """The stack an identity (or a bare name/id) names, within the caller's project
         (admins see every project's stacks by id, as Heat allows)."""
         named: str | None = None

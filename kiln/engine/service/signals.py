@@ -30,7 +30,7 @@ from kiln.engine.model.live_stack import LiveStack, Slot, describe
 from kiln.engine.runtime import acting, hooks
 from kiln.engine.service import stack_user_reach
 from kiln.engine.service.interface import Identity
-from kiln.engine.service.shared import ResourceNotFound
+from kiln.engine.service.shared import ResourceNotFound, ServiceCore
 from kiln.engine.service.unheld import UnheldOps
 from kiln.engine.store import SignalWrite
 from kiln.errors import InvalidBreakPointHook, NotSupported, RequestLimitExceeded
@@ -75,10 +75,16 @@ def _reaches(ctx: RequestContext, stack: LiveStack, named: Any) -> bool:
     return ctx.is_admin or ctx.project_id in (info.project_id, info.stack_user_project_id)
 
 
-class SignalOps(UnheldOps):
+class SignalOps:
+    """Signals and notes to a resource; ``unheld`` serves them on a stack nobody runs."""
+
+    def __init__(self, core: ServiceCore, unheld: UnheldOps) -> None:
+        self.core = core
+        self.unheld = unheld
+
     async def _signal_target(self, ctx: RequestContext, stack_identity: Identity,
                              resource_name: str) -> tuple[LiveStack, Slot]:
-        engine = self.engine
+        engine = self.core.engine
         live = engine.live
         # a signal naming a stack this engine is running (a wait condition or deployment
         # waiting: most signals) needs no read of the stack's row, under _find's rules
@@ -86,7 +92,7 @@ class SignalOps(UnheldOps):
         if running is not None and resource_name in running.slots and \
                 _reaches(ctx, running, stack_identity.get("stack_name")):
             return running, running.slots[resource_name]
-        rec = await self._find(ctx, stack_identity)
+        rec = await self.core.find(ctx, stack_identity)
         stack = live.get(rec.id)
         if stack is None or resource_name not in stack.slots:
             stack = await engine.load(rec.id)
@@ -101,21 +107,21 @@ class SignalOps(UnheldOps):
         # a running stack's plugins live in the engine running it (a wait condition
         # counts its handle's signals there, a hook is released there): a signal reaching
         # another process goes on to that engine, and is answered once it handled it
-        return await self.at_stack(
+        return await self.unheld.at_stack(
             "resource_signal", ctx, stack_identity,
             lambda _held: self._signal_here(ctx, stack_identity, resource_name, details,
-                                            sync_call),
+                                                   sync_call),
             resource_name=resource_name, details=details, sync_call=sync_call)
 
     async def _signal_here(self, ctx: RequestContext, stack_identity: Identity,
                            resource_name: str, details: Any, sync_call: bool) -> Any:
         stack, slot = await self._signal_target(ctx, stack_identity, resource_name)
-        await stack_user_reach.confine(self, ctx, stack.info.id, resource_name, read=False)
+        await stack_user_reach.confine(self.core, ctx, stack.info.id, resource_name, read=False)
         # no request of the owner's is behind a signal: it acts through the stack's trust
-        await acting.without_request(self.engine, stack)
+        await acting.without_request(self.core.engine, stack)
         state = slot.state
         if state.action in slot.plugin.no_signal_actions:
-            await hooks.save_side_state(self.engine, stack, slot, event=hooks.resource_event(
+            await hooks.save_side_state(self.core.engine, stack, slot, event=hooks.resource_event(
                 stack, slot, f"Cannot signal resource during {state.action}"))
             raise NotSupported(f"Signal resource during {state.action} is not supported.")
         if isinstance(details, Mapping) and "unset_hook" in details:
@@ -126,9 +132,9 @@ class SignalOps(UnheldOps):
             return await plugin.handle_signal(details)  # raises Heat's "not supported"
         if not sync_call and plugin.signals_in_background:
             # Heat answers now and handles the signal in a thread of its own
-            self.engine.background(stack.info.id,
-                                   self._handle_signal(stack, slot, details, False),
-                                   f"signal {describe(stack, slot)}")
+            self.core.engine.background(stack.info.id,
+                                        self._handle_signal(stack, slot, details, False),
+                                        f"signal {describe(stack, slot)}")
             return None
         return await self._handle_signal(stack, slot, details, sync_call)
 
@@ -151,19 +157,19 @@ class SignalOps(UnheldOps):
         # a handle's signals are rows of their own, written with the event: the
         # resource row is rewritten only when the plugin changed the metadata document
         # (a scaling group's cooldown)
-        await hooks.save_side_state(self.engine, stack, slot,
-                                    metadata=state.metadata != metadata,
-                                    signals=_unsaved_signals(state),
-                                    event=hooks.resource_event(
-                                        stack, slot, reason[:MAX_EVENT_REASON],
-                                        action="SIGNAL"))
+        await hooks.save_side_state(self.core.engine, stack, slot,
+                                         metadata=state.metadata != metadata,
+                                         signals=_unsaved_signals(state),
+                                         event=hooks.resource_event(
+                                             stack, slot, reason[:MAX_EVENT_REASON],
+                                             action="SIGNAL"))
         return state.shown_metadata() if sync_call else None
 
     async def resource_note(self, ctx: RequestContext, stack_identity: Identity,
                             resource_name: str, reason: str) -> None:
         stack, slot = await self._signal_target(ctx, stack_identity, resource_name)
         event = hooks.resource_event(stack, slot, reason, action="SIGNAL")
-        await self.engine.store.events.note(event)
+        await self.core.engine.store.events.note(event)
 
     async def _unset_hook(self, stack: LiveStack, slot: Slot, hook: str) -> None:
         if hook not in HOOK_TYPES:
@@ -173,6 +179,6 @@ class SignalOps(UnheldOps):
             raise InvalidBreakPointHook(
                 f'The "{hook}" hook is not defined on {describe(stack, slot)}')
         del slot.state.data[hook]
-        await hooks.save_side_state(self.engine, stack, slot, event=hooks.resource_event(
+        await hooks.save_side_state(self.core.engine, stack, slot, event=hooks.resource_event(
             stack, slot, f"Hook {hook} is cleared"))
-        self.engine.breakpoints.release(stack.info.id, slot.name, hook)
+        self.core.engine.breakpoints.release(stack.info.id, slot.name, hook)

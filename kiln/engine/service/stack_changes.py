@@ -28,28 +28,47 @@ from kiln.engine.runtime import acting
 from kiln.engine.runtime.claims import Claim
 from kiln.engine.runtime.engine import Engine
 from kiln.engine.service import preview
+from kiln.engine.service.forwarding import ForwardingOps
+from kiln.engine.service.history import HistoryOps
 from kiln.engine.service.interface import JSON, Identity
-from kiln.engine.service.lifecycle import LifecycleOps
 from kiln.engine.service.recovery import cancel_reason
 from kiln.engine.service.replies import identity
+from kiln.engine.service.shared import ServiceCore
 from kiln.engine.service.unheld import UnheldOps
 from kiln.engine.store import utcnow
 from kiln.errors import NotSupported, StackValidationFailed
 
 
-class StackOps(LifecycleOps, UnheldOps):
+class StackOps:
+    """Create, delete, update, cancel and their previews. ``forwarding`` and ``unheld``
+    run a call on the engine holding the stack; ``history`` keeps each create's and
+    update's version."""
+
+    def __init__(self, core: ServiceCore, forwarding: ForwardingOps, unheld: UnheldOps,
+                 history: HistoryOps) -> None:
+        self.core = core
+        self.forwarding = forwarding
+        self.unheld = unheld
+        self.history = history
+
+    async def wait_for_stack(self, stack_id: str,
+                             timeout: float | None = None) -> None:  # callers' bound  # noqa: ASYNC109
+        async with asyncio.timeout(timeout):
+            await self.core.engine.wait_side(stack_id)  # a signal answered before it ended
+            await self.core.engine.wait(stack_id)
+
     async def create_stack(self, ctx: RequestContext, stack_name: str,
                            template: Mapping[str, Any] | str, params: Mapping[str, Any],
                            files: Mapping[str, str], args: Mapping[str, Any],
                            environment_files: Sequence[str] | None = None) -> StackIdentityReply:
-        engine = self.engine
+        engine = self.core.engine
         stack = await admit.prepare(engine, ctx, stack_name, template, params, files,
                                        environment_files, args)
         await acting.delegate(engine, ctx, stack.info.id, stack_name)
         try:
             async with engine.claims.claim_new(stack.info.id, CREATE) as claim:
                 await admit.store(engine, stack)
-                self.remember_version(stack, CREATE)
+                self.history.remember_version(stack, CREATE)
                 claim.launch(lambda: create_action.run_create(engine, stack), stack)
         except BaseException:
             await acting.undo_delegation(engine, ctx, stack.info.id)
@@ -60,16 +79,16 @@ class StackOps(LifecycleOps, UnheldOps):
                             template: Mapping[str, Any] | str, params: Mapping[str, Any],
                             files: Mapping[str, str], args: Mapping[str, Any],
                             environment_files: Sequence[str] | None = None) -> JSON:
-        stack = await admit.prepare(self.engine, ctx, stack_name, template, params, files,
-                                       environment_files, args, stack_id="None")
+        stack = await admit.prepare(self.core.engine, ctx, stack_name, template, params, files,
+                                            environment_files, args, stack_id="None")
         return preview.nested_previews(stack, preview.stack_preview(stack))
 
     async def delete_stack(self, ctx: RequestContext, stack_identity: Identity) -> None:
         # the engine running the stack's action stops it, then deletes (as Heat does)
-        if await self.forward_to_holder("delete_stack", ctx, stack_identity):
+        if await self.forwarding.forward_to_holder("delete_stack", ctx, stack_identity):
             return
-        engine = self.engine
-        rec = await self._find(ctx, stack_identity)
+        engine = self.core.engine
+        rec = await self.core.find(ctx, stack_identity)
         await acting.for_request(engine, rec.root_stack_id, rec.name, ctx,
                                  tolerate_broken=True)
         # Heat lets a delete pre-empt the action running on the stack
@@ -79,24 +98,24 @@ class StackOps(LifecycleOps, UnheldOps):
             claim.launch(lambda: delete_and_forget(engine, stack, ctx), stack)
 
     async def identify_stack(self, ctx: RequestContext, stack_name: str) -> StackIdentityReply:
-        rec = await self._find(ctx, stack_name)
+        rec = await self.core.find(ctx, stack_name)
         return identity(rec)
 
     # -- update -----------------------------------------------------------------------
-    async def _prepare_update(self, ctx: RequestContext, stack_identity: Identity,
-                              template: Mapping[str, Any] | str | None,
-                              params: Mapping[str, Any], files: Mapping[str, str],
-                              args: Mapping[str, Any],
-                              environment_files: Sequence[str] | None,
-                              ) -> tuple[LiveStack, LiveStack]:
+    async def prepare_update(self, ctx: RequestContext, stack_identity: Identity,
+                             template: Mapping[str, Any] | str | None,
+                             params: Mapping[str, Any], files: Mapping[str, str],
+                             args: Mapping[str, Any],
+                             environment_files: Sequence[str] | None,
+                             ) -> tuple[LiveStack, LiveStack]:
         """(current stack as stored, new stack bound to the new template, validated)."""
-        engine = self.engine
-        rec = await self._find(ctx, stack_identity)
+        engine = self.core.engine
+        rec = await self.core.find(ctx, stack_identity)
         refuse_update(rec.action)
         patch = bool(args.get("existing"))
         # the stored body is needed only by a PATCH without a template; a big stack's
         # parsed body would otherwise sit beside the old and the new template
-        stacks = self.store.stacks
+        stacks = self.core.store.stacks
         read_raw = stacks.raw_template if patch and template is None \
             else stacks.raw_template_without_body
         raw = await read_raw(rec.raw_template_id)
@@ -110,7 +129,7 @@ class StackOps(LifecycleOps, UnheldOps):
 
         def parse_and_check() -> LiveStack:
             tmpl, env = admit.parse_request(body, env_body, new_files, environment_files,
-                                            self.conf)
+                                            self.core.conf)
             if patch:  # as Heat 27: a PATCH keeps only the parameters the template declares
                 env.parameters = {k: v for k, v in env.parameters.items()
                                   if k in tmpl.parameter_schemas}
@@ -160,7 +179,7 @@ class StackOps(LifecycleOps, UnheldOps):
                            params: Mapping[str, Any], files: Mapping[str, str],
                            args: Mapping[str, Any],
                            environment_files: Sequence[str] | None = None) -> StackIdentityReply:
-        if args.get("converge") and (fwd := await self.forward_to_engine(
+        if args.get("converge") and (fwd := await self.forwarding.forward_to_engine(
                 "update_stack", ctx,
                 stack_identity=dict(stack_identity),
                 template=template, params=dict(params or {}), files=dict(files or {}),
@@ -168,8 +187,8 @@ class StackOps(LifecycleOps, UnheldOps):
             # the flag reaches the update only in memory (nothing an engine resumes
             # from stores it): an API process that runs no action hands it whole to one
             return dict(fwd.reply)  # type: ignore[return-value]
-        engine = self.engine
-        rec = await self._find(ctx, stack_identity)
+        engine = self.core.engine
+        rec = await self.core.find(ctx, stack_identity)
         refuse_update(rec.action)  # before the claim: a request bound to fail takes none
         if rec.root_stack_id == rec.id:
             await acting.refresh_for_update(engine, rec.root_stack_id, rec.name, ctx)
@@ -177,19 +196,19 @@ class StackOps(LifecycleOps, UnheldOps):
         # held from before the stored stack is read, so what the update starts from is
         # what the action before it left
         async with engine.claim(rec.id, rec.name, UPDATE) as claim:
-            current, new = await self._prepare_update(ctx, stack_identity, template, params,
-                                                      files, args, environment_files)
+            current, new = await self.prepare_update(ctx, stack_identity, template, params,
+                                                     files, args, environment_files)
             # the cloud is read by the update itself (run_update), not in the request
             new.converge = bool(args.get("converge"))
-            await self._launch_update(claim, current, new)
+            await self.launch_update(claim, current, new)
         return new.identity_dict()
 
-    async def _launch_update(self, claim: Claim, current: LiveStack, new: LiveStack) -> None:
+    async def launch_update(self, claim: Claim, current: LiveStack, new: LiveStack) -> None:
         """Store the new template, mark the stack UPDATE_IN_PROGRESS and start the walk."""
-        engine = self.engine
+        engine = self.core.engine
         info = new.info
         hidden = sorted(new.bound.parameters.hidden)
-        template_id = await self.store.stacks.add_template(
+        template_id = await self.core.store.stacks.add_template(
             new.template.raw, new.environment.env_as_dict(), new.files, hidden)
         prev = info.raw_template_id
         info.raw_template_id, info.prev_raw_template_id = template_id, prev
@@ -198,8 +217,8 @@ class StackOps(LifecycleOps, UnheldOps):
             "timeout": info.timeout_mins, "disable_rollback": info.disable_rollback,
             "updated_at": utcnow()})
         if tuple(info.tags) != tuple(current.info.tags):
-            await self.store.stacks.set_tags(info.id, list(info.tags))
-        self.remember_version(new, UPDATE)
+            await self.core.store.stacks.set_tags(info.id, list(info.tags))
+        self.history.remember_version(new, UPDATE)
         claim.launch(lambda: update_action.run_update(engine, current, new), new)
 
     async def preview_update_stack(self, ctx: RequestContext, stack_identity: Identity,
@@ -207,9 +226,9 @@ class StackOps(LifecycleOps, UnheldOps):
                                    params: Mapping[str, Any], files: Mapping[str, str],
                                    args: Mapping[str, Any],
                                    environment_files: Sequence[str] | None = None) -> JSON:
-        current, new = await self._prepare_update(ctx, stack_identity, template, params,
-                                                  files, args, environment_files)
-        rec = await self._find(ctx, stack_identity)
+        current, new = await self.prepare_update(ctx, stack_identity, template, params,
+                                                 files, args, environment_files)
+        rec = await self.core.find(ctx, stack_identity)
         # comparing every resource's properties: off the loop, as the checks before it
         return await asyncio.to_thread(preview.update_preview, rec, current, new)
 
@@ -217,15 +236,15 @@ class StackOps(LifecycleOps, UnheldOps):
                                   cancel_with_rollback: bool = True) -> None:
         # only the engine running the update can cancel it; a queued update is cancelled
         # by the engine that takes it (kiln.engine.service.unheld)
-        await self.at_stack(
+        await self.unheld.at_stack(
             "stack_cancel_update", ctx, stack_identity,
             lambda held: self._cancel_here(ctx, stack_identity, cancel_with_rollback, held),
             cancel_with_rollback=cancel_with_rollback)
 
     async def _cancel_here(self, ctx: RequestContext, stack_identity: Identity,
                            rollback: bool, held: bool) -> None:
-        engine = self.engine
-        rec = await self._find(ctx, stack_identity)
+        engine = self.core.engine
+        rec = await self.core.find(ctx, stack_identity)
         allowed = (UPDATE,) if rollback else (UPDATE, CREATE)
         refused = NotSupported(f"Cancelling update when stack is {rec.action}_{rec.status} "
                                "is not supported.")
@@ -234,8 +253,8 @@ class StackOps(LifecycleOps, UnheldOps):
         if held:  # queued, and held by this request: kept for the engine that takes it
             if rec.owner_id is not None:
                 raise refused  # a nested stack's action is its parent's to cancel
-            await self.store.stacks.request_cancel(rec.id, cancel_reason(rec.action,
-                                                                         rollback))
+            await self.core.store.stacks.request_cancel(rec.id, cancel_reason(rec.action,
+                                                                              rollback))
             return
         # the running action, not the row read above: a delete may have pre-empted it
         running = engine.claims.get(rec.id)

@@ -13,24 +13,24 @@ plugins allow (an AWS::IAM::User's AccessPolicy), else 403. Callers without the 
 from __future__ import annotations
 
 from kiln.engine.model.context import RequestContext
-from kiln.engine.service.shared import ServiceBase
+from kiln.engine.service.shared import ServiceCore
 from kiln.errors import Forbidden
 
 DEFAULT_ROLE = "heat_stack_user"
 
 
-def is_stack_user(service: ServiceBase, ctx: RequestContext) -> bool:
+def is_stack_user(service: ServiceCore, ctx: RequestContext) -> bool:
     role = str(getattr(service.conf, "heat_stack_user_role", None) or DEFAULT_ROLE)
     return not ctx.is_admin and role in ctx.roles
 
 
-async def owned(service: ServiceBase, ctx: RequestContext, stack_id: str) -> list[str]:
+async def owned(service: ServiceCore, ctx: RequestContext, stack_id: str) -> list[str]:
     """The resources of ``stack_id`` whose stack user the caller is."""
     users = await service.store.stack_users.users_of(stack_id)
     return [name for name, user_id in users if user_id == ctx.user_id]
 
 
-async def confine(service: ServiceBase, ctx: RequestContext, stack_id: str,
+async def confine(service: ServiceCore, ctx: RequestContext, stack_id: str,
                   resource_name: str, *, read: bool) -> None:
     """Raise Forbidden unless a stack-user caller may signal (or, ``read``, read)
     ``resource_name`` of ``stack_id``; other callers pass."""
@@ -50,7 +50,7 @@ async def confine(service: ServiceBase, ctx: RequestContext, stack_id: str,
                     "the resource it was made for.")
 
 
-async def confine_server(service: ServiceBase, ctx: RequestContext, server_id: str) -> None:
+async def confine_server(service: ServiceCore, ctx: RequestContext, server_id: str) -> None:
     """Raise Forbidden unless a stack-user caller is the stack user of a resource whose
     physical id is ``server_id`` (the server whose deployments it reads)."""
     if not is_stack_user(service, ctx):

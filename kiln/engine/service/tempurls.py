@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 
-from kiln.engine.service.shared import ServiceBase
+from kiln.engine.service.shared import ServiceCore
 from kiln.tempurl import Published
 
 
@@ -21,11 +21,16 @@ def _epoch(value: dt.datetime) -> float:
     return value.timestamp()
 
 
-class TempUrlOps(ServiceBase):
+class TempUrlOps:
+    """What a temp URL names, for the API to serve it."""
+
+    def __init__(self, core: ServiceCore) -> None:
+        self.core = core
+
     async def temp_url_resource(self, stack_id: str, resource_name: str) -> Published | None:
         """The live resource behind a temp URL, or None when the stack or resource is gone
         (deleted, or a stack that was replaced by another of the same name)."""
-        found = await self.store.resources.in_stack(stack_id, resource_name)
+        found = await self.core.store.resources.in_stack(stack_id, resource_name)
         if found is None:
             return None
         stack, row = found

@@ -41,6 +41,7 @@ from kiln.engine.model.states import IN_PROGRESS
 from kiln.engine.runtime.claims import SETTLING_DELAY, SETTLING_POLLS, Claim
 from kiln.engine.service.forwarding import ForwardingOps
 from kiln.engine.service.interface import Identity
+from kiln.engine.service.shared import ServiceCore
 
 LOG = logging.getLogger(__name__)
 
@@ -51,7 +52,14 @@ class _Hold:
     gate: asyncio.Future[None]
 
 
-class UnheldOps(ForwardingOps):
+class UnheldOps:
+    """Serves a call on a stack nobody runs while holding it (see the module); asks
+    ``forwarding`` first whether another engine holds it."""
+
+    def __init__(self, core: ServiceCore, forwarding: ForwardingOps) -> None:
+        self.core = core
+        self.forwarding = forwarding
+
     async def at_stack(
         self,
         method: str,
@@ -64,14 +72,15 @@ class UnheldOps(ForwardingOps):
         run in this process: ``held`` True when this request holds the stack nobody
         runs (see the module), False when this process runs its action or dispatches
         nothing (``kiln serve``)."""
-        engine = self.engine
+        engine = self.core.engine
         name = ""
+        forward = self.forwarding.forward_to_holder
         for _ in range(SETTLING_POLLS):
-            if fwd := await self.forward_to_holder(method, ctx, stack_identity, **kwargs):
+            if fwd := await forward(method, ctx, stack_identity, **kwargs):
                 return fwd.reply
-            if self.dispatch is None:
+            if self.core.dispatch is None:
                 return await here(False)
-            rec = await self._find(ctx, stack_identity)
+            rec = await self.core.find(ctx, stack_identity)
             name = rec.name
             root = rec.root_stack_id or rec.id
             held = engine.claims.get(root)
@@ -107,7 +116,7 @@ class UnheldOps(ForwardingOps):
         return await here(False)
 
     async def _hold(self, stack_id: str) -> _Hold | None:
-        engine = self.engine
+        engine = self.core.engine
         claim = engine.claims.try_take(stack_id, "")
         if claim is None:
             return None
@@ -131,7 +140,7 @@ class UnheldOps(ForwardingOps):
 
     async def _release(self, hold: _Hold) -> None:
         try:
-            await self.engine.claims.give_back(hold.claim)
+            await self.core.engine.claims.give_back(hold.claim)
         finally:
             if not hold.gate.done():
                 hold.gate.set_result(None)
@@ -140,8 +149,8 @@ class UnheldOps(ForwardingOps):
         """Give the row back; a queued stack is woken again (an engine woken meanwhile
         found it held)."""
         await self._release(hold)
-        rec = await self.store.stacks.get(stack_id)
-        dispatch = self.dispatch
+        rec = await self.core.store.stacks.get(stack_id)
+        dispatch = self.core.dispatch
         if (
             dispatch is not None
             and rec is not None

@@ -79,7 +79,7 @@ async def test_a_deleted_stack_leaves_no_template_in_the_cache(
     stack = await create(service, ctx, "gone", hot({"a": {"type": "OS::Heat::None"}}))
     ident = stack["stack_identity"]
     engine = service.engine
-    rec = await service._find(ctx, ident)
+    rec = await service.core.find(ctx, ident)
     assert rec.raw_template_id in engine.template_cache
     await service.delete_stack(ctx, ident)
     await service.wait_for_stack(ident["stack_id"])
