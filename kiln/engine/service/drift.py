@@ -3,7 +3,8 @@ drift status shown beside stacks and resources (kiln.engine.actions.drift does t
 walk).
 
 A whole-stack detection is asynchronous (DetectStackDrift: an id now, the result later)
-and runs in a task of the process that accepted it; a one-resource detection
+and durable work: stored, then run by an engine (kiln.engine.service.drift_work), so it
+survives the accepting process's exit; a one-resource detection
 (DetectStackResourceDrift) is answered when done. Neither takes the stack's lock: they
 change nothing. Both are refused while an action runs on the stack (its resources are
 changing under the reads), with Heat's "already has an action in progress".
@@ -70,12 +71,21 @@ class DriftOps(ServiceBase):
         keep = int(self.conf.kiln_engine.drift_results_per_stack)
         run = await self.store.drift.add(str(uuid.uuid4()), rec.id, scope="stack",
                                          status=model.DETECTION_IN_PROGRESS, keep=keep)
-        task = asyncio.get_running_loop().create_task(
-            detect(self.engine, rec.id, run.id, keep=keep), name=f"drift-{run.id}")
-        if self._drift_tasks is None:
-            self._drift_tasks = set()
-        self._drift_tasks.add(task)
-        task.add_done_callback(self._drift_tasks.discard)
+        # durable work (kiln.engine.service.drift_work): stored before the answer, run
+        # by an engine; an API process of a kiln.rpc deployment wakes one
+        dispatch = self.dispatch
+        recovery: Any = getattr(self, "recovery", None)
+        if dispatch is not None and not dispatch.runs_actions:
+            await dispatch.wake(rec.id)
+        elif recovery is not None:
+            await recovery.drift.run_here(rec.id, run.id)
+        else:  # a service not started (unit tests): run it in a task of its own
+            task = asyncio.get_running_loop().create_task(
+                detect(self.engine, rec.id, run.id, keep=keep), name=f"drift-{run.id}")
+            if self._drift_tasks is None:
+                self._drift_tasks = set()
+            self._drift_tasks.add(task)
+            task.add_done_callback(self._drift_tasks.discard)
         return run_reply(run, rec.name, rec.project_id)
 
     async def detect_resource_drift(self, ctx: RequestContext, stack_identity: Identity,
