@@ -7,6 +7,7 @@ its own record (:class:`kiln.engine.model.drift.DriftRun`).
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 import sqlalchemy as sa
@@ -76,3 +77,43 @@ def latest_stack_status(s: Session, stack_ids: list[str],
                             DriftDetection.status == status)
                      .order_by(DriftDetection.created_at)).all()
     return {stack_id: (str(drift), when) for stack_id, drift, when in rows}
+
+
+def claim_detection(s: Session, detection_id: str, *, status: str,
+                    lease: float) -> bool:
+    """Take a whole-stack detection still in *status* that nobody runs: never claimed
+    (``updated_at`` empty) or whose claim was not renewed for *lease* seconds (its
+    process stopped). A compare-and-set, so of several engines exactly one runs it."""
+    now = utcnow()
+    cutoff = now - dt.timedelta(seconds=lease)
+    result = s.execute(sa.update(DriftDetection)
+                       .where(DriftDetection.id == detection_id,
+                              DriftDetection.scope == "stack",
+                              DriftDetection.status == status,
+                              sa.or_(DriftDetection.updated_at.is_(None),
+                                     DriftDetection.updated_at < cutoff))
+                       .values(updated_at=now))
+    return bool(result.rowcount)  # type: ignore[attr-defined]
+
+
+def claimable_detections(s: Session, *, status: str, lease: float,
+                         stack_id: str | None = None, limit: int = 8) -> list[str]:
+    """Whole-stack detections in *status* nobody runs (see :func:`claim_detection`),
+    oldest first; of one stack if *stack_id* is given."""
+    cutoff = utcnow() - dt.timedelta(seconds=lease)
+    query = sa.select(DriftDetection.id).where(
+        DriftDetection.scope == "stack", DriftDetection.status == status,
+        sa.or_(DriftDetection.updated_at.is_(None), DriftDetection.updated_at < cutoff))
+    if stack_id is not None:
+        query = query.where(DriftDetection.stack_id == stack_id)
+    return list(s.execute(query.order_by(DriftDetection.created_at).limit(limit))
+                .scalars().all())
+
+
+def renew_detections(s: Session, detection_ids: list[str], *, status: str) -> None:
+    """Renew the claims of the detections this process runs (its heartbeat)."""
+    if detection_ids:
+        s.execute(sa.update(DriftDetection)
+                  .where(DriftDetection.id.in_(detection_ids),
+                         DriftDetection.status == status)
+                  .values(updated_at=utcnow()))

@@ -374,6 +374,11 @@ async def run_rollback(engine: Engine, stack_id: str,
     update's rollback, which it resumes as an update to the restored template, from a
     create's rollback (no previous template), which deletes everything."""
     try:
+        # the interrupted update's last writes first: a resource whose in-place update
+        # completed as the cancel arrived was loaded IN_PROGRESS with its old
+        # properties, so the rollback updated it with no difference and the new value
+        # stayed (seen on MariaDB and PostgreSQL; test_queued.py)
+        await engine.recorder.committed()
         current = await engine.load(stack_id)
         prev = current.info.prev_raw_template_id
         new = None if prev is None else await bound_to(engine, current, prev)

@@ -168,7 +168,10 @@ class DriftRun:
 
     @property
     def timestamp(self) -> Any:
-        """When the detection's result was known (its start while it runs)."""
+        """When the detection's result was known (its start while it runs: its
+        ``updated_at`` is then the running process's claim, renewed as it beats)."""
+        if self.status == DETECTION_IN_PROGRESS:
+            return self.created_at
         return self.updated_at or self.created_at
 
 

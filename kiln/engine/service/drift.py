@@ -3,7 +3,8 @@ drift status shown beside stacks and resources (kiln.engine.actions.drift does t
 walk).
 
 A whole-stack detection is asynchronous (DetectStackDrift: an id now, the result later)
-and runs in a task of the process that accepted it; a one-resource detection
+and durable work: stored, then run by an engine (kiln.engine.service.drift_work), so it
+survives the accepting process's exit; a one-resource detection
 (DetectStackResourceDrift) is answered when done. Neither takes the stack's lock: they
 change nothing. Both are refused while an action runs on the stack (its resources are
 changing under the reads), with Heat's "already has an action in progress".
@@ -21,6 +22,7 @@ from kiln.engine.model import drift as model
 from kiln.engine.model.context import RequestContext
 from kiln.engine.model.states import IN_PROGRESS
 from kiln.engine.service.interface import Identity
+from kiln.engine.service.recovery import RecoveryOps
 from kiln.engine.service.replies import isotime
 from kiln.engine.service.shared import ResourceNotFound, ServiceCore
 from kiln.engine.store import utcnow
@@ -54,10 +56,12 @@ def run_reply(run: model.DriftRun, stack_name: str, tenant: str) -> JSON:
 
 
 class DriftOps:
-    """Drift detection: started here, run in the background, kept in the store."""
+    """Drift detection: stored here, run by this engine's ``engines.recovery`` (or woken
+    on another engine), kept in the store."""
 
-    def __init__(self, core: ServiceCore) -> None:
+    def __init__(self, core: ServiceCore, engines: RecoveryOps) -> None:
         self.core = core
+        self.engines = engines
         #: detections running in this process (kept referenced until they end)
         self._drift_tasks: set[asyncio.Task[Any]] = set()
 
@@ -75,10 +79,19 @@ class DriftOps:
         keep = int(self.core.conf.kiln_engine.drift_results_per_stack)
         run = await self.core.store.drift.add(str(uuid.uuid4()), rec.id, scope="stack",
                                               status=model.DETECTION_IN_PROGRESS, keep=keep)
-        task = asyncio.get_running_loop().create_task(
-            detect(self.core.engine, rec.id, run.id, keep=keep), name=f"drift-{run.id}")
-        self._drift_tasks.add(task)
-        task.add_done_callback(self._drift_tasks.discard)
+        # durable work (kiln.engine.service.drift_work): stored before the answer, run
+        # by an engine; an API process of a kiln.rpc deployment wakes one
+        dispatch = self.core.dispatch
+        recovery = self.engines.recovery
+        if dispatch is not None and not dispatch.runs_actions:
+            await dispatch.wake(rec.id)
+        elif recovery is not None:
+            await recovery.drift.run_here(rec.id, run.id)
+        else:  # a service not started (unit tests): run it in a task of its own
+            task = asyncio.get_running_loop().create_task(
+                detect(self.core.engine, rec.id, run.id, keep=keep), name=f"drift-{run.id}")
+            self._drift_tasks.add(task)
+            task.add_done_callback(self._drift_tasks.discard)
         return run_reply(run, rec.name, rec.project_id)
 
     async def detect_resource_drift(self, ctx: RequestContext, stack_identity: Identity,

@@ -78,8 +78,8 @@ class EngineService:
         self.catalog = CatalogOps(core)
         self.software_configs = SoftwareOps(core)
         self.tempurls = TempUrlOps(core)
-        self.drift = DriftOps(core)
         self.engines = RecoveryOps(core)
+        self.drift = DriftOps(core, self.engines)
         # -- the Protocol's methods: the parts' own, bound ---------------------------------
         self.wait_for_stack = self.stacks.wait_for_stack
         self.identify_stack = self.stacks.identify_stack

@@ -23,6 +23,7 @@ from kiln.engine.model.states import (
 from kiln.engine.runtime import acting
 from kiln.engine.runtime.claims import Claim
 from kiln.engine.runtime.engine import Engine
+from kiln.engine.service.drift_work import DriftWork
 from kiln.engine.service.shapes import ServiceReply
 from kiln.engine.service.shared import ServiceCore
 from kiln.engine.store import DATABASE_ERRORS, utcnow
@@ -59,6 +60,8 @@ class Recovery:
         self._task: asyncio.Task[None] | None = None
         #: stacks this engine took over, for diagnostics and tests
         self.recovered: list[str] = []
+        #: the drift detections this process runs (claimed, renewed with each beat)
+        self.drift = DriftWork(engine, lease=self.dead_after)
 
     async def start(self) -> None:
         binary, topic = (ENGINE_BINARY, ENGINE_TOPIC) if self.sweeps else (API_BINARY,
@@ -77,6 +80,7 @@ class Recovery:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
             self._task = None
+        await self.drift.stop()
 
     async def unregister(self) -> None:
         # a row left behind reads as a dead engine once its heartbeat is old
@@ -91,6 +95,7 @@ class Recovery:
                                     max(next_sweep - loop.time(), 0.0)))
             try:
                 await self.engine.store.engines.heartbeat(self.engine.engine_id)
+                await self.drift.renew()
                 # the schedule moves on in a process that never sweeps too (an API
                 # process): a sweep time left in the past would make the wait above 0
                 # and the heartbeat a busy loop of UPDATEs
@@ -118,16 +123,22 @@ class Recovery:
             if await self._try(rec):
                 taken.append(rec.id)
         self.recovered.extend(taken)
+        # drift detections an API process queued (woken while the broker was down) or
+        # whose engine stopped
+        await self.drift.take()
         return taken
 
     async def take(self, stack_id: str) -> bool:
         """Take one queued stack now (an API process's ``wake``): IN_PROGRESS and held by
         nobody, taken with the sweep's compare-and-set, so of several engines woken (or
-        sweeping) exactly one runs it. False when it is not queued (any more)."""
+        sweeping) exactly one runs it. False when it is not queued (any more). The
+        stack's queued drift detections are taken too (the same wake hands them over)."""
         rec = await self.engine.store.stacks.get(stack_id)
-        if rec is None or rec.status != IN_PROGRESS or rec.engine_id is not None:
-            return False
-        return await self._try(rec, woken=True)
+        took = False
+        if rec is not None and rec.status == IN_PROGRESS and rec.engine_id is None:
+            took = await self._try(rec, woken=True)
+        await self.drift.take(stack_id)
+        return took
 
     async def _try(self, rec: StackRecord, *, woken: bool = False) -> bool:
         engine = self.engine

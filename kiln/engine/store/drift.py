@@ -8,7 +8,7 @@ from typing import Any
 
 from kiln.db import drift as db_drift
 from kiln.db.facade import Database
-from kiln.engine.model.drift import DETECTION_COMPLETE, DriftRun
+from kiln.engine.model.drift import DETECTION_COMPLETE, DETECTION_IN_PROGRESS, DriftRun
 
 
 def _run(row: dict[str, Any]) -> DriftRun:
@@ -52,3 +52,19 @@ class DriftStore:
         """(drift status, time) of each stack's newest complete whole-stack detection."""
         return await self._db.run(db_drift.latest_stack_status, stack_ids,
                                   DETECTION_COMPLETE)
+
+    def claim(self, detection_id: str, *, lease: float) -> asyncio.Future[bool]:
+        """Take a queued (or abandoned) whole-stack detection to run it here."""
+        return self._db.write(db_drift.claim_detection, detection_id,
+                              status=DETECTION_IN_PROGRESS, lease=lease)
+
+    async def claimable(self, *, lease: float, stack_id: str | None = None) -> list[str]:
+        """Ids of whole-stack detections nobody runs, oldest first."""
+        return await self._db.run(db_drift.claimable_detections,
+                                  status=DETECTION_IN_PROGRESS, lease=lease,
+                                  stack_id=stack_id)
+
+    def renew(self, detection_ids: list[str]) -> asyncio.Future[None]:
+        """Renew this process's claims on the detections it runs."""
+        return self._db.write(db_drift.renew_detections, detection_ids,
+                              status=DETECTION_IN_PROGRESS)

@@ -124,6 +124,13 @@ class Recorder:
 
         job.add_done_callback(done)
 
+    def committed(self) -> asyncio.Future[None]:
+        """Resolves once every transition queued so far is committed (the writer runs
+        its jobs in order): a read of the stack from the database after it sees them.
+        A cancelled action's last transition may still be queued when the action
+        returns (the visit was cancelled while awaiting its write)."""
+        return self._enqueue()
+
     # -- transitions --------------------------------------------------------------------
     def _values(self, slot: Slot, progress: Any) -> ResourceValues:
         """Always the same columns, so a flush is one executemany applied in order."""

@@ -69,6 +69,7 @@ def test_a_cancel_of_a_queued_update_is_honoured_by_the_engine_that_takes_it(
         cluster.engine()
         if rollback:
             wait_status(c1, "queued", "ROLLBACK_COMPLETE")
+            assert _output(c1, "queued", stack_id) == "a"
         else:
             wait_status(c1, "queued", "UPDATE_FAILED")
             assert _stack(c1, "queued")["stack_status_reason"] == "Stack UPDATE cancelled"
@@ -77,6 +78,42 @@ def test_a_cancel_of_a_queued_update_is_honoured_by_the_engine_that_takes_it(
             for e in c1.get(f"/stacks/queued/{stack_id}/events").json()["events"]
         ]
         assert "Stack UPDATE cancelled" in reasons
+
+
+def _output(c: httpx.Client, name: str, stack_id: str) -> Any:
+    return c.get(f"/stacks/{name}/{stack_id}/outputs/v").json()["output"]["output_value"]
+
+
+def test_queued_updates_cancelled_with_rollback_all_get_their_old_value_back(
+    server_db: str, cluster_factory: Callable[[str], Cluster]
+) -> None:
+    """Many queued updates, each cancelled with rollback, taken at once by one engine:
+    the cancel meets each update at another point. Where it met a resource whose
+    in-place update had completed but whose write was not yet committed, the rollback
+    loaded it IN_PROGRESS with its old properties, updated it with no difference, and
+    the stack ended ROLLBACK_COMPLETE with the new value (about one stack in 12-24)."""
+    cluster = cluster_factory(server_db)
+    engine = cluster.engine()
+    names = [f"q{i}" for i in range(16)]
+    with client(cluster.api()) as c:
+        ids = {}
+        for name in names:
+            r = c.post("/stacks", json={"stack_name": name, "template": _valued("a")})
+            assert r.status_code == 201, r.text
+            ids[name] = r.json()["stack"]["id"]
+        for name in names:
+            wait_status(c, name, "CREATE_COMPLETE")
+        assert engine.stop() == 0, engine.logs()
+        for name in names:
+            r = c.put(f"/stacks/{name}/{ids[name]}", json={"template": _valued("b")})
+            assert r.status_code == 202, r.text
+            r = c.post(f"/stacks/{name}/{ids[name]}/actions", json={"cancel_update": None})
+            assert r.status_code == 200, r.text
+        cluster.engine()
+        for name in names:
+            wait_status(c, name, "ROLLBACK_COMPLETE")
+        values = {name: _output(c, name, ids[name]) for name in names}
+        assert values == dict.fromkeys(names, "a")
 
 
 def test_a_cancel_of_a_queued_create_without_rollback(

@@ -54,3 +54,35 @@ def test_detections_go_with_their_stack(tx: Tx) -> None:
     with tx() as s:
         assert stacks.purge_deleted_stacks(s, dt.timedelta(0)) == 1
         assert drift.list_detections(s, st.id) == []
+
+
+def test_a_queued_detection_is_claimed_once_until_its_claim_lapses(tx: Tx) -> None:
+    """Durable work (kiln.engine.service.drift_work): a whole-stack detection nobody
+    runs is claimed by one process; renewed, it stays that process's; a claim not
+    renewed for the lease is taken over; a settled one or a one-resource one never."""
+    st = new_stack(tx, name="claimed")
+    queued, single = str(uuid.uuid4()), str(uuid.uuid4())
+    with tx() as s:
+        drift.add_detection(s, queued, st.id, scope="stack",
+                            status="DETECTION_IN_PROGRESS", keep=10)
+        drift.add_detection(s, single, st.id, scope="resource",
+                            status="DETECTION_IN_PROGRESS", keep=10)
+    claim = {"status": "DETECTION_IN_PROGRESS", "lease": 60.0}
+    with tx() as s:
+        assert drift.claimable_detections(s, **claim) == [queued]
+        assert drift.claimable_detections(s, **claim, stack_id="other") == []
+        assert drift.claim_detection(s, queued, **claim)
+        assert not drift.claim_detection(s, queued, **claim)  # taken
+        assert not drift.claim_detection(s, single, **claim)
+        assert drift.claimable_detections(s, **claim) == []
+        drift.renew_detections(s, [queued], status="DETECTION_IN_PROGRESS")
+    with tx() as s:
+        # a lease shorter than the claim's age: its process stopped, take it over
+        stale = {"status": "DETECTION_IN_PROGRESS", "lease": -1.0}
+        assert drift.claimable_detections(s, **stale, stack_id=st.id) == [queued]
+        assert drift.claim_detection(s, queued, **stale)
+        drift.settle_detection(s, queued, status="DETECTION_COMPLETE", drift_status="IN_SYNC",
+                               drifted_count=0, status_reason="", resources=[])
+    with tx() as s:
+        assert not drift.claim_detection(s, queued, status="DETECTION_IN_PROGRESS",
+                                         lease=-1.0)
