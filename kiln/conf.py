@@ -406,6 +406,13 @@ CONF.register_opts(default_clients_opts, group="clients")
 for _client in CLIENT_NAMES:
     CONF.register_opts(per_client_opts, group=f"clients_{_client}")
 CONF.register_opts(keystone_client_opts, group="clients_keystone")
+CONF.register_opts([
+    cfg.StrOpt("url", help="The native API's URL handed to servers in signal URLs "
+                           "(a wait-condition handle's endpoint, a HEAT_SIGNAL alarm_url), "
+                           "as in Heat: http://kiln.example.com:8004/v1/%(tenant_id)s. "
+                           "Unset, the [heat_api] listener's address (behind a load "
+                           "balancer, set it to the balancer's)."),
+], group="clients_heat")
 CONF.register_opts(kiln_clients_opts, group="kiln_clients")
 
 

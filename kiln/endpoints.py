@@ -76,3 +76,17 @@ def cfn_signal_root(conf: Any, kind: str) -> str:
 def heat_api_root(conf: Any) -> str:
     """The native API's ``/v1`` root (``http://host:port/v1``)."""
     return api_root(conf, "heat_api") + "/v1"
+
+
+def heat_project_root(conf: Any, project: str) -> str:
+    """The native API's root of a project (``.../v1/<project>``, ``project`` quoted):
+    Heat's ``[clients_heat] url`` with its ``%(tenant_id)s`` filled in when set (an
+    engine on its own controller, a load balancer in front of the API processes), else
+    the ``[heat_api]`` listener's."""
+    configured = getattr(getattr(conf, "clients_heat", None), "url", None)
+    if configured:
+        url = str(configured).rstrip("/")
+        for key in ("%(tenant_id)s", "%(project_id)s"):
+            url = url.replace(key, project)
+        return url
+    return f"{heat_api_root(conf)}/{project}"

@@ -2,12 +2,21 @@
 
 oslo.messaging's client blocks (a call waits for the reply, a cast for the broker), so
 each send runs on a worker thread and the event loop keeps serving requests.
+
+A call needs the process's reply queue, which oslo.messaging makes on the first call with
+a connection it retries forever, whatever the call's ``retry``: with the broker out of
+reach that call's thread never returns (and neither would the request waiting on it, nor
+the executor it took a thread of). So the reply queue is made once, by a thread of its
+own started with the process (:meth:`EngineClient.open_replies`), and until it exists a
+call is refused at once (503), as a send to an unreachable broker is (found by the
+multi-process probe of issue 24).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from collections.abc import Mapping
 from typing import Any
 
@@ -39,6 +48,39 @@ class EngineClient:
         self._errors: tuple[type[BaseException], ...] = (om.MessagingException,
                                                           OSError)
         self._timeout = om.MessagingTimeout
+        #: set once the reply queue calls wait on exists (:meth:`open_replies`)
+        self._replies = threading.Event()
+
+    def open_replies(self) -> None:
+        """Make the reply queue in a daemon thread (it may wait for the broker as long
+        as it is unreachable); calls are refused until it exists. A driver without
+        oslo.messaging's AMQP reply queue (not the rabbit driver) needs nothing made."""
+        driver = getattr(self._transport, "_driver", None)
+        make = getattr(driver, "_get_reply_q", None)
+        if make is None:
+            self._replies.set()
+            return
+
+        def run() -> None:
+            try:
+                make()
+            except Exception as exc:  # noqa: BLE001 - the driver's errors, all fatal here
+                LOG.warning("cannot make the reply queue for calls to engines (the "
+                            "broker: %s): requests forwarded to an engine are refused",
+                            exc)
+                return
+            self._replies.set()
+
+        threading.Thread(target=run, name="kiln-rpc-replies", daemon=True).start()
+
+    async def _reachable(self) -> None:
+        """Refuse a call before it starts when its reply queue does not exist yet (made
+        within ``engine_life_check_timeout``: a process just started is given that)."""
+        life = float(self.conf.engine_life_check_timeout)
+        if not self._replies.is_set() and not await asyncio.to_thread(self._replies.wait,
+                                                                      life):
+            raise ServiceUnavailable("The engine cannot be reached: no connection to the "
+                                     "message broker.")
 
     async def wake(self, stack_id: str) -> bool:
         try:
@@ -52,6 +94,7 @@ class EngineClient:
 
     async def invoke(self, method: str, ctx: RequestContext, kwargs: Mapping[str, Any], *,
                      server: str | None = None) -> Any:
+        await self._reachable()
         timeout = float(self.conf.rpc_response_timeout)
         client = self._client.prepare(server=server, timeout=timeout, retry=0)
         # the caller's context travels as the message's context, as in Heat
@@ -87,11 +130,13 @@ class EngineClient:
 
     async def ping(self, server: str) -> bool:
         """Whether engine ``server`` answers within ``engine_life_check_timeout``."""
-        client = self._client.prepare(server=server,
-                                      timeout=float(self.conf.engine_life_check_timeout),
-                                      retry=0)
+        if not self._replies.is_set():
+            return False
+        life = float(self.conf.engine_life_check_timeout)
+        client = self._client.prepare(server=server, timeout=life, retry=0)
         try:
-            await asyncio.to_thread(client.call, {}, "ping")
+            # bounded here too: the answer must not depend on the driver's own timeout
+            await asyncio.wait_for(asyncio.to_thread(client.call, {}, "ping"), life + 1)
         except Exception:  # noqa: BLE001 - any failure to answer is "not alive"
             return False
         return True

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import threading
 from typing import Any
 
 from oslo_config import cfg
@@ -24,6 +25,8 @@ LOG = logging.getLogger(__name__)
 
 #: the roles whose engine runs stack actions (the others hand them off)
 ACTION_ROLES = ("all", "engine")
+#: how long stopping waits for the broker connections to close
+CLEANUP_SECONDS = 2.0
 
 
 class Messaging:
@@ -42,6 +45,7 @@ class Messaging:
         service.dispatch = self.client
 
     async def start(self, service: Any) -> None:
+        self.client.open_replies()
         engine = service.engine
         if not self.runs_actions:
             engine.handoff = self.client.wake
@@ -57,8 +61,24 @@ class Messaging:
     async def stop(self) -> None:
         if self.server is not None:
             await self.server.stop()
-        with contextlib.suppress(Exception):
-            await asyncio.to_thread(self.transport.cleanup)
+        await self._cleanup()
+
+    async def _cleanup(self) -> None:
+        """Close the broker connections, waiting at most :data:`CLEANUP_SECONDS`: with
+        the broker out of reach, oslo.messaging's cleanup waits for the reply queue still
+        being made (:meth:`EngineClient.open_replies`), as long as the broker stays away.
+        It runs in a daemon thread so that it never holds the process's exit."""
+        done = threading.Event()
+
+        def run() -> None:
+            with contextlib.suppress(Exception):
+                self.transport.cleanup()
+            done.set()
+
+        threading.Thread(target=run, name="kiln-rpc-cleanup", daemon=True).start()
+        if not await asyncio.to_thread(done.wait, CLEANUP_SECONDS):
+            LOG.warning("the broker connections were not closed within %g s (the broker "
+                        "is out of reach): stopping without", CLEANUP_SECONDS)
 
 
 def build(conf: cfg.ConfigOpts, role: str) -> Messaging | None:

@@ -51,7 +51,7 @@ class ServerAccess:
         """The native API's signal route of a resource, under ``project_id`` (the stack
         user's project for a stack user, as Heat's HEAT_SIGNAL alarm_url)."""
         conf, info = self._live().conf, self._live().info
-        return (f"{endpoints.heat_api_root(conf)}/{quote(project_id, '')}/stacks/"
+        return (f"{endpoints.heat_project_root(conf, quote(project_id, ''))}/stacks/"
                 f"{quote(info.name, '')}/{quote(info.id, '')}/resources/"
                 f"{quote(resource_name, '')}/signal")
 

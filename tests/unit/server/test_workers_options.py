@@ -111,3 +111,6 @@ def test_the_three_controller_example_of_deployment_md_loads(tmp_path: Path) -> 
     assert target(conf).topic == "kiln-engine"
     assert target(conf).exchange == "heat"
     check(conf, "api", 2)  # several API processes are allowed with a broker
+    # signal URLs name the balancer, whichever engine makes them
+    from kiln.endpoints import heat_project_root
+    assert heat_project_root(conf, "p1") == "http://kiln.example.com:8004/v1/p1"
