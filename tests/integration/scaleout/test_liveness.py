@@ -53,7 +53,14 @@ def test_killed_engine_work_taken_over_and_listed_down(
             return [s for s in r.json()["services"] if s["binary"] == "heat-engine"]
 
         wait_for(lambda: [s for s in engines() if s["status"] == "up"], 30, "engine up")
-        r = c.post("/stacks", json={"stack_name": "orphan", "template": _slow(12)})
+        # a gate held by a pre-create hook after the slow resource: the stack is still
+        # the first engine's when it is killed, however long the second takes to start
+        template = _slow(12)
+        template["resources"]["gate"] = {  # type: ignore[index]
+            "type": "OS::Heat::None", "depends_on": "slow"}
+        r = c.post("/stacks", json={"stack_name": "orphan", "template": template,
+                                    "environment": {"resource_registry": {"resources": {
+                                        "gate": {"hooks": "pre-create"}}}}})
         assert r.status_code == 201, r.text
         stack_id = r.json()["stack"]["id"]
         # the first engine runs it (the only one up)
@@ -65,9 +72,16 @@ def test_killed_engine_work_taken_over_and_listed_down(
         first.stop(signal.SIGKILL)
         # the second engine's sweep takes it over once the first is silent DEAD_AFTER s,
         # and continues the resource from its persisted token to the end
+        wait_for(lambda: any(r.get("stack_id") == stack_id and "taking over" in
+                             str(r["message"]) for r in second.log_records()), 60,
+                 "the second engine takes the stack over")
+        path = f"/stacks/orphan/{stack_id}"
+        wait_for(lambda: any("paused until Hook pre-create" in str(e["resource_status_reason"])
+                             for e in c.get(f"{path}/events").json()["events"]), 60,
+                 "the create, continued by the second engine, to pause at the gate")
+        r = c.post(f"{path}/resources/gate/signal", json={"unset_hook": "pre-create"})
+        assert r.status_code == 200, r.text
         wait_status(c, "orphan", "CREATE_COMPLETE", timeout=60)
-        assert any(r.get("stack_id") == stack_id and "taking over" in str(r["message"])
-                   for r in second.log_records())
         wait_for(lambda: [s for s in engines() if s["status"] == "down"], 30,
                  "killed engine listed down")
         up = [s for s in engines() if s["status"] == "up"]
