@@ -66,8 +66,13 @@ class VolumeBase(CinderResource):
         new_properties: Properties,
         prop_diff: Mapping[str, Any],
     ) -> Token:
-        body = {k: prop_diff[k] for k in ("name", "description") if k in prop_diff}
-        if body:
+        if "name" in prop_diff or "description" in prop_diff:
+            # as Heat: a name or description dropped from the template keeps the
+            # volume's current one (the old property, else the physical name)
+            body = {"name": prop_diff.get("name") or self.properties.get("name")
+                    or self.physical_resource_name(),
+                    "description": prop_diff.get("description")
+                    or self.properties.get("description")}
             await self.api("PUT", self.path, {"volume": body})
         if "metadata" in prop_diff:
             await self.api(
@@ -91,11 +96,8 @@ class VolumeBase(CinderResource):
         if prop_diff.get("size"):
             current = self.shown().get("size") or self.properties.get("size")
             if current is not None and prop_diff["size"] < int(current):
-                raise ResourceFailure(
-                    f"The size of the volume can not be decreased (from {current} to "
-                    f"{prop_diff['size']}).",
-                    exc_type="NotSupported",
-                )
+                raise ResourceFailure("Shrinking volume is not supported.",
+                                      exc_type="NotSupported")
             return {"extend": prop_diff["size"]}
         return None
 

@@ -33,6 +33,10 @@ class KeyPair(NovaResource):
     support_status = SupportStatus(version="2014.1")
     collection = "os-keypairs"
     secret_data = frozenset({"private_key"})
+    #: the keypair's ID is its name, which a replacement usually keeps: the old one goes
+    #: first (Heat's prepare_for_replace does the same; made first, the new one gets a
+    #: 409 from Nova)
+    replace_create_first = False
     properties_schema = {
         "name": Property("string", "Name of the keypair.", required=True,
                          constraints=[Length(min=1, max=255)]),

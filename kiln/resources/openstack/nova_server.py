@@ -214,10 +214,10 @@ class Server(NovaServer):
         if self._replace_by_policy(new_properties, prop_diff):
             raise UpdateReplace()
         path = f"/servers/{self.resource_id}"
-        if "name" in prop_diff:
-            name = prop_diff["name"] or self.data.get("server_name") or \
-                self.physical_resource_name()
-            await self.api("PUT", path, {"server": {"name": name}})
+        if prop_diff.get("name") is not None:
+            # a name dropped from the template leaves the server's name as it is
+            # (Heat passes None to novaclient's update, which then sends nothing)
+            await self.api("PUT", path, {"server": {"name": prop_diff["name"]}})
         if "metadata" in prop_diff:
             meta = {str(k): v if isinstance(v, str) else json.dumps(v)
                     for k, v in (prop_diff["metadata"] or {}).items()}
