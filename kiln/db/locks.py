@@ -88,6 +88,24 @@ def heartbeat(s: Session, engine_id: str) -> None:
               .values(updated_at=utcnow()))
 
 
+def forget_aborted_services(s: Session, engine_id: str, *, host: str, hostname: str,
+                            binary: str, older_than: float) -> list[str]:
+    """Mark unregistered the rows of earlier processes of this engine's host, hostname and
+    binary whose heartbeat is older than ``older_than`` seconds (Heat's cleanup at an
+    engine's start: an engine restarted under the same ``host`` replaces the one that
+    died, which the services list then stops showing as down). Their stacks are still
+    taken over: an unregistered engine is a dead one. The engine ids forgotten."""
+    cutoff = utcnow() - dt.timedelta(seconds=older_than)
+    gone = list(s.execute(sa.select(Service.engine_id).where(
+        Service.engine_id != engine_id, Service.host == host, Service.hostname == hostname,
+        Service.binary == binary, Service.deleted_at.is_(None),
+        Service.updated_at < cutoff)).scalars())
+    if gone:
+        s.execute(sa.update(Service).where(Service.engine_id.in_(gone))
+                  .values(deleted_at=utcnow()))
+    return gone
+
+
 def unregister_engine(s: Session, engine_id: str) -> None:
     s.execute(sa.update(Service).where(Service.engine_id == engine_id)
               .values(deleted_at=utcnow()))

@@ -66,10 +66,19 @@ class Recovery:
     async def start(self) -> None:
         binary, topic = (ENGINE_BINARY, ENGINE_TOPIC) if self.sweeps else (API_BINARY,
                                                                           API_TOPIC)
+        hostname = socket.gethostname()
         await self.engine.store.engines.register(
-            self.engine.engine_id, host=self.conf.host, hostname=socket.gethostname(),
+            self.engine.engine_id, host=self.conf.host, hostname=hostname,
             report_interval=int(self.heartbeat_interval), binary=binary,
             topic=topic)
+        # as Heat's engine does at start: a row of this host silent for three periodic
+        # intervals is a process that died, replaced by this one
+        forgotten = await self.engine.store.engines.forget_aborted(
+            self.engine.engine_id, host=self.conf.host, hostname=hostname, binary=binary,
+            older_than=3 * float(self.conf.periodic_interval))
+        if forgotten:
+            LOG.info("services of this host that stopped reporting removed from the "
+                     "list: %s", ", ".join(forgotten))
         if self.sweeps:
             await self.sweep()
         self._task = asyncio.ensure_future(self._loop())

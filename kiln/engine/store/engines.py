@@ -29,6 +29,13 @@ class EngineRegistry:
                                   hostname=hostname, report_interval=report_interval,
                                   binary=binary, topic=topic)
 
+    async def forget_aborted(self, engine_id: str, *, host: str, hostname: str,
+                             binary: str, older_than: float) -> list[str]:
+        """Unregister this host's earlier rows gone silent (Heat's start-up cleanup)."""
+        return await self._db.write(db_locks.forget_aborted_services, engine_id, host=host,
+                                    hostname=hostname, binary=binary,
+                                    older_than=older_than)
+
     async def heartbeat(self, engine_id: str) -> None:
         await self._db.run(db_locks.heartbeat, engine_id)
 

@@ -3,6 +3,7 @@ taken over by another; the service listing shows engines up and a killed one dow
 
 from __future__ import annotations
 
+import datetime as dt
 import signal
 import time
 from collections.abc import Callable
@@ -86,3 +87,35 @@ def test_killed_engine_work_taken_over_and_listed_down(
                  "killed engine listed down")
         up = [s for s in engines() if s["status"] == "up"]
         assert len(up) == 1
+
+
+def test_an_engine_restarted_on_its_host_replaces_the_dead_one_in_the_list(
+        postgresql_url: str, cluster_factory: Callable[[str], Cluster]) -> None:
+    """As Heat's engine at start: this host's rows silent for three periodic intervals
+    are processes that died, and leave the services list."""
+    cluster = cluster_factory(postgresql_url)
+    first = cluster.engine()
+    api = cluster.api()
+    with client(api) as c:
+        def engines() -> list[dict[str, object]]:
+            r = c.get("/services")
+            assert r.status_code == 200, r.text
+            return [s for s in r.json()["services"] if s["binary"] == "heat-engine"]
+
+        (old,) = wait_for(lambda: [s for s in engines() if s["status"] == "up"], 30,
+                          "engine up")
+        first.stop(signal.SIGKILL)
+
+        def silent_for() -> float:
+            (row,) = [s for s in engines() if s["engine_id"] == old["engine_id"]]
+            beat = dt.datetime.fromisoformat(str(row["updated_at"])).replace(
+                tzinfo=dt.UTC)
+            return (dt.datetime.now(dt.UTC) - beat).total_seconds()
+
+        wait_for(lambda: silent_for() > 3 * PERIODIC + 1, 30,
+                 "the killed engine silent for three periodic intervals")
+        cluster.engine()
+        listed = wait_for(lambda: [s for s in engines() if s["status"] == "up"], 30,
+                          "the restarted engine up")
+        assert [s["engine_id"] for s in engines()] == [listed[0]["engine_id"]]
+        assert listed[0]["engine_id"] != old["engine_id"]

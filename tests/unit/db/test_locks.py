@@ -103,3 +103,26 @@ def test_register_again_revives_a_service_row(tx: Tx) -> None:
         again = locks.register_engine(s, "e1", host="h2", hostname="h2", report_interval=9)
     assert again.id == first.id and again.deleted_at is None
     assert (again.host, again.report_interval) == ("h2", 9)
+
+
+def test_an_engine_restarted_on_its_host_forgets_its_dead_predecessor(tx: Tx) -> None:
+    with tx() as s:
+        locks.register_engine(s, "old", host="ctl1", hostname="ctl1", binary="heat-engine")
+        locks.register_engine(s, "recent", host="ctl1", hostname="ctl1",
+                              binary="heat-engine")
+        locks.register_engine(s, "other-host", host="ctl2", hostname="ctl2",
+                              binary="heat-engine")
+        locks.register_engine(s, "api", host="ctl1", hostname="ctl1", binary="heat-api")
+        locks.register_engine(s, "new", host="ctl1", hostname="ctl1", binary="heat-engine")
+    for engine_id in ("old", "other-host", "api"):
+        _age_heartbeat(tx, engine_id, 200)
+    _age_heartbeat(tx, "recent", 100)
+    held = new_stack(tx, "held", engine_id="old")
+    with tx() as s:
+        assert locks.forget_aborted_services(s, "new", host="ctl1", hostname="ctl1",
+                                             binary="heat-engine", older_than=180) == ["old"]
+        # only this host's and binary's rows silent for longer than the window go
+        assert sorted(x.engine_id for x in locks.list_services(s)) == [
+            "api", "new", "other-host", "recent"]
+        # and what the forgotten engine held is still taken over
+        assert held.id in {x.id for x in locks.stacks_held_by_dead_engines(s, dead_after=20)}
