@@ -8,6 +8,8 @@ import signal
 import time
 from collections.abc import Callable
 
+import httpx
+
 from tests.integration.scaleout.conftest import (
     DEAD_AFTER,
     PERIODIC,
@@ -23,6 +25,13 @@ def _slow(create: int) -> dict[str, object]:
     return {"heat_template_version": "2018-08-31", "resources": {"slow": {
         "type": "OS::Heat::TestResource",
         "properties": {"value": "a", "action_wait_secs": {"create": create}}}}}
+
+
+def _engines(c: httpx.Client) -> list[dict[str, object]]:
+    """The services list's engines (Heat's binary name)."""
+    r = c.get("/services")
+    assert r.status_code == 200, r.text
+    return [s for s in r.json()["services"] if s["binary"] == "heat-engine"]
 
 
 def test_create_accepted_while_the_broker_is_unreachable(
@@ -49,9 +58,7 @@ def test_killed_engine_work_taken_over_and_listed_down(
     api = cluster.api()
     with client(api) as c:
         def engines() -> list[dict[str, object]]:
-            r = c.get("/services")
-            assert r.status_code == 200, r.text
-            return [s for s in r.json()["services"] if s["binary"] == "heat-engine"]
+            return _engines(c)
 
         wait_for(lambda: [s for s in engines() if s["status"] == "up"], 30, "engine up")
         # a gate held by a pre-create hook after the slow resource: the stack is still
@@ -98,9 +105,7 @@ def test_an_engine_restarted_on_its_host_replaces_the_dead_one_in_the_list(
     api = cluster.api()
     with client(api) as c:
         def engines() -> list[dict[str, object]]:
-            r = c.get("/services")
-            assert r.status_code == 200, r.text
-            return [s for s in r.json()["services"] if s["binary"] == "heat-engine"]
+            return _engines(c)
 
         (old,) = wait_for(lambda: [s for s in engines() if s["status"] == "up"], 30,
                           "engine up")
