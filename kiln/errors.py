@@ -132,6 +132,15 @@ def hint_of(exc: BaseException) -> str | None:
     return None
 
 
+def reason_with_hint(exc: BaseException) -> str:
+    """``exc``'s message, followed by its hint where it has one: for a status reason
+    Kiln stores itself (a change set that could not be planned), which has no separate
+    field for the hint that an API error carries in ``error.hint``."""
+    text = str(exc) or type(exc).__name__
+    hint = hint_of(exc)
+    return f"{text} ({hint})" if hint and hint not in text else text
+
+
 def _text(exc: BaseException) -> str:
     return exc.message if isinstance(exc, KilnError) else str(exc)
 

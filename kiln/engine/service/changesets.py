@@ -39,6 +39,7 @@ from kiln.errors import (
     KilnError,
     RequestLimitExceeded,
     StackExists,
+    reason_with_hint,
 )
 
 #: change sets kept per stack name (CloudFormation's own quota is of the same order)
@@ -246,15 +247,13 @@ class ChangeSetOps:
         hidden: set[str] = set()
         nested = {"id": values["id"], "name": name} if include_nested else None
         try:
-            changes = await self._plan(
-                ctx, "CREATE" if new_stack else "UPDATE", stack_name, stack_id, request, hidden,
-                nested,
-            )
+            changes = await self._plan(ctx, "CREATE" if new_stack else "UPDATE", stack_name,
+                                       stack_id, request, hidden, nested)
         except imported.ImportRefused:
             raise
         except (InvalidInput, EntityNotFound) as exc:
             hidden.update((request["environment"].get("parameters") or {}).keys())
-            values.update(status="FAILED", status_reason=str(exc) or type(exc).__name__)
+            values.update(status="FAILED", status_reason=reason_with_hint(exc))
         else:
             values["changes"] = changes
             if not changes and change_type == "UPDATE":

@@ -158,6 +158,19 @@ def test_create_change_set_makes_the_stack_on_execute(cfn: Any) -> None:
     assert error(again)[:2] == (400, "ValidationError")
 
 
+def test_a_failed_change_set_suggests_the_fix(cfn: Any) -> None:
+    """The reason carries the did-you-mean Kiln gives on create and validate."""
+    _stack(cfn, "cs-typo")
+    bad = _changed()
+    bad["Resources"]["Rand"]["Type"] = "OS::Heat::RandomStrin"
+    cfn.create_change_set(StackName="cs-typo", ChangeSetName="typo", TemplateBody=json.dumps(bad))
+    with pytest.raises(WaiterError):
+        wait_created(cfn, "typo", "cs-typo")
+    shown = cfn.describe_change_set(ChangeSetName="typo", StackName="cs-typo")
+    assert shown["Status"] == "FAILED"
+    assert "did you mean OS::Heat::RandomString?" in shown["StatusReason"], shown["StatusReason"]
+
+
 def test_invalid_template_fails_the_change_set_not_the_request(cfn: Any) -> None:
     _stack(cfn, "cs-bad")
     bad = _changed()
