@@ -28,6 +28,7 @@ from tests.functional.agents.deploying import (
     metadata_url,
     server_collector,
     settled,
+    wait_deployment,
 )
 from tests.functional.agents.test_cfn_faults import _poll
 from tests.functional.cfn.test_wait_conditions import AWS_WAIT, waiting
@@ -199,6 +200,8 @@ def test_deployment_metadata_polls_are_limited_per_server(kiln: KilnProcess) -> 
 def _temp_url_server(kiln: KilnProcess, project: str) -> tuple[str, str]:
     hc = heat_client(kiln.endpoint(project))
     sid = create(hc, "rl-temp", deployment_template())
+    # the server publishes its collector settings once it exists (a create answers first)
+    wait_deployment(hc, sid, "CREATE")
     url = metadata_url(server_collector(hc, sid))
     # as the server's agent reads it: one of this temp URL's metadata tokens
     (deployment,) = httpx.get(url, timeout=HTTP_TIMEOUT).json()["deployments"]
