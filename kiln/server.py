@@ -383,9 +383,17 @@ def freeze_startup_objects() -> None:
     They live as long as the process, yet each full collection would walk them all: with
     500 stacks present that pass took over 100 ms, stalling every request in flight
     (bench/api_bench.py's p99). A full pass now walks only what requests and stacks
-    made since."""
+    made since.
+
+    The youngest generation's threshold goes from 700 to 7,000 allocations: a large
+    create makes some 20 tracked objects per resource that live until the action ends,
+    and at 700 the collector ran so often that a 100,000-resource create spent a growing
+    share in it (12.4x the 10,000 case in server CPU; 9.9x with 7,000; bench/README.md,
+    "Garbage collection at 100,000 resources"). The older generations keep their
+    defaults."""
     gc.collect()
     gc.freeze()
+    gc.set_threshold(7000, 10, 10)
 
 
 def _make_http_server(app: Any, conf: cfg.ConfigOpts) -> _Server:
