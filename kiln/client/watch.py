@@ -181,13 +181,22 @@ class ActionWatch:
             self._failed_at = time.monotonic()
         return time.monotonic() - self._failed_at < ROLLBACK_GRACE
 
-    def _gone(self) -> None:
-        """A deleted stack no longer found: the delete is complete, and so is whatever was
-        still being deleted when we last looked."""
+    def _all_deleted(self) -> None:
+        """The stack's delete is complete, and so is whatever was still being deleted
+        when we last looked, or not yet seen at all: a delete that ends before the first
+        read (or between a read of the events and one of the stack) has deleted every
+        resource it was expected to."""
+        now = time.monotonic()
         for progress in self.resources.values():
             if progress.state == "in_progress":
                 progress.status = "DELETE_COMPLETE"
-                progress.finished = time.monotonic()
+                progress.finished = now
+        for name in self.expected - set(self.resources):
+            self.resources[name] = ResourceProgress(name, "DELETE_COMPLETE", finished=now)
+
+    def _gone(self) -> None:
+        """A deleted stack no longer found: the delete is complete."""
+        self._all_deleted()
         self.stack_status = "DELETE_COMPLETE"
         self.final = {"stack_status": "DELETE_COMPLETE",
                       "stack_status_reason": self.stack_reason or "Stack deleted"}
@@ -241,7 +250,10 @@ class ActionWatch:
             self._terminal_event = None  # a rollback began after the failure we saw
         finished = (self._terminal_event is not None and not status.endswith("_IN_PROGRESS")
                     and not (self._waits_for_rollback() and not status.startswith("ROLLBACK")))
-        if finished or (self.action == "DELETE" and status == "DELETE_COMPLETE"):
+        if self.action == "DELETE" and status == "DELETE_COMPLETE":
+            self._all_deleted()
+            finished = True
+        if finished:
             self.final = stack
             self.close()
         elif getattr(self._source, "ended", False):
