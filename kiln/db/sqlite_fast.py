@@ -38,7 +38,8 @@ the SQLite work, so it is done once per statement object, as the statements are 
 once at import), and the bind processors taken from it. This reaches two private names
 of SQLAlchemy 2 (``ClauseElement._compile_w_cache`` and ``Engine._compiled_cache``);
 ``tests/unit/db/test_sqlite_fast.py`` checks that the cache really is shared, so a
-SQLAlchemy upgrade that changes them fails there, not in production.
+SQLAlchemy upgrade that changes them fails there; in production this module then steps
+aside (one warning) and SQLAlchemy runs every statement, as on the other databases.
 
 Only on SQLite, and only for statements whose every parameter the caller supplies (a
 column default or ``onupdate`` SQLAlchemy would fill in is not filled in here); anywhere
@@ -52,6 +53,7 @@ configure connections and to recognise its lock errors).
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import sqlite3
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -63,6 +65,10 @@ from sqlalchemy.orm import Session
 from sqlalchemy.sql import compiler
 
 T = TypeVar("T")
+
+_LOG = logging.getLogger(__name__)
+#: set once SQLAlchemy's private compile route failed: everything goes through SQLAlchemy
+_PRIVATE_ROUTE_BROKEN = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,23 +85,41 @@ _MAX_KNOWN = 512
 _KNOWN: dict[tuple[int, tuple[str, ...], bool], tuple[Any, _Prepared | None]] = {}
 
 
-def _shared_compiled(conn: sa.Connection, stmt: sa.Insert | sa.Update | sa.Delete,
-                     keys: list[str], many: bool) -> compiler.Compiled:
-    """The statement compiled by SQLAlchemy's own cache, as ``Connection.execute`` would
-    find or put it there."""
-    cache = conn.get_execution_options().get("compiled_cache",
-                                             conn.engine._compiled_cache)
-    compiled, _extracted, _params, _hit = stmt._compile_w_cache(
-        conn.dialect, compiled_cache=cache, column_keys=keys, for_executemany=many,
-        schema_translate_map=None,
-        linting=conn.dialect.compiler_linting | compiler.WARN_LINTING)
-    return compiled
+def _compile_cached(dialect: sa.Dialect, stmt: Any, cache: Any, keys: list[str],
+                    many: bool) -> tuple[compiler.SQLCompiler, Any] | None:
+    """The statement compiled through SQLAlchemy's own cache (``Connection.execute``'s
+    private route to it), and its extracted parameters; None, after one warning, should
+    a SQLAlchemy release have changed that route: the caller then leaves the statement to
+    SQLAlchemy, slower but right."""
+    global _PRIVATE_ROUTE_BROKEN
+    if _PRIVATE_ROUTE_BROKEN:
+        return None
+    try:
+        compiled, extracted, _params, _hit = stmt._compile_w_cache(
+            dialect, compiled_cache=cache, column_keys=keys, for_executemany=many,
+            schema_translate_map=None,
+            linting=dialect.compiler_linting | compiler.WARN_LINTING)
+    except (AttributeError, TypeError, ValueError) as exc:
+        _PRIVATE_ROUTE_BROKEN = True
+        _LOG.warning("SQLite fast path off: this SQLAlchemy (%s) compiles statements "
+                     "differently (%s); every statement goes through SQLAlchemy",
+                     sa.__version__, exc)
+        return None
+    assert isinstance(compiled, compiler.SQLCompiler)
+    return compiled, extracted
+
+
+def _engine_cache(engine: sa.Engine) -> Any:
+    return getattr(engine, "_compiled_cache", None)
 
 
 def _prepare(conn: sa.Connection, stmt: sa.Insert | sa.Update | sa.Delete,
              keys: tuple[str, ...], many: bool) -> _Prepared | None:
-    compiled = _shared_compiled(conn, stmt, sorted(keys), many)
-    assert isinstance(compiled, compiler.SQLCompiler)
+    cache = conn.get_execution_options().get("compiled_cache", _engine_cache(conn.engine))
+    found = _compile_cached(conn.dialect, stmt, cache, sorted(keys), many)
+    if found is None:
+        return None
+    compiled = found[0]
     names = compiled.positiontup or []
     if (compiled.insert_prefetch or compiled.update_prefetch
             or compiled.literal_execute_params or compiled.post_compile_params
@@ -264,11 +288,10 @@ def _prepare_select(engine: sa.Engine, stmt: sa.Select[Any],
     (the ``Compiled`` a Session would send for it), with this statement's own literal
     values; None for a statement that needs rendering per call (expanding IN)."""
     dialect = engine.dialect
-    compiled, extracted, _params, _hit = stmt._compile_w_cache(
-        dialect, compiled_cache=engine._compiled_cache, column_keys=sorted(names),
-        for_executemany=False, schema_translate_map=None,
-        linting=dialect.compiler_linting | compiler.WARN_LINTING)
-    assert isinstance(compiled, compiler.SQLCompiler)
+    found = _compile_cached(dialect, stmt, _engine_cache(engine), sorted(names), False)
+    if found is None:
+        return None
+    compiled, extracted = found
     if compiled.literal_execute_params or compiled.post_compile_params:
         return None
     values = compiled.construct_params(params=dict.fromkeys(names),

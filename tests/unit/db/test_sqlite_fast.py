@@ -138,3 +138,28 @@ async def test_inline_reads_share_sqlalchemys_cache_and_its_literals(tx: Tx, db:
     two = await db.read_now(lambda rows: rows.all(ids(2), {"p": "p1"}))
     assert two == [dict(r) for r in three[:2]]   # this statement's own LIMIT
     assert set(cache) - before == added          # one entry for the shape, both paths
+
+
+def test_a_sqlalchemy_without_the_private_route_leaves_every_statement_to_it(
+        tx: Tx, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """Should a SQLAlchemy release drop or change ``_compile_w_cache``, the fast path
+    steps aside with one warning instead of failing every write (the test above is the
+    one that tells the developers)."""
+    sid = new_stack(tx).id
+    with tx() as s:
+        if s.connection().dialect.name != "sqlite":
+            pytest.skip("only SQLite's statements go to its driver")
+
+    def changed(*args: Any, **kwargs: Any) -> Any:
+        raise TypeError("_compile_w_cache() got an unexpected keyword argument 'linting'")
+
+    monkeypatch.setattr(sa.sql.ClauseElement, "_compile_w_cache", changed)
+    monkeypatch.setattr(sqlite_fast, "_PRIVATE_ROUTE_BROKEN", False)
+    monkeypatch.setattr(sqlite_fast, "_KNOWN", {})
+    stmt = sa.update(_EVENTS).where(_EVENTS.c.stack_id == sa.bindparam("sid")).values(
+        resource_status_reason=sa.bindparam("why"))
+    with tx() as s:
+        assert not sqlite_fast.execute(s, stmt, [{"sid": sid, "why": "x"}])
+        assert not sqlite_fast.execute(s, sa.insert(_EVENTS), [_event(sid, "later")])
+    warnings = [r for r in caplog.records if "fast path off" in r.getMessage()]
+    assert len(warnings) == 1
