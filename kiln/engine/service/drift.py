@@ -5,7 +5,9 @@ walk).
 A whole-stack detection is asynchronous (DetectStackDrift: an id now, the result later)
 and durable work: stored, then run by an engine (kiln.engine.service.drift_work), so it
 survives the accepting process's exit; a one-resource detection
-(DetectStackResourceDrift) is answered when done. Neither takes the stack's lock: they
+(DetectStackResourceDrift) is answered when done, run by an engine too: an API process
+of a kiln.rpc deployment reads no cloud, it forwards the call to one engine and answers
+with its result (``kiln serve`` runs it in-process). Neither takes the stack's lock: they
 change nothing. Both are refused while an action runs on the stack (its resources are
 changing under the reads), with Heat's "already has an action in progress".
 """
@@ -21,6 +23,7 @@ from kiln.engine.actions.drift import detect
 from kiln.engine.model import drift as model
 from kiln.engine.model.context import RequestContext
 from kiln.engine.model.states import IN_PROGRESS
+from kiln.engine.service.forwarding import ForwardingOps
 from kiln.engine.service.interface import Identity
 from kiln.engine.service.recovery import RecoveryOps
 from kiln.engine.service.replies import isotime
@@ -57,11 +60,14 @@ def run_reply(run: model.DriftRun, stack_name: str, tenant: str) -> JSON:
 
 class DriftOps:
     """Drift detection: stored here, run by this engine's ``engines.recovery`` (or woken
-    on another engine), kept in the store."""
+    on another engine), kept in the store; ``forwarding`` sends a one-resource detection
+    from an API process to an engine."""
 
-    def __init__(self, core: ServiceCore, engines: RecoveryOps) -> None:
+    def __init__(self, core: ServiceCore, engines: RecoveryOps,
+                 forwarding: ForwardingOps) -> None:
         self.core = core
         self.engines = engines
+        self.forwarding = forwarding
         #: detections running in this process (kept referenced until they end)
         self._drift_tasks: set[asyncio.Task[Any]] = set()
 
@@ -98,6 +104,11 @@ class DriftOps:
                                     resource_name: str) -> JSON:
         """Detect one resource's drift now; returns its entry (a nested stack's
         resource: its own entries follow in ``nested``)."""
+        # the cloud is read by an engine, never by an API process of a kiln.rpc deployment
+        if fwd := await self.forwarding.forward_to_engine(
+                "detect_resource_drift", ctx, stack_identity=dict(stack_identity),
+                resource_name=resource_name):
+            return dict(fwd.reply)
         rec = await self._checkable(ctx, stack_identity)
         stack = await self.core.engine.load(rec.id)
         if resource_name not in stack.slots:

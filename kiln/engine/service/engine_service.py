@@ -79,7 +79,7 @@ class EngineService:
         self.software_configs = SoftwareOps(core)
         self.tempurls = TempUrlOps(core)
         self.engines = RecoveryOps(core)
-        self.drift = DriftOps(core, self.engines)
+        self.drift = DriftOps(core, self.engines, forwarding)
         # -- the Protocol's methods: the parts' own, bound ---------------------------------
         self.wait_for_stack = self.stacks.wait_for_stack
         self.identify_stack = self.stacks.identify_stack

@@ -15,8 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
+from botocore.exceptions import ClientError
 
 from tests.integration.scaleout.conftest import Cluster, client, wait_for, wait_status
+from tests.support.aws import cfn_client, issue_keypair
 
 PLUGIN = '''
 import asyncio
@@ -129,3 +132,42 @@ def test_an_engine_killed_mid_detection_has_it_taken_over(
                  "the second engine to take the detection over")
         gate.touch()
         _drifted(_settled(c, path, run["detection_id"]))
+
+
+def test_a_one_resource_detection_is_read_by_an_engine_not_the_api(
+    server_db: str, cluster_factory: Callable[[str], Cluster], tmp_path: Path
+) -> None:
+    """DetectStackResourceDrift (boto3 on ``kiln api-cfn``) and the native
+    ``resources/{name}/drift`` (on ``kiln api``) are answered with the result of a read
+    run by the engine: neither API process reads the cloud (before, each read it
+    itself)."""
+    cluster = cluster_factory(server_db)
+    gate, _ = _with_plugin(cluster, tmp_path)
+    gate.touch()  # no waiting here: each read answers at once
+    engine = cluster.engine()
+    api, cfn_api = cluster.api(), cluster.start("api-cfn")
+    with client(api) as c:
+        r = c.post("/stacks", json={"stack_name": "drifty", "template": TEMPLATE})
+        assert r.status_code == 201, r.text
+        path = f"/stacks/drifty/{r.json()['stack']['id']}"
+        wait_status(c, "drifty", "CREATE_COMPLETE")
+
+        r = c.post(f"{path}/resources/changed/drift")
+        assert r.status_code == 200, r.text
+        entry = r.json()["resource_drift"]
+        assert (entry["resource_name"], entry["status"]) == ("changed", "MODIFIED"), entry
+        assert _readers(tmp_path) == {str(engine.proc.pid)}
+        r = c.post(f"{path}/resources/nope/drift")
+        assert r.status_code == 404, r.text
+        assert r.json()["error"]["type"] == "ResourceNotFound", r.text
+
+    for reading in tmp_path.glob("reading.*"):
+        reading.unlink()
+    cfn = cfn_client(cfn_api, issue_keypair(cfn_api))
+    drift = cfn.detect_stack_resource_drift(StackName="drifty",
+                                            LogicalResourceId="changed")["StackResourceDrift"]
+    assert drift["StackResourceDriftStatus"] == "MODIFIED", drift
+    assert [d["PropertyPath"] for d in drift["PropertyDifferences"]] == ["/colour"], drift
+    assert _readers(tmp_path) == {str(engine.proc.pid)}
+    with pytest.raises(ClientError, match="Resource nope does not exist for stack drifty"):
+        cfn.detect_stack_resource_drift(StackName="drifty", LogicalResourceId="nope")

@@ -65,3 +65,53 @@ def test_every_action_through_either_api(
     engines = [s for s in services if s.binary == "heat-engine"]
     assert [s.status for s in engines] == ["up"]
     assert sorted(s.binary for s in services) == ["heat-engine", "kiln-api", "kiln-api"]
+
+
+def test_suspend_resume_check_and_snapshots_on_the_servers_databases(
+        server_db: str, cluster_factory: Callable[[str], Cluster]) -> None:
+    """On PostgreSQL and MariaDB: every action is sent to the API process that did not
+    create the stack and run by the engine; snapshots are listed, shown, restored and
+    deleted through it."""
+    cluster = cluster_factory(server_db)
+    cluster.engine()
+    h1 = heat_client(cluster.api().endpoint("demo"))
+    h2 = heat_client(cluster.api().endpoint("demo"))
+    sid = h1.stacks.create(stack_name="acts", template=TEMPLATE)["stack"]["id"]
+    assert _settled(h1, sid).stack_status == "CREATE_COMPLETE"
+    value = h1.stacks.output_show(sid, "v")["output"]["output_value"]
+
+    for action, call in (("SUSPEND", h2.actions.suspend), ("RESUME", h2.actions.resume),
+                         ("CHECK", h2.actions.check)):
+        call(sid)
+        assert _settled(h1, sid).stack_status == f"{action}_COMPLETE"
+        assert h1.resources.get(sid, "r").resource_status == f"{action}_COMPLETE"
+
+    snap = h2.stacks.snapshot(sid, "s1")
+    wait_for(lambda: h2.stacks.snapshot_show(sid, snap["id"])["snapshot"]["status"]
+             == "COMPLETE", 60, "the snapshot")
+    assert _settled(h1, sid).stack_status == "SNAPSHOT_COMPLETE"
+    listed = h2.stacks.snapshot_list(sid)["snapshots"]
+    assert [(s["id"], s["name"], s["status"]) for s in listed] == [
+        (snap["id"], "s1", "COMPLETE")]
+    shown = h2.stacks.snapshot_show(sid, snap["id"])["snapshot"]
+    assert shown["data"]["resources"]["r"]["type"] == "OS::Heat::RandomString"
+
+    # a resource added after the snapshot; the restore through the other API takes the
+    # stack back to what the snapshot holds
+    h1.stacks.update(sid, template={**TEMPLATE, "resources": {
+        **TEMPLATE["resources"], "extra": {"type": "OS::Heat::None"}}})
+    assert _settled(h1, sid).stack_status == "UPDATE_COMPLETE"
+    assert sorted(r.resource_name for r in h1.resources.list(sid)) == ["extra", "r"]
+    h2.stacks.restore(sid, snap["id"])
+    assert _settled(h1, sid).stack_status == "RESTORE_COMPLETE"
+    assert [r.resource_name for r in h1.resources.list(sid)] == ["r"]
+    assert h1.stacks.output_show(sid, "v")["output"]["output_value"] == value
+
+    h2.stacks.snapshot_delete(sid, snap["id"])
+    assert h1.stacks.snapshot_list(sid)["snapshots"] == []
+    with pytest.raises(heat_exc.HTTPNotFound):
+        h2.stacks.snapshot_show(sid, snap["id"])
+    with pytest.raises(heat_exc.HTTPNotFound):
+        h2.stacks.restore(sid, snap["id"])
+    h2.stacks.delete(sid)
+    wait_for(lambda: sid not in [s.id for s in h1.stacks.list()], 60, "deleted")

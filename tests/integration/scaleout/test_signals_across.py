@@ -12,8 +12,11 @@ from collections.abc import Callable
 from typing import Any
 
 import httpx
+import pytest
+from heatclient import exc as heat_exc
 
 from tests.integration.scaleout.conftest import Cluster, client, wait_for, wait_status
+from tests.support.clients import heat_client
 
 WAITING = {
     "heat_template_version": "2018-08-31",
@@ -88,3 +91,51 @@ def test_hook_cleared_through_the_other_api(
         r = c2.post(f"{path}/resources/gate/signal", json={"unset_hook": "pre-create"})
         assert r.status_code == 200, r.text
         wait_status(c1, "hooked", "CREATE_COMPLETE")
+
+
+def _value_template(value: str) -> dict[str, Any]:
+    return {"heat_template_version": "2018-08-31",
+            "resources": {"gate": {"type": "OS::Heat::Value",
+                                   "properties": {"value": value}}},
+            "outputs": {"v": {"value": {"get_attr": ["gate", "value"]}}}}
+
+
+BREAKPOINTS = {"resource_registry": {"resources": {
+    "gate": {"hooks": ["pre-update", "pre-delete"]}}}}
+
+
+def _paused(hc: Any, sid: str, hook: str) -> bool:
+    return any(f"paused until Hook {hook}" in str(e.resource_status_reason)
+               for e in hc.events.list(sid, resource_name="gate"))
+
+
+def test_pre_update_and_pre_delete_hooks_cleared_through_the_other_api(
+        server_db: str, cluster_factory: Callable[[str], Cluster]) -> None:
+    """On PostgreSQL and MariaDB, with python-heatclient: the update and the delete are
+    accepted by one API process, the engine pauses them at the resource's breakpoint, and
+    the hook clear sent to the other API process lets each one complete."""
+    cluster = cluster_factory(server_db)
+    cluster.engine()
+    h1 = heat_client(cluster.api().endpoint("demo"))
+    h2 = heat_client(cluster.api().endpoint("demo"))
+    sid = h1.stacks.create(stack_name="breaks", template=_value_template("one"),
+                           environment=BREAKPOINTS)["stack"]["id"]
+    wait_for(lambda: h1.stacks.get(sid).stack_status == "CREATE_COMPLETE", 60, "created")
+
+    h1.stacks.update(sid, template=_value_template("two"), environment=BREAKPOINTS)
+    wait_for(lambda: _paused(h1, sid, "pre-update"), 60, "the pre-update hook")
+    assert h1.stacks.get(sid).stack_status == "UPDATE_IN_PROGRESS"
+    # the engine holding the stack refuses a hook the resource is not paused at
+    with pytest.raises(heat_exc.HTTPBadRequest, match="pre-delete"):
+        h2.resources.signal(sid, "gate", data={"unset_hook": "pre-delete"})
+    h2.resources.signal(sid, "gate", data={"unset_hook": "pre-update"})
+    wait_for(lambda: h1.stacks.get(sid).stack_status != "UPDATE_IN_PROGRESS", 60,
+             "the update to end")
+    assert h1.stacks.get(sid).stack_status == "UPDATE_COMPLETE"
+    assert h1.stacks.output_show(sid, "v")["output"]["output_value"] == "two"
+
+    h1.stacks.delete(sid)
+    wait_for(lambda: _paused(h1, sid, "pre-delete"), 60, "the pre-delete hook")
+    assert h1.stacks.get(sid).stack_status == "DELETE_IN_PROGRESS"
+    h2.resources.signal(sid, "gate", data={"unset_hook": "pre-delete"})
+    wait_for(lambda: sid not in [s.id for s in h1.stacks.list()], 60, "the delete")
