@@ -1,4 +1,5 @@
-"""OS::Neutron::Router and OS::Neutron::RouterInterface."""
+"""OS::Neutron::Router, OS::Neutron::RouterInterface and the hidden
+OS::Neutron::RouterGateway."""
 
 from __future__ import annotations
 
@@ -6,7 +7,14 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from kiln.errors import StackValidationFailed
-from kiln.resources.base import Attribute, Peers, Properties, Property, Token
+from kiln.resources.base import (
+    Attribute,
+    Peers,
+    Properties,
+    Property,
+    SupportStatus,
+    Token,
+)
 from kiln.resources.common.cloud import HIDDEN, OpenStackResource
 from kiln.resources.live_state import LiveState
 from kiln.resources.openstack import _implicit
@@ -222,4 +230,57 @@ class RouterInterface(OpenStackResource):
 
     async def handle_update(self, new_definition: ResourceDefinition,
                             new_properties: Properties, prop_diff: Mapping[str, Any]) -> Token:
+        return None
+
+
+class RouterGateway(OpenStackResource):
+    """Sets a router's external gateway. Heat hides it (a Router's
+    ``external_gateway_info`` does the same) but still runs the templates that name it,
+    which older templates do: its ID is ``<router id>:<network id>``, every property
+    change replaces it, and deleting it clears the router's gateway."""
+
+    type_name = "OS::Neutron::RouterGateway"
+    support_status = SupportStatus(
+        status="HIDDEN", version="5.0.0",
+        message="Use the `external_gateway_info` property in the router resource to set "
+                "up the gateway.",
+        previous_status=SupportStatus(status="DEPRECATED", version="2014.1"))
+    translation_rules = (Replace(("network",), "network_id"),)
+    client_name = "neutron"
+    service_type = "network"
+    properties_schema = {
+        "router_id": Property("string", "ID of the router.", required=True,
+                              constraints=[CustomConstraint(name="neutron.router")]),
+        "network_id": Property("string", "Deprecated: use network.", support_status=HIDDEN,
+                               constraints=[CustomConstraint(name="neutron.network")]),
+        "network": Property("string", "External network for the gateway.",
+                            constraints=[CustomConstraint(name="neutron.network")]),
+    }
+
+    def implicit_requirements(self, peers: Peers) -> Iterable[str]:
+        """The stack's interfaces on the same router and its subnets on the gateway's
+        network (the gateway takes an address there), as Heat's plugin waits for them."""
+        router = peers.value(self, "router_id")
+        if router is not None:
+            for iface in peers.of_type(_implicit.ROUTER_INTERFACE):
+                if _implicit.either(peers, iface, "router", "router_id") == router:
+                    yield iface.name
+        yield from _implicit.subnets_of(peers, _implicit.either(peers, self, "network",
+                                                                "network_id"))
+
+    async def handle_create(self) -> Token:
+        router = str(self.properties["router_id"])
+        network = self.properties.get("network")
+        network_id = await find_id(self, "network", str(network)) if network else None
+        await self.api("PUT", f"/routers/{router}",
+                       {"router": {"external_gateway_info": {"network_id": network_id}}})
+        self.resource_id = f"{router}:{network_id}"
+        return None
+
+    async def handle_delete(self) -> Token:
+        if not self.resource_id:
+            return None
+        router = self.resource_id.split(":", 1)[0]
+        await self.api("PUT", f"/routers/{router}", {"router": {"external_gateway_info": {}}},
+                       ok_missing=True)
         return None
