@@ -17,6 +17,7 @@ import uuid
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from kiln.db.records import ChangeSetRecord
 from kiln.engine.model.context import RequestContext
 from kiln.engine.model.live_stack import LiveStack
 from kiln.engine.model.slots import make_slot
@@ -26,6 +27,7 @@ from kiln.resources.nested import NestedStackResource
 
 if TYPE_CHECKING:
     from kiln.engine.service.changesets import ChangeSetOps
+    from kiln.engine.store.change_sets import ChangeSetStore
 
 #: keys a nested change set adds to its parent's change (left out when plans compare)
 LINK_KEYS = ("change_set_id", "change_set_name")
@@ -34,6 +36,26 @@ LINK_KEYS = ("change_set_id", "change_set_name")
 def bare(changes: Any) -> list[dict[str, Any]]:
     """Changes without the links to child change sets (what a plan recomputes)."""
     return [{k: v for k, v in c.items() if k not in LINK_KEYS} for c in changes or []]
+
+
+def _names(cs: ChangeSetRecord, stack_name: str) -> bool:
+    return stack_name in (cs.stack_name, cs.stack_id) or stack_name.endswith(f"/{cs.stack_id}")
+
+
+async def named_by(store: ChangeSetStore, cs: ChangeSetRecord, stack_name: str) -> bool:
+    """Whether ``stack_name`` (a name, an id or an ARN) names the change set's stack, or,
+    for a nested change set, the stack of its parent, its parent's parent... up to its
+    root: a nested change set is also opened under the stacks above it (a nested stack
+    still to be created has no stack of its own yet)."""
+    seen: set[str] = set()
+    found: ChangeSetRecord | None = cs
+    while found is not None and found.id not in seen and found.project_id == cs.project_id:
+        if _names(found, stack_name):
+            return True
+        seen.add(found.id)
+        parent_id = ((found.request or {}).get("parent") or {}).get("id")
+        found = await store.get(str(parent_id)) if parent_id else None
+    return False
 
 
 def _child_name(parent: str, logical: str) -> str:

@@ -99,11 +99,7 @@ class ChangeSetOps:
         if (
             found is None
             or found.project_id != ctx.project_id
-            or (
-                stack_name
-                and stack_name not in (found.stack_name, found.stack_id)
-                and not stack_name.endswith(f"/{found.stack_id}")
-            )
+            or (stack_name and not await below.named_by(store, found, stack_name))
             or not await self._visible(ctx, found)
         ):
             raise ChangeSetNotFound(f"ChangeSet [{name_or_id}] does not exist")
