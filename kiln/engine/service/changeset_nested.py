@@ -12,6 +12,7 @@ which updates the child stacks as any update does.
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import uuid
 from collections.abc import Mapping
@@ -22,6 +23,7 @@ from kiln.engine.model.context import RequestContext
 from kiln.engine.model.live_stack import LiveStack
 from kiln.engine.model.slots import make_slot
 from kiln.engine.service import changeset_plan as plan
+from kiln.errors import KilnError
 from kiln.resources.base import Resource
 from kiln.resources.nested import NestedStackResource
 
@@ -141,3 +143,35 @@ async def children(
         rows.append(row)
         rows += below
     return rows
+
+
+async def as_shown(ops: ChangeSetOps, rows: list[dict[str, Any]],
+                   request: Mapping[str, Any]) -> bool:
+    """Whether the nested change sets made again (``rows``) show what the stored ones
+    (``request["children"]``) showed: a nested stack's template fetched from its
+    ``TemplateURL`` is fetched again when the root runs, and may have changed since."""
+    stored = list(request.get("children") or ())
+    if len(rows) != len(stored):
+        return False
+    for row, child_id in zip(rows, stored, strict=True):
+        child = await ops.core.store.change_sets.get(str(child_id))
+        again = json.loads(json.dumps(row["changes"], default=str))
+        if child is None or bare(again) != bare(child.changes):
+            return False
+    return True
+
+
+async def still_shown(ops: ChangeSetOps, ctx: RequestContext, stack: LiveStack,
+                      cs: ChangeSetRecord) -> bool:
+    """Whether a ``CREATE`` change set's nested change sets, made again for ``stack``
+    (the new stack as it would be made now), show what the stored ones show."""
+    request = cs.request or {}
+    if not request.get("children"):
+        return True
+    link = {"id": cs.id, "name": cs.name}
+    changes = [dict(c) for c in plan.create_changes(stack)]
+    try:
+        rows = await children(ops, ctx, stack, changes, link, link)
+    except KilnError:
+        return False
+    return await as_shown(ops, rows, request)
