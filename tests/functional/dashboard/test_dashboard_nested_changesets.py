@@ -2,7 +2,8 @@
 real ``kiln serve``: a change set made with ``include_nested_stacks`` opens, at its link,
 a drill-down from each nested stack resource into that stack's own change set (hidden
 values masked as the API masks them), a nested stack's change set opens at its own link
-without Execute or Delete, and the root executes the whole tree."""
+without Execute or Delete, and the root executes the whole tree; the Update page saves
+its preview with nested change sets when asked."""
 
 from __future__ import annotations
 
@@ -114,6 +115,23 @@ def test_drill_down_into_nested_change_sets(page: Any, kiln_server: KilnProcess)
         page.click("button[name=execute]")
         expect(page).to_have_url(re.compile(rf"/stacks/web/{sid}$"))
         expect(page.locator("#stack-status")).to_have_text("UPDATE_COMPLETE")
-    heat = heat_client(kiln_server.endpoint(proj))
-    assert len(heat.resources.get(kid_stack, "inner").attributes["value"]) == 12
-    assert {r.resource_name for r in heat.resources.list("web")} == {"kid", "extra"}
+        heat = heat_client(kiln_server.endpoint(proj))
+        assert len(heat.resources.get(kid_stack, "inner").attributes["value"]) == 12
+        assert {r.resource_name for r in heat.resources.list("web")} == {"kid", "extra"}
+
+        # the Update page saves its preview with nested change sets when asked
+        page.click("a.button:has-text('Update')")
+        expect(page.locator("#param-length")).to_have_value("12")
+        page.fill("#param-length", "16")
+        page.click("button[name=preview]")
+        expect(page.locator(".change-kind[data-kind=updated]")).to_contain_text("kid")
+        page.fill("input[name=changeset_name]", "longest")
+        page.check("input[name=include_nested]")
+        page.click("button[name=save_changeset]")
+        expect(page.locator("h1")).to_contain_text("longest")
+        page.locator("#changes > tbody > tr[data-resource=kid] button[name=nested]").click()
+        nested = page.locator("tr.nested-changes[data-parent=kid] .nested-changeset")
+        expect(nested.locator("tr[data-resource=inner] li[data-property=length]")
+               ).to_contain_text("12 → 16")
+        expect(nested.locator("tr[data-resource=note]")).to_have_count(0)  # password kept
+        assert "second-secret" not in page.content()
