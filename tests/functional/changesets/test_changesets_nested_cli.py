@@ -165,3 +165,9 @@ def test_a_nested_change_set_is_not_found_under_an_unrelated_stack(
     assert missing.status_code == 404, missing.text
     assert "does not exist" in cli(kiln, workdir, "changeset", "show", "other-b",
                                    kid["change_set_id"]).stderr
+    # nor under its own root's stack from another project
+    root = heat.stacks.get("root-a")
+    for project in ("demo", "other"):
+        seen = httpx.get(f"{kiln.endpoint(project)}/stacks/root-a/{root.id}/changesets/"
+                         f"{kid['change_set_id']}", timeout=30)
+        assert seen.status_code == (200 if project == "demo" else 404), seen.text
