@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sys
+from functools import partial
 from typing import Any
 from urllib.parse import quote
 
@@ -28,7 +29,15 @@ from kiln.client.output import format_option, show_list, show_one
 from kiln.client.templates import load
 
 #: the summary columns (``list`` and the top of ``show``)
-COLUMNS = ("id", "name", "status", "execution_status", "status_reason", "creation_time")
+COLUMNS = (
+    "id",
+    "name",
+    "status",
+    "execution_status",
+    "status_reason",
+    "creation_time",
+    "include_nested_stacks",
+)
 #: one row per changed property (or per added/removed resource)
 CHANGE_COLUMNS = (
     "action",
@@ -57,16 +66,23 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value)
 
 
-def change_rows(changes: list[JSON]) -> list[dict[str, Any]]:
-    """One row per property a change touches; an added or removed resource is one row."""
+def _row(change: JSON, depth: int) -> dict[str, Any]:
+    return {
+        "action": change.get("action"),
+        "resource": "  " * depth + str(change.get("logical_resource_id")),
+        "type": change.get("resource_type"),
+        "replacement": change.get("replacement") or "",
+    }
+
+
+def change_rows(changes: list[JSON], depth: int = 0) -> list[dict[str, Any]]:
+    """One row per property a change touches; an added or removed resource is one row.
+    A nested stack's change set (``nested_change_set``, see :func:`with_nested`) follows
+    its resource's rows: a row naming the nested stack and the change set, then its own
+    rows, indented by two spaces a level."""
     rows: list[dict[str, Any]] = []
     for change in changes:
-        base = {
-            "action": change.get("action"),
-            "resource": change.get("logical_resource_id"),
-            "type": change.get("resource_type"),
-            "replacement": change.get("replacement") or "",
-        }
+        base = _row(change, depth)
         details = change.get("details") or []
         if not details:
             rows.append({**base, "property": "", "recreation": "", "before": "", "after": ""})
@@ -81,7 +97,34 @@ def change_rows(changes: list[JSON]) -> list[dict[str, Any]]:
                     "after": _text(detail.get("after")),
                 }
             )
+        nested = change.get("nested_change_set")
+        if nested:
+            pad = "  " * (depth + 1)
+            rows.append(
+                {
+                    "action": "",
+                    "resource": f"{pad}stack {nested.get('stack_name')}",
+                    "type": f"change set {nested.get('name')}",
+                    **dict.fromkeys(CHANGE_COLUMNS[3:], ""),
+                }
+            )
+            rows += change_rows(nested.get("changes") or [], depth + 1)
     return rows
+
+
+def with_nested(api: HeatAPI, ref: str, shown: JSON, seen: set[str] | None = None) -> JSON:
+    """The change set with each nested stack's change set (read under the stack ``ref``
+    names, the one above it) as ``nested_change_set`` of the change that names it."""
+    seen = seen if seen is not None else {str(shown.get("id"))}
+    changes = []
+    for change in shown.get("changes") or []:
+        child_id = change.get("change_set_id")
+        if child_id and child_id not in seen:
+            seen.add(child_id)
+            child = _call(partial(api.request, "GET", _path(ref, str(child_id))))["changeset"]
+            change = {**change, "nested_change_set": with_nested(api, ref, child, seen)}
+        changes.append(change)
+    return {**shown, "changes": changes} if "changes" in shown else shown
 
 
 @changeset.command("create")
@@ -94,6 +137,12 @@ def change_rows(changes: list[JSON]) -> list[dict[str, Any]]:
     help="The change set's name (a letter, then letters, digits, hyphens).",
 )
 @click.option("--description", help="What the change is for.")
+@click.option(
+    "--include-nested",
+    is_flag=True,
+    help="Give each nested stack the update adds or changes a change set of its own "
+    "(shown under its resource; executed with this one).",
+)
 @format_option
 @click.pass_context
 def changeset_create(
@@ -109,11 +158,14 @@ def changeset_create(
     tags: str | None,
     changeset_name: str,
     description: str | None,
+    include_nested: bool,
     fmt: str,
 ) -> None:
     """Store the plan of an update of stack NAME as a change set, changing nothing."""
     bundle = load(template, environments)
     body = _update_body(bundle, params, param_files, existing, rollback, timeout, tags, template)
+    if include_nested:
+        body["include_nested_stacks"] = True
     save_plan(_api(ctx), name, body, changeset_name, existing, fmt, description)
 
 
@@ -135,14 +187,15 @@ def save_plan(
         body["description"] = description
     ref = stack_ref(_lookup(api, name))
     made: JSON = _call(lambda: api.request("POST", _path(ref), json=body))["changeset"]
-    _show(made, fmt)
+    _show(with_nested(api, ref, made), fmt)
     if made.get("status") == "FAILED":
         sys.exit(EXIT_FAILED)
 
 
 def _show(shown: JSON, fmt: str) -> None:
     """The whole record as JSON/YAML/values (or the ``-c`` fields of it); as tables, the
-    summary, the parameters, then one row per changed property."""
+    summary, the parameters, then one row per changed property (nested change sets'
+    rows under their resource's)."""
     ctx = click.get_current_context(silent=True)
     if fmt != "table" or (ctx is not None and ctx.meta.get(COLUMN_CHOICE)):
         show_one(shown, fmt)
@@ -174,7 +227,8 @@ def changeset_show(ctx: click.Context, name: str, changeset_id: str, fmt: str) -
     """Show change set CHANGESET (id or name) of stack NAME, property by property."""
     api = _api(ctx)
     ref = stack_ref(_lookup(api, name))
-    _show(_call(lambda: api.request("GET", _path(ref, changeset_id)))["changeset"], fmt)
+    shown = _call(lambda: api.request("GET", _path(ref, changeset_id)))["changeset"]
+    _show(with_nested(api, ref, shown), fmt)
 
 
 @changeset.command("execute")

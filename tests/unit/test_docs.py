@@ -53,6 +53,8 @@ RUN_BY = {
     ("events.md", "Live events", ""): "tests/functional/api/test_event_stream.py",
     ("changesets.md", "With the kiln CLI", ""):
         "tests/functional/changesets/test_changesets_docs.py",
+    ("changesets.md", "Nested stacks with the kiln CLI", ""):
+        "tests/functional/changesets/test_changesets_docs.py",
     ("changesets.md", "With boto3", ""): "tests/functional/changesets/test_changesets_docs.py",
     ("changesets.md", "Importing existing objects", ""):
         "tests/functional/changesets/test_changesets_docs.py",

@@ -22,9 +22,53 @@ export async function saveChangeSet(api, stack, body, name) {
 
 const value = v => (v === undefined || v === null) ? '—' : h('code', {}, pretty(v));
 
-function changeRows(changes) {
+/** A nested stack's change set, read under the stack the page is for (the server finds
+ * a nested change set under any stack above it), shown below its resource's row. */
+async function nestedRows(ctx, csId) {
+  const child = (await ctx.api.get(csPath(ctx.stackName, ctx.stackId, csId))).changeset;
+  const params = Object.entries(child.parameters || {}).filter(([k]) => !k.startsWith('OS::'));
+  return h('div', {class: 'nested-changeset', dataset: {changeset: child.name}},
+    h('p', {class: 'nested-head'}, 'Stack ', h('b', {class: 'nested-stack'}, child.stack_name),
+      ` (${child.change_type === 'CREATE' ? 'to be created' : 'updated'}) · change set `,
+      h('a', {href: changeSetHash(ctx.api.project, ctx.stackName, ctx.stackId, child.id)},
+        child.name)),
+    params.length ? h('p', {class: 'muted nested-parameters'}, 'Parameters: ',
+      params.map(([k, v], i) => [i ? ', ' : '', h('b', {}, k), ' = ', h('code', {}, pretty(v))]))
+      : null,
+    changeRows(child.changes || [], ctx));
+}
+
+function nestedToggle(ctx, c) {
+  let shown = null;
+  const button = h('button', {type: 'button', class: 'nested-toggle', name: 'nested',
+                              'aria-expanded': 'false'}, 'Nested changes ▸');
+  button.addEventListener('click', async () => {
+    const row = button.closest('tr');
+    if (shown) {
+      shown.hidden = !shown.hidden;
+    } else {
+      button.disabled = true;
+      let body;
+      try {
+        body = await nestedRows(ctx, c.change_set_id);
+      } catch (err) {
+        body = h('p', {class: 'form-error'}, err.message);
+      } finally {
+        button.disabled = false;
+      }
+      shown = h('tr', {class: 'nested-changes', dataset: {parent: c.logical_resource_id}},
+        h('td', {colspan: 5}, body));
+      row.after(shown);
+    }
+    button.setAttribute('aria-expanded', String(!shown.hidden));
+    button.textContent = shown.hidden ? 'Nested changes ▸' : 'Nested changes ▾';
+  });
+  return button;
+}
+
+function changeRows(changes, ctx, top = false) {
   if (!changes.length) return h('p', {class: 'muted'}, 'No changes.');
-  return h('table', {class: 'list changes', id: 'changes'},
+  return h('table', {class: top ? 'list changes' : 'list changes nested', id: top ? 'changes' : null},
     h('thead', {}, h('tr', {}, ['Action', 'Resource', 'Type', 'Replacement', 'Properties']
       .map(t => h('th', {}, t)))),
     h('tbody', {}, changes.map(c => h('tr', {dataset: {resource: c.logical_resource_id,
@@ -32,7 +76,8 @@ function changeRows(changes) {
       h('td', {}, h('span', {class: `badge change-${String(c.action).toLowerCase()}`},
                     c.action)),
       h('td', {}, c.logical_resource_id,
-        c.physical_resource_id ? h('div', {class: 'mono muted'}, c.physical_resource_id) : null),
+        c.physical_resource_id ? h('div', {class: 'mono muted'}, c.physical_resource_id) : null,
+        c.change_set_id ? h('div', {}, nestedToggle(ctx, c)) : null),
       h('td', {}, c.resource_type || ''),
       h('td', {class: 'replacement'}, c.replacement || '—'),
       h('td', {}, (c.details || []).length ? h('ul', {class: 'details'},
@@ -59,7 +104,8 @@ export async function changeSetPage(view, api, stackName, stackId, csId) {
   const act = (label, attrs, fn) => h('button', {type: 'button', ...attrs, onclick: async () => {
     try { await fn(); } catch (err) { toast(err.message, 'error'); }
   }}, label);
-  const available = cs.execution_status === 'AVAILABLE';
+  const root = cs.root_change_set;
+  const available = cs.execution_status === 'AVAILABLE' && !root;
   const params = Object.entries(cs.parameters || {}).filter(([k]) => !k.startsWith('OS::'));
   clear(view,
     h('div', {class: 'title-row'}, h('h1', {},
@@ -69,6 +115,10 @@ export async function changeSetPage(view, api, stackName, stackId, csId) {
     h('p', {class: 'muted'}, cs.description ? `${cs.description} · ` : '', 'made ', time(cs.creation_time),
       cs.execution_time ? [' · executed ', time(cs.execution_time)] : ''),
     cs.status_reason ? h('p', {class: 'form-error', id: 'changeset-reason'}, cs.status_reason) : null,
+    root ? h('p', {id: 'changeset-root'}, 'The change set of nested stack ',
+      h('b', {}, cs.stack_name), ', part of ',
+      h('a', {href: changeSetHash(api.project, stackName, stackId, root.id)}, root.name),
+      ': it is executed (or deleted) with it.') : null,
     h('p', {}, 'Link for a reviewer: ',
       h('input', {id: 'changeset-link', readonly: true, size: 80, value: link})),
     h('div', {class: 'row actions'},
@@ -78,13 +128,13 @@ export async function changeSetPage(view, api, stackName, stackId, csId) {
         toast(`Executing ${cs.name}`);
         location.hash = stackHash;
       }) : null,
-      act('Delete', {name: 'delete-changeset', class: 'danger'}, async () => {
+      root ? null : act('Delete', {name: 'delete-changeset', class: 'danger'}, async () => {
         if (!confirm(`Delete change set ${cs.name}?`)) return;
         await api.del(csPath(stackName, stackId, cs.id));
         toast(`Deleted change set ${cs.name}`);
         location.hash = `${stackHash}?tab=changesets`;
       })),
-    h('h2', {}, 'Changes'), changeRows(cs.changes || []),
+    h('h2', {}, 'Changes'), changeRows(cs.changes || [], {api, stackName, stackId}, true),
     params.length ? [h('h2', {}, 'Parameters'), h('table', {class: 'list', id: 'changeset-parameters'},
       h('tbody', {}, params.map(([k, v]) => h('tr', {dataset: {parameter: k}},
         h('td', {}, k), h('td', {class: 'mono'}, pretty(v))))))] : null);

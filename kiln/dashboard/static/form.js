@@ -367,11 +367,15 @@ export function stackForm(view, api, {stack = null, go}) {
       if (!body || !csName.value.trim()) return;
       save.disabled = true;
       try {
-        const made = await saveChangeSet(api, stack, body, csName.value.trim());
+        const made = await saveChangeSet(api, stack, nested.checked ?
+          {...body, include_nested_stacks: true} : body, csName.value.trim());
         location.hash = changeSetHash(api.project, stack.stack_name, stack.id, made.id);
       } catch (err) { save.disabled = false; showServerError(err); }
     }}, 'Save as change set');
-    return h('div', {class: 'row save-changeset'}, h('label', {}, 'Change set ', csName), save,
+    const nested = h('input', {type: 'checkbox', name: 'include_nested'});
+    return h('div', {class: 'row save-changeset'}, h('label', {}, 'Change set ', csName),
+      h('label', {title: 'a change set of its own for each nested stack the update changes'},
+        nested, ' with nested stacks'), save,
       h('span', {class: 'muted'}, 'stored for review; anyone with the link can execute it'));
   }
 

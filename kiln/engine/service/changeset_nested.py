@@ -12,20 +12,24 @@ which updates the child stacks as any update does.
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import uuid
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from kiln.db.records import ChangeSetRecord
 from kiln.engine.model.context import RequestContext
 from kiln.engine.model.live_stack import LiveStack
 from kiln.engine.model.slots import make_slot
 from kiln.engine.service import changeset_plan as plan
+from kiln.errors import KilnError
 from kiln.resources.base import Resource
 from kiln.resources.nested import NestedStackResource
 
 if TYPE_CHECKING:
     from kiln.engine.service.changesets import ChangeSetOps
+    from kiln.engine.store.change_sets import ChangeSetStore
 
 #: keys a nested change set adds to its parent's change (left out when plans compare)
 LINK_KEYS = ("change_set_id", "change_set_name")
@@ -34,6 +38,26 @@ LINK_KEYS = ("change_set_id", "change_set_name")
 def bare(changes: Any) -> list[dict[str, Any]]:
     """Changes without the links to child change sets (what a plan recomputes)."""
     return [{k: v for k, v in c.items() if k not in LINK_KEYS} for c in changes or []]
+
+
+def _names(cs: ChangeSetRecord, stack_name: str) -> bool:
+    return stack_name in (cs.stack_name, cs.stack_id) or stack_name.endswith(f"/{cs.stack_id}")
+
+
+async def named_by(store: ChangeSetStore, cs: ChangeSetRecord, stack_name: str) -> bool:
+    """Whether ``stack_name`` (a name, an id or an ARN) names the change set's stack, or,
+    for a nested change set, the stack of its parent, its parent's parent... up to its
+    root: a nested change set is also opened under the stacks above it (a nested stack
+    still to be created has no stack of its own yet)."""
+    seen: set[str] = set()
+    found: ChangeSetRecord | None = cs
+    while found is not None and found.id not in seen and found.project_id == cs.project_id:
+        if _names(found, stack_name):
+            return True
+        seen.add(found.id)
+        parent_id = ((found.request or {}).get("parent") or {}).get("id")
+        found = await store.get(str(parent_id)) if parent_id else None
+    return False
 
 
 def _child_name(parent: str, logical: str) -> str:
@@ -119,3 +143,35 @@ async def children(
         rows.append(row)
         rows += below
     return rows
+
+
+async def as_shown(ops: ChangeSetOps, rows: list[dict[str, Any]],
+                   request: Mapping[str, Any]) -> bool:
+    """Whether the nested change sets made again (``rows``) show what the stored ones
+    (``request["children"]``) showed: a nested stack's template fetched from its
+    ``TemplateURL`` is fetched again when the root runs, and may have changed since."""
+    stored = list(request.get("children") or ())
+    if len(rows) != len(stored):
+        return False
+    for row, child_id in zip(rows, stored, strict=True):
+        child = await ops.core.store.change_sets.get(str(child_id))
+        again = json.loads(json.dumps(row["changes"], default=str))
+        if child is None or bare(again) != bare(child.changes):
+            return False
+    return True
+
+
+async def still_shown(ops: ChangeSetOps, ctx: RequestContext, stack: LiveStack,
+                      cs: ChangeSetRecord) -> bool:
+    """Whether a ``CREATE`` change set's nested change sets, made again for ``stack``
+    (the new stack as it would be made now), show what the stored ones show."""
+    request = cs.request or {}
+    if not request.get("children"):
+        return True
+    link = {"id": cs.id, "name": cs.name}
+    changes = [dict(c) for c in plan.create_changes(stack)]
+    try:
+        rows = await children(ops, ctx, stack, changes, link, link)
+    except KilnError:
+        return False
+    return await as_shown(ops, rows, request)

@@ -99,11 +99,7 @@ class ChangeSetOps:
         if (
             found is None
             or found.project_id != ctx.project_id
-            or (
-                stack_name
-                and stack_name not in (found.stack_name, found.stack_id)
-                and not stack_name.endswith(f"/{found.stack_id}")
-            )
+            or (stack_name and not await below.named_by(store, found, stack_name))
             or not await self._visible(ctx, found)
         ):
             raise ChangeSetNotFound(f"ChangeSet [{name_or_id}] does not exist")
@@ -492,11 +488,13 @@ class ChangeSetOps:
             now = await self.core.find(ctx, rec.id)
             if fingerprint(now) != cs.fingerprint:
                 raise await self._obsolete(cs, "the stack changed after the change set was created")
+            nested: dict[str, Any] | None = (
+                {"id": cs.id, "name": cs.name} if request.get("children") else None)
             try:
-                again = await self._plan(ctx, "UPDATE", rec.name, rec.id, request)
+                again = await self._plan(ctx, "UPDATE", rec.name, rec.id, request, None, nested)
             except KilnError as exc:
                 raise await self._obsolete(cs, f"the plan cannot be made again: {exc}") from None
-            if again != below.bare(cs.changes):
+            if below.bare(again) != below.bare(cs.changes):
                 raise await self._obsolete(
                     cs, "the changes it would make now differ from the ones it shows"
                 )
@@ -504,6 +502,8 @@ class ChangeSetOps:
                 raise await self._obsolete(
                     cs, "a nested stack changed after the change set was created"
                 )
+            if nested is not None and not await below.as_shown(self, nested["rows"], request):
+                raise await self._obsolete(cs, "a nested stack's changes now differ from its own")
             if not await self.core.store.change_sets.settle(
                 cs.id, _executed(request), only_if_execution=""
             ):
@@ -549,7 +549,8 @@ class ChangeSetOps:
             request["args"],
             stack_id=cs.stack_id,
         )
-        if _imported(_plain(plan.create_changes(stack)), request) != below.bare(cs.changes):
+        made = _imported(_plain(plan.create_changes(stack)), request)
+        if made != below.bare(cs.changes) or not await below.still_shown(self, ctx, stack, cs):
             raise await self._obsolete(
                 cs, "the changes it would make now differ from the ones it shows"
             )

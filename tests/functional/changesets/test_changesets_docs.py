@@ -57,6 +57,44 @@ def test_the_cli_example(kiln_server: KilnProcess, tmp_path: Path) -> None:
     heat.stacks.delete("shop")
 
 
+def test_the_nested_cli_example(kiln_server: KilnProcess, tmp_path: Path) -> None:
+    done = _run(_block("sh", "Nested stacks with the kiln CLI"), kiln_server, tmp_path)
+    out = done.stdout
+    assert "not-for-your-eyes" not in out and "still-secret" not in out
+    assert re.search(r"Modify\s*\|\s*web\s*\|.*\|\s*length\s*\|.*\|\s*8\s*\|\s*16\s*\|", out)
+    assert re.search(r"\|\s*\|\s{3}stack store-web-\S+\s*\|\s*change set longer-keys-web\s*\|", out)
+    assert re.search(r"Modify\s*\|\s{3}session_key\s*\|.*\|\s*True\s*\|\s*length\s*\|\s*Always\s*"
+                     r"\|\s*8\s*\|\s*16", out), out
+    assert re.search(r"Modify\s*\|\s{3}login\s*\|.*\|\s*value\s*\|.*\|\s*\*{6}\s*\|\s*\*{6}", out)
+    assert re.search(r"Modify\s*\|\s*web\s*\|.*\|\s*password\s*\|.*\|\s*\*{6}\s*\|\s*\*{6}", out)
+    assert "UPDATE_COMPLETE" in out
+    heat = heat_client(kiln_server.endpoint("demo"))
+    (web,) = heat.resources.list("store")
+    key = heat.resources.get(web.physical_resource_id, "session_key")
+    assert len(key.attributes["value"]) == 16  # the root ran the nested stack's change
+    # what the paragraph after the block says: JSON, the list, the id under the root
+    env = {**clean_env(), "OS_ENDPOINT": kiln_server.endpoint("demo"), "NO_COLOR": "1"}
+
+    def kiln(*args: str) -> str:
+        return subprocess.run([*kiln_command(), "stack", *args], env=env, capture_output=True,
+                              text=True, timeout=120, check=True).stdout
+
+    record = json.loads(kiln("changeset", "show", "store", "longer-keys", "-f", "json"))
+    (change,) = record["changes"]
+    nested = change["nested_change_set"]
+    assert nested["name"] == "longer-keys-web"
+    listed = json.loads(kiln("changeset", "list", "store", "-f", "json"))
+    assert [(c["name"], c["include_nested_stacks"]) for c in listed] == [("longer-keys", True)]
+    alone = json.loads(kiln("changeset", "show", "store", nested["id"], "-f", "json"))
+    assert alone["root_change_set"]["name"] == "longer-keys"
+    for verb in ("execute", "delete"):
+        refused = subprocess.run([*kiln_command(), "stack", "changeset", verb, "store",
+                                  nested["id"]], env=env, capture_output=True, text=True,
+                                 timeout=120, check=False)
+        assert refused.returncode == 1 and "nested change set" in refused.stderr, refused.stderr
+    heat.stacks.delete("store")
+
+
 def test_the_boto3_example(kiln_server: KilnProcess, capsys: pytest.CaptureFixture[str]) -> None:
     _run_python(_block("python", "With boto3"), kiln_server)
     assert capsys.readouterr().out.strip() == "Modify Token True length 8 -> 16"
