@@ -37,6 +37,7 @@ TYPES = {
     "OS::Designate::RecordSet": "designate",
     "OS::Designate::Zone": "designate",
     "OS::Ironic::Port": "ironic",
+    "OS::Magnum::BayModel": "magnum",
     "OS::Magnum::Cluster": "magnum",
     "OS::Magnum::ClusterTemplate": "magnum",
     "OS::Manila::SecurityService": "manila",
@@ -94,6 +95,9 @@ EXTENSIONS = {
     "OS::Neutron::TaaS::TapFlow": "taas", "OS::Neutron::TaaS::TapService": "taas",
 }
 
+#: hidden in Heat 27 (never listed) but still run, as the type that replaced them
+HIDDEN = frozenset({"OS::Magnum::BayModel"})
+
 #: the types Heat 27 itself marks unsupported ("use at your own risk")
 UNSUPPORTED = frozenset({"OS::Neutron::PortChain", "OS::Neutron::PortPairGroup"})
 
@@ -117,6 +121,8 @@ def _attributes(name: str, client: str) -> dict[str, Any]:
         "__doc__": f"{name}: needs {client}, which Kiln does not drive."}
     if name in UNSUPPORTED:
         attrs["support_status"] = SupportStatus(status="UNSUPPORTED")
+    elif name in HIDDEN:
+        attrs["support_status"] = SupportStatus(status="HIDDEN")
     return attrs
 
 

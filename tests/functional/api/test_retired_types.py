@@ -57,3 +57,14 @@ def test_retired_types_validate_create_nothing_and_are_not_listed(api: httpx.Cli
         api.delete(path)
     listed = set(api.get("/resource_types").json()["resource_types"])
     assert not listed & (set(RETIRED) | {"OS::Neutron::RouterGateway"})
+
+
+def test_a_hidden_type_of_a_missing_service_says_the_service_is_missing(
+        api: httpx.Client) -> None:
+    template = hot({"model": {"type": "OS::Magnum::BayModel",
+                              "properties": {"image": "fedora", "keypair": "k"}}})
+    assert answer(api, "validate", {"template": template}) == (
+        400, "ResourceTypeUnavailable",
+        "HEAT-E99001 Service magnum is not available for resource type "
+        "OS::Magnum::BayModel, reason: magnum container-infra endpoint is not in service "
+        "catalog.")
