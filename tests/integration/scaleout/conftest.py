@@ -35,6 +35,10 @@ from tests.support.services import unavailable
 HEARTBEAT = 0.5
 DEAD_AFTER = 4.0
 PERIODIC = 2
+#: engine_dead_after for tests of routing rather than liveness: 4 s lets an engine starved
+#: of CPU on a loaded machine be taken for dead and its stack taken over mid-test (seen),
+#: which changes which engine holds it
+STEADY = 30.0
 
 
 def _broker_up() -> bool:

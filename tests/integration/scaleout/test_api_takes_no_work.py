@@ -98,4 +98,5 @@ def test_api_processes_never_take_work(
         wait_status(c, "queued", "CREATE_COMPLETE", timeout=60)
         assert any(r.get("stack_id") == stack_id and "taking over" in str(r["message"])
                    for r in engine.log_records())
-        assert _stack_row(database, stack_id).engine_id is None  # released when done
+        wait_for(lambda: _stack_row(database, stack_id).engine_id is None, 30,
+                 "the engine to release the stack once done")

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from tests.integration.scaleout.conftest import (
+    STEADY,
     BrokerTap,
     Cluster,
     client,
@@ -27,6 +28,7 @@ TEMPLATE = {"heat_template_version": "2018-08-31",
 def test_one_message_per_stack_action_none_per_resource(
         postgresql_url: str, cluster_factory: Callable[[str], Cluster]) -> None:
     cluster = cluster_factory(postgresql_url)
+    cluster.extra = {"kiln_engine": {"engine_dead_after": STEADY}}
     tap = BrokerTap(cluster.exchange, ["#"])
     try:
         cluster.engine()

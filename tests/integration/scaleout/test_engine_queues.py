@@ -12,6 +12,7 @@ import kombu
 import sqlalchemy as sa
 
 from tests.integration.scaleout.conftest import (
+    STEADY,
     BrokerTap,
     Cluster,
     client,
@@ -36,6 +37,7 @@ def _consumers(queue: str) -> int | None:
 def test_each_engine_has_its_own_queue_and_a_forwarded_call_reaches_the_holder(
         postgresql_url: str, cluster_factory: Callable[[str], Cluster]) -> None:
     cluster = cluster_factory(postgresql_url)
+    cluster.extra = {"kiln_engine": {"engine_dead_after": STEADY}}
     topic = cluster.exchange  # the tests' rpc_topic, as their control_exchange
     tap = BrokerTap(cluster.exchange, ["#"])
     try:

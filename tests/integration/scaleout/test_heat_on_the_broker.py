@@ -21,6 +21,7 @@ from collections.abc import Callable
 import kombu
 
 from tests.integration.scaleout.conftest import (
+    STEADY,
     BrokerTap,
     Cluster,
     client,
@@ -38,7 +39,8 @@ def test_a_heat_engine_on_the_broker_receives_none_of_kilns_messages(
     cluster = cluster_factory(postgresql_url)
     notices = f"kiln-test-notices-{uuid.uuid4().hex[:8]}"
     cluster.extra = {"oslo_messaging_notifications": {"driver": "messagingv2",
-                                                      "topics": notices}}
+                                                      "topics": notices},
+                     "kiln_engine": {"engine_dead_after": STEADY}}
     heat = BrokerTap(cluster.exchange,
                      [key for t in HEAT_TOPICS for key in (t, f"{t}.*")],
                      fanouts=tuple(f"{t}_fanout" for t in HEAT_TOPICS))
