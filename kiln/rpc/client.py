@@ -9,7 +9,9 @@ reach that call's thread never returns (and neither would the request waiting on
 the executor it took a thread of). So the reply queue is made once, by a thread of its
 own started with the process (:meth:`EngineClient.open_replies`), and until it exists a
 call is refused at once (503), as a send to an unreachable broker is (found by the
-multi-process probe of issue 24).
+multi-process probe of issue 24). When making it fails outright (the broker refuses the
+login, say, rather than being out of reach), it is tried again, after 0.5 s, then twice as
+long each time up to 30 s, so calls are served again once the broker accepts it.
 """
 
 from __future__ import annotations
@@ -29,6 +31,11 @@ from kiln.rpc import transport as rpc_transport
 from kiln.rpc.wire import context_to_dict, error_from_dict
 
 LOG = logging.getLogger(__name__)
+
+#: the wait before making the reply queue again after an attempt failed, doubled after
+#: each failure up to :data:`REPLY_RETRY_MAX` seconds
+REPLY_RETRY_FIRST = 0.5
+REPLY_RETRY_MAX = 30.0
 
 
 class EngineClient:
@@ -50,10 +57,13 @@ class EngineClient:
         self._timeout = om.MessagingTimeout
         #: set once the reply queue calls wait on exists (:meth:`open_replies`)
         self._replies = threading.Event()
+        #: set by :meth:`close`: the reply queue is no longer tried for
+        self._closed = threading.Event()
 
     def open_replies(self) -> None:
         """Make the reply queue in a daemon thread (it may wait for the broker as long
-        as it is unreachable); calls are refused until it exists. A driver without
+        as it is unreachable, and is tried again with a growing delay when making it
+        fails); calls are refused until it exists. A driver without
         oslo.messaging's AMQP reply queue (not the rabbit driver) needs nothing made."""
         driver = getattr(self._transport, "_driver", None)
         make = getattr(driver, "_get_reply_q", None)
@@ -62,14 +72,24 @@ class EngineClient:
             return
 
         def run() -> None:
-            try:
-                make()
-            except Exception as exc:  # noqa: BLE001 - the driver's errors, all fatal here
-                LOG.warning("cannot make the reply queue for calls to engines (the "
-                            "broker: %s): requests forwarded to an engine are refused",
-                            exc)
+            delay, failures = REPLY_RETRY_FIRST, 0
+            while not self._closed.is_set():
+                try:
+                    make()
+                except Exception as exc:  # noqa: BLE001 - the driver's errors: try again
+                    failures += 1
+                    LOG.warning("cannot make the reply queue for calls to engines (the "
+                                "broker: %s): requests forwarded to an engine are refused "
+                                "until it is made; trying again in %g s", exc, delay)
+                    if self._closed.wait(delay):
+                        return
+                    delay = min(delay * 2, REPLY_RETRY_MAX)
+                    continue
+                if failures:
+                    LOG.info("reply queue for calls to engines made after %d failed "
+                             "attempts: forwarded requests are served again", failures)
+                self._replies.set()
                 return
-            self._replies.set()
 
         threading.Thread(target=run, name="kiln-rpc-replies", daemon=True).start()
 
@@ -142,6 +162,9 @@ class EngineClient:
         return True
 
     def close(self) -> None:
+        """Stop trying for the reply queue; close the transport if this client made
+        it."""
+        self._closed.set()
         if self._own_transport:
             self._transport.cleanup()
 

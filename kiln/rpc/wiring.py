@@ -61,6 +61,7 @@ class Messaging:
     async def stop(self) -> None:
         if self.server is not None:
             await self.server.stop()
+        self.client.close()  # the transport is ours, closed by _cleanup
         await self._cleanup()
 
     async def _cleanup(self) -> None:

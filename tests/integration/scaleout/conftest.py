@@ -11,6 +11,8 @@ shared RabbitMQ is never stopped: a test of the broker's absence points one proc
 
 from __future__ import annotations
 
+import contextlib
+import json
 import socket
 import time
 import uuid
@@ -33,6 +35,10 @@ from tests.support.services import unavailable
 HEARTBEAT = 0.5
 DEAD_AFTER = 4.0
 PERIODIC = 2
+#: engine_dead_after for tests of routing rather than liveness: 4 s lets an engine starved
+#: of CPU on a loaded machine be taken for dead and its stack taken over mid-test (seen),
+#: which changes which engine holds it
+STEADY = 30.0
 
 
 def _broker_up() -> bool:
@@ -170,3 +176,67 @@ def create_paused(c: httpx.Client, name: str) -> str:
                          for e in c.get(f"{path}/events").json()["events"]),
              what="the pre-create hook to pause the create")
     return path
+
+
+class BrokerTap:
+    """Copies of what the deployment publishes, seen on the machine's RabbitMQ (kombu):
+    a queue of the test's own (exclusive, deleted with its connection) bound to the
+    topic exchange ``exchange`` with each of ``keys`` (``#``: everything) and to each
+    fanout exchange of ``fanouts``. A binding copies messages: it takes none from the
+    queues the deployment's processes consume. ``seen`` holds (exchange, routing key,
+    RPC method or notification event type) of each message."""
+
+    def __init__(self, exchange: str, keys: list[str], fanouts: tuple[str, ...] = ()) -> None:
+        import kombu
+
+        from tests.support.rabbitmq import URL
+
+        self.seen: list[tuple[str, str, str]] = []
+        self._conn = kombu.Connection(URL, connect_timeout=5)
+        # as oslo.messaging declares them under the tests' amqp_auto_delete = true
+        topic = kombu.Exchange(exchange, type="topic", durable=False, auto_delete=True)
+        bindings = [kombu.binding(topic, routing_key=key) for key in keys]
+        bindings += [kombu.binding(self._fanout(name)) for name in fanouts]
+        queue = kombu.Queue(f"kiln-tap-{uuid.uuid4().hex[:12]}", bindings=bindings,
+                            exclusive=True, auto_delete=True)
+        self._consumer = kombu.Consumer(self._conn, queues=[queue],
+                                        callbacks=[self._received], accept=["json"])
+        self._consumer.consume()
+
+    def _fanout(self, name: str) -> Any:
+        """Fanout exchange ``name``: bound as it is when it exists (a real Heat on the
+        broker declared it its own way), else declared as oslo.messaging would here."""
+        import kombu
+
+        channel = self._conn.channel()
+        try:
+            channel.exchange_declare(name, "fanout", passive=True)
+            exists = True
+        except Exception:  # noqa: BLE001 - NOT_FOUND (it closes this channel)
+            exists = False
+        with contextlib.suppress(Exception):
+            channel.close()
+        if exists:
+            return kombu.Exchange(name, type="fanout", passive=True)
+        return kombu.Exchange(name, type="fanout", durable=False, auto_delete=True)
+
+    def _received(self, body: Any, message: Any) -> None:
+        envelope = json.loads(body) if isinstance(body, str | bytes) else body
+        inner = json.loads(envelope["oslo.message"]) if "oslo.message" in envelope \
+            else envelope
+        what = str(inner.get("method") or inner.get("event_type") or "?")
+        info = message.delivery_info
+        self.seen.append((str(info.get("exchange")), str(info["routing_key"]), what))
+        message.ack()
+
+    def drain(self, seconds: float = 1.0) -> list[tuple[str, str, str]]:
+        """Take what arrives within ``seconds`` (a message sent before this call was
+        routed to the tap when it was sent: RabbitMQ routes on publish)."""
+        deadline = time.monotonic() + seconds
+        while (left := deadline - time.monotonic()) > 0:
+            with contextlib.suppress(TimeoutError, socket.timeout):
+                self._conn.drain_events(timeout=min(left, 0.5))
+        return self.seen
+
+    def close(self) -> None:
+        self._conn.release()
