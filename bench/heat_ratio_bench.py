@@ -15,6 +15,12 @@ carries the server's CPU seconds for the action (Heat's only with ``--heat-pid``
 pid of its one process). The ratio is Heat's create + delete wall time over Kiln's, per
 round and overall (medians).
 
+Heat 27's legacy engine does not finish a flat 1,000 on /work/shared/peer-heat (its
+oslo.service threading backend caps a stack's threads at 1,000 and Heat starts one per
+event; bench/README.md, "Kiln beside Heat 27"), so a Heat run can end FAILED or never:
+the summary keeps each run's statuses beside its seconds, and ``--timeout`` bounds the
+wait.
+
 ``--old-tree DIR`` adds a second ``kiln serve`` importing that tree (e.g. ``git
 archive`` of main extracted there), measured in the same rounds, for a before/after.
 ``--heat-url ''`` leaves Heat out (Kiln trees only).
@@ -93,8 +99,8 @@ def summary(results: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
         out["heat_over_kiln_median"] = round(
             out["heat"]["median_create_delete_s"] / out["kiln"]["median_create_delete_s"], 1)
         heat_cpu = out["heat"].get("create_delete_server_cpu_s")
-        if heat_cpu:
-            kiln_cpu = out["kiln"]["create_delete_server_cpu_s"]
+        kiln_cpu = out["kiln"].get("create_delete_server_cpu_s")
+        if heat_cpu and kiln_cpu and statistics.median(kiln_cpu) > 0:
             out["heat_over_kiln_server_cpu_median"] = round(
                 statistics.median(heat_cpu) / statistics.median(kiln_cpu), 1)
     if results.get("kiln_old") and results.get("kiln"):
