@@ -71,3 +71,24 @@ def test_the_heat_ratio_bench_alternates_its_targets(tmp_path: Path) -> None:
     assert summary["heat_over_kiln_median"] > 0
     assert summary["heat"]["create_delete_server_cpu_s"][0] > 0  # --heat-pid's CPU
     assert summary["old_over_new_median"] > 0
+
+
+def test_the_wall_breakdown_reads_every_server_thread(tmp_path: Path) -> None:
+    """bench/wall_breakdown.py: each action's wall time, answer and polls from the client,
+    and the server's CPU and run-queue time from the kernel, the event loop's apart."""
+    out = tmp_path / "wall.json"
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "wall_breakdown.py"), "--size", "5",
+         "--runs", "1", "--json", str(out)],
+        capture_output=True, text=True, timeout=240, env=clean_env(), cwd=tmp_path,
+        check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    (run,) = json.loads(out.read_text())["runs"]
+    assert run["create"]["status"] == "CREATE_COMPLETE"
+    assert run["delete"]["status"] == "DELETE_COMPLETE"
+    for action in ("create", "delete"):
+        assert 0 < run[action]["answer_s"] <= run[action]["wall_s"]
+        assert run[action]["polls"] >= 1
+        server = run[action]["server_until_answer"]
+        assert server["cpu_s"] > 0
+        assert "event loop" in server["threads"]
