@@ -15,9 +15,9 @@ carries the server's CPU seconds for the action (Heat's only with ``--heat-pid``
 pid of its one process). The ratio is Heat's create + delete wall time over Kiln's, per
 round and overall (medians).
 
-Heat 27's legacy engine does not finish a flat 1,000 on /work/shared/peer-heat (its
-oslo.service threading backend caps a stack's threads at 1,000 and Heat starts one per
-event; bench/README.md, "Kiln beside Heat 27"), so a Heat run can end FAILED or never:
+Heat 27 finishes a flat 1,000 in neither engine on /work/shared/peer-heat (a stack's
+thread group is capped at 1,000 threads, never emptied, and Heat starts one per event;
+bench/README.md, "Kiln beside Heat 27"), so a Heat run can end FAILED or never:
 the summary keeps each run's statuses beside its seconds, and ``--timeout`` bounds the
 wait.
 
