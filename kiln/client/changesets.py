@@ -94,6 +94,14 @@ def change_rows(changes: list[JSON]) -> list[dict[str, Any]]:
     help="The change set's name (a letter, then letters, digits, hyphens).",
 )
 @click.option("--description", help="What the change is for.")
+@click.option(
+    "--import",
+    "imports",
+    multiple=True,
+    metavar="RESOURCE=PHYSICAL_ID",
+    help="Import: the template's resource RESOURCE adopts the existing object "
+    "PHYSICAL_ID instead of creating one (repeatable; the import changes nothing else).",
+)
 @format_option
 @click.pass_context
 def changeset_create(
@@ -109,12 +117,23 @@ def changeset_create(
     tags: str | None,
     changeset_name: str,
     description: str | None,
+    imports: tuple[str, ...],
     fmt: str,
 ) -> None:
     """Store the plan of an update of stack NAME as a change set, changing nothing."""
     bundle = load(template, environments)
     body = _update_body(bundle, params, param_files, existing, rollback, timeout, tags, template)
+    if imports:
+        body["resources_to_import"] = [_import_entry(item) for item in imports]
     save_plan(_api(ctx), name, body, changeset_name, existing, fmt, description)
+
+
+def _import_entry(item: str) -> dict[str, str]:
+    resource, sep, physical = item.partition("=")
+    if not sep or not resource or not physical:
+        raise click.BadParameter(f"{item!r} is not RESOURCE=PHYSICAL_ID",
+                                 param_hint="'--import'")
+    return {"logical_resource_id": resource, "physical_resource_id": physical}
 
 
 def save_plan(
