@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 import yaml
@@ -19,6 +20,7 @@ import yaml
 from kiln.errors import InvalidInput
 from kiln.resources.registry import global_registry
 from kiln.template.environment import ResourceRegistry
+from kiln.template.template import internal_keys
 
 
 class ImportRefused(InvalidInput):
@@ -148,3 +150,15 @@ def relabel(changes: Sequence[Mapping[str, Any]], imports: Sequence[Mapping[str,
             f"{sorted(other)} would change"
         )
     return out
+
+
+def shown(changes: list[dict[str, Any]], request: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """An IMPORT's plan shows its resources as Import (and refuses any other change)."""
+    imports = request.get("imports")
+    return relabel(changes, imports) if imports else changes
+
+
+def parsing(request: Mapping[str, Any]) -> AbstractContextManager[None]:
+    """Where a change set's template is parsed: an IMPORT's is one Kiln marked, whose CFN
+    ``ExternalId`` is honoured (:data:`kiln.template.template.INTERNAL_KEYS`)."""
+    return internal_keys() if request.get("imports") else nullcontext()
