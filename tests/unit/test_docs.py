@@ -58,6 +58,8 @@ RUN_BY = {
     ("changesets.md", "With boto3", ""): "tests/functional/changesets/test_changesets_docs.py",
     ("changesets.md", "Importing existing objects", ""):
         "tests/functional/changesets/test_changesets_docs.py",
+    ("changesets.md", "Importing on the native API", ""):
+        "tests/functional/changesets/test_changesets_docs.py",
     ("changesets.md", "A stack's history", ""):
         "tests/functional/changesets/test_changesets_docs.py",
     ("drift.md", "A worked example", ""): "tests/cloud/test_drift_docs.py",
