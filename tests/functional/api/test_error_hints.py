@@ -339,3 +339,33 @@ def test_kiln_stack_validate_lists_every_error_and_warning(kiln_server: KilnProc
     assert result.stderr == f"kiln: warning: {TYPO_FUNCTION}\n"
     assert result.stdout.startswith("Description: No description\nParameters:\n  size:\n")
     assert "Warnings" not in result.stdout
+
+
+def test_kiln_stack_validate_warns_of_a_get_param_the_template_does_not_declare(
+        kiln_server: KilnProcess, tmp_path: Path) -> None:
+    """Heat's validate does not resolve values, so a misspelt ``get_param`` passes it and
+    fails the create; ``kiln stack validate`` (all_errors) says so beforehand, while the
+    API's plain answer stays Heat's."""
+    template = HOT + """\
+parameters:
+  length: {type: number, default: 8}
+resources:
+  s:
+    type: OS::Heat::RandomString
+    properties: {length: {get_param: lenght}}
+"""
+    (tmp_path / "t.yaml").write_text(template)
+    run = {"capture_output": True, "text": True, "cwd": tmp_path, "timeout": 120,
+           "check": False, "env": {**clean_env(), "NO_COLOR": "1",
+                                   "OS_ENDPOINT": kiln_server.endpoint("demo")}}
+    result = subprocess.run([*kiln_command(), "stack", "validate", "-t", "t.yaml"], **run)
+    assert result.returncode == 0, result
+    assert result.stderr == ('kiln: warning: resources.s.properties.length.get_param: '
+                             '"lenght" is not a parameter of the template: did you mean '
+                             "length?\n")
+    heats = httpx.post(f"{kiln_server.endpoint('demo')}/validate", json={"template": template},
+                       timeout=HTTP_TIMEOUT)
+    assert heats.status_code == 200 and "Warnings" not in heats.json()
+    created = subprocess.run([*kiln_command(), "stack", "create", "-t", "t.yaml", "s1"], **run)
+    assert created.returncode == 1, created
+    assert "The Parameter (lenght) was not provided." in created.stderr
