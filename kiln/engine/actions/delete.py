@@ -1,8 +1,9 @@
 """Deleting resources in reverse dependency order; stack delete.
 
 ``deletion_policy: Retain`` still shows DELETE_IN_PROGRESS/COMPLETE (as Heat does) but
-leaves the physical resource alone; ``Snapshot`` deletes it like ``Delete`` for plugins
-that have nothing to snapshot.
+leaves the physical resource alone; ``Snapshot`` has the plugin keep a snapshot first
+(``handle_snapshot_delete``, a volume's backup, a server's image), and deletes it like
+``Delete`` for plugins that have nothing to snapshot.
 """
 
 from __future__ import annotations
@@ -33,10 +34,15 @@ async def delete_resource(engine: Engine, stack: LiveStack, slot: Slot,
     """``resume_from``: recovery continues a delete a dead engine had started."""
     plugin = slot.plugin
     retain = slot.definition.deletion_policy == "Retain"
+    snapshot = (slot.definition.deletion_policy == "Snapshot"
+                and plugin.supports("snapshot_delete"))
+    before = (slot.state.action, slot.state.status)
 
     async def handle() -> Any:
         if retain:
             return None
+        if snapshot:
+            return await plugin.handle_snapshot_delete(before)
         return await plugin.handle_delete()
 
     async def check(token: Any) -> bool:
