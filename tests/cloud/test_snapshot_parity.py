@@ -105,3 +105,30 @@ def test_an_external_resource_is_left_alone_by_an_update(cloud_heat: Any,
     assert delete_and_wait(cloud_heat, name) == "DELETE_COMPLETE"
     assert sdk.image.get_image(image.id).status == "active"
     sdk.image.delete_image(image)
+
+
+def test_user_data_rebuild_boots_the_server_with_the_new_user_data(
+        cloud_heat: Any, sdk: Any) -> None:
+    """``user_data_update_policy: REBUILD`` rebuilds the server in place with the new
+    user data (Heat 27 hands the text to Nova as the image and fails the update)."""
+    import base64
+
+    from tests.support.cloud.catalog import IMAGE
+
+    def template(user_data: str) -> dict[str, Any]:
+        return {"heat_template_version": "2018-08-31", "resources": {"server": {
+            "type": "OS::Nova::Server", "properties": {
+                "image": IMAGE, "flavor": "m1.tiny", "networks": [{"network": "public"}],
+                "user_data_format": "RAW", "user_data_update_policy": "REBUILD",
+                "user_data": user_data}}}}
+
+    name = f"udrebuild-{uuid.uuid4().hex[:6]}"
+    cloud_heat.stacks.create(stack_name=name, template=template("one"))
+    settled(cloud_heat, name, "CREATE_COMPLETE")
+    server = physical_ids(cloud_heat, name)["server"]
+    cloud_heat.stacks.update(name, template=template("two"))
+    settled(cloud_heat, name, "UPDATE_COMPLETE")
+    assert physical_ids(cloud_heat, name)["server"] == server
+    found = sdk.compute.get_server(server)
+    assert base64.b64decode(found.user_data).decode() == "two"
+    assert delete_and_wait(cloud_heat, name, timeout=180) == "DELETE_COMPLETE"
