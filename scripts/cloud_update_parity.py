@@ -115,6 +115,12 @@ class _Run:
         self.stack_id = ""
         self.rid: str | None = None
         self.records: list[dict[str, Any]] = []
+        self.before: dict[str, Any] = {}
+
+    def leftovers(self) -> dict[str, list[str]]:
+        """What this scenario's snapshots left in the project (what earlier scenarios
+        of the run left there is taken away)."""
+        return since(self.before, leftovers(self.user_sdk))
 
     def add(self, step: str, stack: Any, replaced: bool | None, **extra: Any) -> None:
         record = _record(step, stack, replaced, _read(self.scenario, self.sdk, self.rid))
@@ -140,6 +146,8 @@ class _Run:
     def run(self) -> list[dict[str, Any]]:
         """Create, update step by step, act, delete; one record per step."""
         scenario, heat = self.scenario, self.heat
+        if scenario.extended:
+            self.before = leftovers(self.user_sdk)
         if scenario.external:
             self.external = scenario.external(self.user_sdk, self.admin)
         name = f"parity-{scenario.type.split('::')[-1].lower()}-{uuid.uuid4().hex[:6]}"
@@ -171,7 +179,7 @@ class _Run:
         snap = heat.stacks.snapshot(sid, name="parity")["id"]
         stack = _until(heat, sid, "SNAPSHOT", scenario.timeout)
         self.add("snapshot", stack, None, snapshot=self._snapshot(snap),
-                 leftovers=leftovers(self.user_sdk))
+                 leftovers=self.leftovers())
         for label, change in scenario.snapshot or []:
             stack = self.update(label, change)
         try:
@@ -183,14 +191,14 @@ class _Run:
             stack = _until(heat, sid, "RESTORE", scenario.timeout)
             new = heat.resources.get(sid, "r").physical_resource_id
             old, self.rid = self.rid, new
-            self.add("restore", stack, new != old, leftovers=leftovers(self.user_sdk))
+            self.add("restore", stack, new != old, leftovers=self.leftovers())
         heat.stacks.snapshot_delete(sid, snap)
         deadline = time.monotonic() + scenario.timeout
         while self._snapshot(snap) != "gone" and time.monotonic() < deadline:
             time.sleep(0.5)  # Heat deletes a snapshot's artefacts after answering
         stack = _wait(heat, sid, scenario.timeout)
         self.add("snapshot delete", stack, None, snapshot=self._snapshot(snap),
-                 leftovers=leftovers(self.user_sdk))
+                 leftovers=self.leftovers())
 
     def _snapshot(self, snap: str) -> str:
         from heatclient import exc
@@ -212,10 +220,22 @@ class _Run:
                 "step": "delete", "status": status,
                 "reason": None if status == "DELETE_COMPLETE" else final.stack_status_reason,
                 "replaced": None, "cloud": _read(self.scenario, self.sdk, self.rid),
-                "leftovers": leftovers(self.user_sdk)})
+                "leftovers": self.leftovers()})
         elif status != "DELETE_COMPLETE":
             self.records.append({"step": "delete", "status": status,
                                  "reason": final.stack_status_reason})
+
+
+def since(before: dict[str, Any], now: dict[str, Any]) -> dict[str, list[str]]:
+    """*now* without *before* (each a map of lists of statuses)."""
+    out = {}
+    for kind, items in now.items():
+        rest = list(items)
+        for item in before.get(kind, []):
+            if item in rest:
+                rest.remove(item)
+        out[kind] = sorted(rest)
+    return out
 
 
 def run_scenario(scenario: Scenario, heat: Any, admin: Any, user_sdk: Any
