@@ -10,7 +10,6 @@ stack that signals keep reaching for hours), not only when an action ends.
 from __future__ import annotations
 
 import random
-import uuid as uuidlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
@@ -20,6 +19,7 @@ from sqlalchemy.orm import Session
 
 from kiln import notify
 from kiln.db import _query, crypt, sqlite_fast
+from kiln.db.ids import ordered_uuid
 from kiln.db.models import Event, utcnow
 from kiln.db.records import EventQuery, EventRecord, NewEvent
 
@@ -74,7 +74,7 @@ def add_events(s: Session, rows: Sequence[NewEvent], *, max_events_per_stack: in
     uuids: list[str] = []
     sealed: crypt.SealMemo = {}
     for r in rows:
-        uid = r.uuid or str(uuidlib.uuid4())
+        uid = r.uuid or ordered_uuid()
         uuids.append(uid)
         pending.rows.append({"uuid": uid, "stack_id": r.stack_id,
                              "resource_name": r.resource_name,

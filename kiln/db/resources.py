@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 import json
 import sys
-import uuid as uuidlib
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, cast
@@ -21,6 +20,7 @@ from sqlalchemy.orm.util import identity_key
 
 from kiln.db import crypt, sqlite_fast
 from kiln.db import signals as db_signals
+from kiln.db.ids import ordered_uuid
 from kiln.db.models import Resource, ResourceData, utcnow
 from kiln.db.records import (
     NewResource,
@@ -152,7 +152,7 @@ def _fill_data(s: Session, out: Mapping[int, dict[str, str]]) -> None:
 
 def create_resources(s: Session, rows: Sequence[NewResource]) -> list[ResourceRecord]:
     now = utcnow()
-    objs = [Resource(uuid=r.uuid or str(uuidlib.uuid4()), stack_id=r.stack_id,
+    objs = [Resource(uuid=r.uuid or ordered_uuid(), stack_id=r.stack_id,
                      root_stack_id=r.root_stack_id, name=r.name, type=r.type,
                      physical_resource_id=r.physical_resource_id, action=r.action,
                      status=r.status, status_reason=r.status_reason,
@@ -174,7 +174,7 @@ _INSERT_SLICE = 500
 
 
 def _insert_values(r: NewResource, now: Any) -> dict[str, Any]:
-    return {"uuid": r.uuid or str(uuidlib.uuid4()), "stack_id": r.stack_id,
+    return {"uuid": r.uuid or ordered_uuid(), "stack_id": r.stack_id,
             "root_stack_id": r.root_stack_id, "name": r.name, "type": r.type,
             "physical_resource_id": r.physical_resource_id, "action": r.action,
             "status": r.status, "status_reason": r.status_reason,
