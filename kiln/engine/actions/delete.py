@@ -31,8 +31,10 @@ def needs_delete(slot: Slot) -> bool:
 
 async def delete_resource(engine: Engine, stack: LiveStack, slot: Slot,
                           deadline: Deadline | None = None,
-                          resume_from: Persisted | None = None) -> None:
-    """``resume_from``: recovery continues a delete a dead engine had started."""
+                          resume_from: Persisted | None = None, *,
+                          remove_row: bool = False) -> None:
+    """``resume_from``: recovery continues a delete a dead engine had started;
+    ``remove_row``: DELETE_COMPLETE deletes the row in the same write."""
     plugin = slot.plugin
     # a resource adopted with external_id is not Heat's to delete (the HOT spec's
     # rule, and what Heat 27 does on the cloud): it is left as Retain leaves one
@@ -58,15 +60,21 @@ async def delete_resource(engine: Engine, stack: LiveStack, slot: Slot,
         await hooks.pause(engine, stack, slot, "pre", DELETE)
     await run_action(engine.recorder, engine.poller, stack, slot, DELETE, handle, check,
                      abort_reason=deadline.reason if deadline else lambda: None,
-                     resume_from=resume_from)
-    await hooks.pause(engine, stack, slot, "post", DELETE)
+                     resume_from=resume_from, remove_row=remove_row)
+    if not remove_row:
+        await hooks.pause(engine, stack, slot, "post", DELETE)
 
 
 async def delete_with_row(engine: Engine, stack: LiveStack, slot: Slot,
                           deadline: Deadline | None = None) -> None:
-    """Delete the resource if it still exists, then its row."""
+    """Delete the resource if it still exists, then its row: in the transaction that
+    records its DELETE_COMPLETE (one write, the row never updated to a state it is
+    deleted in), unless a post-delete hook may stop there first."""
     if needs_delete(slot):
-        await delete_resource(engine, stack, slot, deadline)
+        at_once = bool(slot.db_id) and not hooks.may_pause(stack, slot, "post", DELETE)
+        await delete_resource(engine, stack, slot, deadline, remove_row=at_once)
+        if at_once:
+            return
     if slot.db_id:
         await engine.store.resources.remove(slot.db_id)
 

@@ -107,6 +107,13 @@ async def _still_set(engine: Engine, slot: Slot, hook: str) -> bool:
     return False
 
 
+def may_pause(stack: LiveStack, slot: Slot, phase: str, action: str) -> bool:
+    """Whether :func:`pause` could stop ``slot`` here (the stack runs ``action`` and the
+    environment hooks the resource there)."""
+    return (stack.info.action == action
+            and hook_name(phase, action) in stack.environment.registry.hooks_for(slot.name))
+
+
 async def pause(engine: Engine, stack: LiveStack, slot: Slot, phase: str, action: str) -> None:
     """Stop here while the ``<phase>-<action>`` hook of ``slot`` is set.
 

@@ -160,8 +160,10 @@ async def run_action(recorder: Recorder, poller: Poller, stack: LiveStack, slot:
                      action: str, handle: Handle, check: Check, *,
                      on_complete: Callable[[], None] | None = None,
                      abort_reason: Callable[[], str | None] = lambda: None,
-                     resume_from: Persisted | None = None) -> None:
+                     resume_from: Persisted | None = None,
+                     remove_row: bool = False) -> None:
     """Drive ``slot`` through ``action`` to COMPLETE, or FAILED and raise ActionFailed.
+    ``remove_row``: COMPLETE also deletes the row (see :meth:`Recorder.resource`).
 
     With ``resume_from`` the resource is already IN_PROGRESS with that token committed
     (by an engine that went away): ``handle`` is not called again, only the checks run."""
@@ -227,4 +229,4 @@ async def run_action(recorder: Recorder, poller: Poller, stack: LiveStack, slot:
                            stack_reason=_quoted_by_stack(slot, exc, reason)) from exc
     if on_complete is not None:
         on_complete()
-    await recorder.resource(stack, slot, action, COMPLETE)
+    await recorder.resource(stack, slot, action, COMPLETE, remove_row=remove_row)

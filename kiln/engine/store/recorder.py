@@ -38,19 +38,27 @@ class _Change:
     data_del: list[str]
     event: NewEvent | None
     data_secret: frozenset[str] = frozenset()
+    #: the row is deleted (with its data) instead of updated: the transition is its last
+    remove: bool = False
 
 
 def _apply(s: Session, changes: Sequence[_Change],
            stack_changes: Sequence[tuple[str, StackValues]]) -> None:
     rows = [c for c in changes if c.resource_id]
     if rows:
+        gone = {c.resource_id for c in rows if c.remove}
+        if gone:  # nothing is written to a row about to be deleted
+            rows = [c for c in rows if c.resource_id not in gone]
         # a row's last state is all it needs; every transition keeps its own event
         last = {c.resource_id: c.values for c in rows}
-        db_resources.update_resources(s, list(last.items()))
+        if last:
+            db_resources.update_resources(s, list(last.items()))
         db_resources.write_resource_data(s, (
             ResourceDataChange(c.resource_id, c.data_new, c.data_changed, c.data_del,
                                c.data_secret)
             for c in rows if c.data_new or c.data_changed or c.data_del))
+        if gone:
+            db_resources.delete_resources(s, list(gone))
     for stack_id, values in stack_changes:
         db_stacks.update_stack(s, stack_id, values)
     events = [c.event for c in changes if c.event is not None]
@@ -148,11 +156,17 @@ class Recorder:
 
     def resource(self, stack: LiveStack, slot: Slot, action: str, status: str,
                  reason: str = "state changed", *, event: bool = True,
-                 ) -> asyncio.Future[None]:
-        """Set the slot's state, persist row + data + event (progress is cleared)."""
+                 remove_row: bool = False) -> asyncio.Future[None]:
+        """Set the slot's state, persist row + data + event (progress is cleared).
+        ``remove_row``: the transition is the row's last (a replaced or doomed
+        resource's DELETE_COMPLETE): its event is written and, in the same transaction,
+        the row and its data are deleted instead of updated."""
         state = slot.state
         state.action, state.status, state.status_reason = action, status, reason
-        new, changed, gone = _data_changes(slot)
+        if remove_row:
+            new, changed, gone = _NOTHING_NEW, _NOTHING_CHANGED, _NOTHING_GONE
+        else:
+            new, changed, gone = _data_changes(slot)
         ev = None
         if event:
             ev = NewEvent(stack_id=stack.info.id, resource_name=slot.name,
@@ -161,7 +175,7 @@ class Recorder:
                           physical_resource_id=state.resource_id,
                           resource_properties=state.properties_data)
         self._changes.append(_Change(slot.db_id, self._values(slot, None), new, changed,
-                                     gone, ev, slot.plugin.secret_data))
+                                     gone, ev, slot.plugin.secret_data, remove_row))
         return self._enqueue()
 
     def progress(self, slot: Slot, token: Any) -> asyncio.Future[None]:
