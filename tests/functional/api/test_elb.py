@@ -15,8 +15,9 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.functional.api.heat_target import wait_for
+from tests.functional.api.heat_target import COMPARE_URL, wait_for
 from tests.functional.api.test_validate_parity import answer, hot
+from tests.support.server import KilnProcess, start_kiln
 
 TYPE = "AWS::ElasticLoadBalancing::LoadBalancer"
 HEAT_SCHEMA = json.loads(
@@ -113,3 +114,70 @@ def test_create_without_nova_is_refused_as_heat_refuses_it(api: httpx.Client) ->
         "ResourceTypeUnavailable: resources.lb<nested_stack>: HEAT-E99001 Service nova is "
         "not available for resource type AWS::EC2::Instance, reason: nova compute endpoint "
         "is not in service catalog.")
+
+
+CUSTOM = """
+AWSTemplateFormatVersion: "2010-09-09"
+Parameters:
+  KeyName: {Type: String}
+  SecurityGroups: {Type: CommaDelimitedList, Default: ""}
+Resources:
+  LB_instance:
+    Type: OS::Heat::None
+    Metadata:
+      AWS::CloudFormation::Init:
+        config:
+          files:
+            /etc/haproxy/haproxy.cfg: {content: ""}
+Outputs:
+  PublicIp:
+    Value: {"Fn::Join": [",", {Ref: SecurityGroups}]}
+"""
+
+
+@pytest.fixture(scope="module")
+def custom_kiln(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KilnProcess]:
+    work = tmp_path_factory.mktemp("elb")
+    (work / "lb.yaml").write_text(CUSTOM)
+    proc = start_kiln(work, options={"DEFAULT": {"loadbalancer_template": work / "lb.yaml"}})
+    yield proc
+    assert proc.stop() == 0, proc.logs()
+
+
+@pytest.mark.skipif(bool(COMPARE_URL), reason="starts a kiln serve of its own")
+def test_the_operator_replaces_the_template(custom_kiln: KilnProcess) -> None:
+    template = hot({"lb": {"type": TYPE, "properties": {**LB["properties"],
+                                                       "SecurityGroups": ["a", "b"]}}},
+                   outputs={"dns": {"value": {"get_attr": ["lb", "DNSName"]}}})
+    with httpx.Client(base_url=custom_kiln.endpoint("demo"), timeout=60) as api:
+        name = f"elb_{uuid.uuid4().hex[:10]}"
+        resp = api.post("/stacks", json={"stack_name": name, "template": template})
+        assert resp.status_code == 201, resp.text
+        path = f"/stacks/{name}/{resp.json()['stack']['id']}"
+        stack = _settled(api, path, name)
+        assert stack["stack_status"] == "CREATE_COMPLETE", stack["stack_status_reason"]
+        # the operator's template ran: its output, from the groups passed to it
+        assert stack["outputs"][0]["output_value"] == "a,b"
+        # SecurityGroups is updated in place: the nested stack gets the new groups
+        template["resources"]["lb"]["properties"]["SecurityGroups"] = ["c"]
+        assert api.put(path, json={"template": template}).status_code == 202
+        stack = wait_for(lambda: api.get(path).json()["stack"],
+                         lambda s: s["stack_status"] in ("UPDATE_COMPLETE", "UPDATE_FAILED"),
+                         name)
+        assert stack["stack_status"] == "UPDATE_COMPLETE", stack["stack_status_reason"]
+        assert stack["outputs"][0]["output_value"] == "c"
+        assert api.delete(path).status_code == 204
+        assert _settled(api, path, name)["stack_status"] == "DELETE_COMPLETE"
+
+
+def test_a_missing_operator_template_is_refused(tmp_path: Path) -> None:
+    if COMPARE_URL:
+        pytest.skip("starts a kiln serve of its own")
+    proc = start_kiln(tmp_path, options={"DEFAULT": {
+        "loadbalancer_template": tmp_path / "absent.yaml"}})
+    try:
+        with httpx.Client(base_url=proc.endpoint("demo"), timeout=60) as api:
+            assert answer(api, "create", {"template": hot({"lb": LB})}) == (
+                400, "StackValidationFailed", "Custom LoadBalancer template can not be found")
+    finally:
+        assert proc.stop() == 0, proc.logs()
