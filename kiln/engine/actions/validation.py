@@ -498,10 +498,10 @@ def _check_remote_stack(stack: LiveStack, slot: Slot) -> None:
 def check_children(stack: LiveStack, catalog: frozenset[str] | None = None) -> None:
     """What Heat's create checks of every nested stack before it stores anything (as
     its /validate checks a template: types, names, parameter schemas and groups,
-    references, cycles, property names, not values; and, given the *catalog*, each
-    resource's service), all the way down. A group is looked at with one member (none
-    when its count is 0); an unknown member type is reported as it is, as Heat checks
-    the member's definition first."""
+    references, cycles, property names, not values; and, given the *catalog*, the
+    service of each resource of the nested stacks that ask for it), all the way down.
+    A group is looked at with one member (none when its count is 0); an unknown member
+    type is reported as it is, as Heat checks the member's definition first."""
     for slot in stack.slots.values():
         if slot.type_name == "OS::Heat::Stack":
             _check_remote_stack(stack, slot)
@@ -515,9 +515,14 @@ def check_children(stack: LiveStack, catalog: frozenset[str] | None = None) -> N
             child = _child_stack(stack, slot, found[0], found[1], validate_params=False)
             tv.check_parameter_groups(child.template)
             child.bound.validate(placeholders=False)
-            check_resources(child, catalog)
+            # Heat checks every nested resource's service; Kiln so far for the plugins
+            # that ask (the load balancer), see NestedStackResource.checks_child_services
+            asks = isinstance(slot.plugin, NestedStackResource) and \
+                slot.plugin.checks_child_services
+            services = catalog if asks else None
+            check_resources(child, services)
             check_reads(child)
-            check_children(child, catalog)
+            check_children(child, services)
         except ResourceTypeNotFound as exc:
             if isinstance(slot.plugin, TemplateResource) or isinstance(exc, TemplateNotFetched):
                 raise _child_error(slot, exc) from None

@@ -27,7 +27,7 @@ import os
 from collections.abc import Mapping
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import Any, ClassVar
 
 from kiln.clients import clients_for, errors, rest
 from kiln.errors import StackValidationFailed
@@ -109,6 +109,7 @@ def haproxy_config(listener: Mapping[str, Any], health: Mapping[str, Any] | None
 class LoadBalancer(NestedStackResource):
     type_name = "AWS::ElasticLoadBalancing::LoadBalancer"
     support_status = SupportStatus()
+    checks_child_services: ClassVar[bool] = True  # a create without Nova is refused, as Heat's is
     description = (
         "A load balancer: a nested stack whose server runs haproxy in front of the "
         "Instances.\n\nThe nested stack's template is Kiln's built-in one unless "
