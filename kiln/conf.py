@@ -96,6 +96,10 @@ default_opts = [
     cfg.ListOpt("template_url_allowed_schemes", default=["http", "https"],
                 help="Schemes a template_url may use."),
     cfg.IntOpt("template_url_timeout", default=10, help="Seconds to fetch a template_url."),
+    cfg.StrOpt("loadbalancer_template",
+               help="A file holding the template AWS::ElasticLoadBalancing::LoadBalancer "
+                    "runs as its nested stack instead of Kiln's built-in haproxy server "
+                    "(as Heat's option of that name)."),
     cfg.ListOpt("template_url_allowed_hosts", default=[],
                 help="Host names and networks (CIDR, or single addresses) that template_url "
                      "and a nested stack's TemplateURL may reach although they are loopback "

@@ -139,6 +139,10 @@ class ResourceRuntime(Protocol):
     def resolve(self, node: Any) -> Any:
         """Resolve an unresolved template tree (functions) in this stack's template."""
 
+    def stack_parameter(self, name: str) -> Any:
+        """The value of the stack's parameter *name* (Heat's ``stack.parameters``);
+        KeyError when the template declares none of that name."""
+
     def now(self) -> float:
         """Wall-clock seconds since the epoch; deadlines in tokens are in this clock."""
 

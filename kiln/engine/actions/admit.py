@@ -207,7 +207,7 @@ async def prepare(engine: Engine, ctx: RequestContext, name: str,
         # builds on this module
         from kiln.engine.actions.validation import check_children
 
-        check_children(stack)
+        check_children(stack, catalog)
         from kiln.engine.actions.service_check import check_services
 
         check_services(stack, catalog)

@@ -46,6 +46,7 @@ from kiln.resources.common.autoscaling_group import AutoScalingGroupBase
 from kiln.resources.common.scaling_group import ScalingGroup
 from kiln.resources.nested import NestedStackResource
 from kiln.resources.provider import TemplateNotFetched, TemplateResource
+from kiln.resources.schema import property_error
 from kiln.template import load_template
 from kiln.template import validation as tv
 from kiln.template.environment import Environment, build_environment
@@ -150,13 +151,18 @@ def _unknown_property_check(slot: Slot) -> None:
         return
     cls = type(slot.plugin)
     unknown = [k for k in props if k not in cls.properties_schema]
-    if not unknown:
-        return
-    try:
-        cls.make_properties(slot.name, dict.fromkeys(unknown))
-    except StackValidationFailed as exc:
-        if "Unknown Property" in exc.message:
-            raise
+    if unknown:
+        try:
+            cls.make_properties(slot.name, dict.fromkeys(unknown))
+        except StackValidationFailed as exc:
+            if "Unknown Property" in exc.message:
+                raise
+    # a property the type declares but does not implement, given a value (Heat's
+    # check in the same pass, in the schema's order)
+    for key, prop in cls.properties_schema.items():
+        if not prop.implemented and key in props:
+            raise property_error(StackValidationFailed(
+                f"Property {key} not implemented yet"), slot.name)
 
 
 def _external_attribute_check(slot: Slot) -> None:
@@ -489,12 +495,13 @@ def _check_remote_stack(stack: LiveStack, slot: Slot) -> None:
                                     f'at {place} due to "ERROR: {exc.message}"') from None
 
 
-def check_children(stack: LiveStack) -> None:
+def check_children(stack: LiveStack, catalog: frozenset[str] | None = None) -> None:
     """What Heat's create checks of every nested stack before it stores anything (as
     its /validate checks a template: types, names, parameter schemas and groups,
-    references, cycles, property names, not values), all the way down. A group is
-    looked at with one member (none when its count is 0); an unknown member type is
-    reported as it is, as Heat checks the member's definition first."""
+    references, cycles, property names, not values; and, given the *catalog*, the
+    service of each resource of the nested stacks that ask for it), all the way down.
+    A group is looked at with one member (none when its count is 0); an unknown member
+    type is reported as it is, as Heat checks the member's definition first."""
     for slot in stack.slots.values():
         if slot.type_name == "OS::Heat::Stack":
             _check_remote_stack(stack, slot)
@@ -508,9 +515,14 @@ def check_children(stack: LiveStack) -> None:
             child = _child_stack(stack, slot, found[0], found[1], validate_params=False)
             tv.check_parameter_groups(child.template)
             child.bound.validate(placeholders=False)
-            check_resources(child)
+            # Heat checks every nested resource's service; Kiln so far for the plugins
+            # that ask (the load balancer), see NestedStackResource.checks_child_services
+            asks = isinstance(slot.plugin, NestedStackResource) and \
+                slot.plugin.checks_child_services
+            services = catalog if asks else None
+            check_resources(child, services)
             check_reads(child)
-            check_children(child)
+            check_children(child, services)
         except ResourceTypeNotFound as exc:
             if isinstance(slot.plugin, TemplateResource) or isinstance(exc, TemplateNotFetched):
                 raise _child_error(slot, exc) from None

@@ -130,6 +130,11 @@ class StackRuntime(ServerAccess):
             return node
         return self._stack.bound.resolve(node)
 
+    def stack_parameter(self, name: str) -> Any:
+        if not self._stack.is_bound:
+            raise KeyError(name)
+        return self._stack.bound.parameters[name]
+
     def now(self) -> float:
         return time.time()
 

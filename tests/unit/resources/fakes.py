@@ -106,6 +106,9 @@ class FakeRuntime:
     def resolve(self, node: Any) -> Any:
         return node  # tests pass already-resolved properties
 
+    def stack_parameter(self, name: str) -> Any:
+        raise KeyError(name)  # a stack of no template
+
     def plugin_class(self, type_name: str) -> type[Resource]:
         """Types of the built-in registry only (no environment, no provider templates)."""
         return global_registry().get(type_name)
