@@ -27,6 +27,13 @@ class Dispatch(Protocol):
         database for the engines' sweep."""
         ...
 
+    async def alive(self, server: str) -> bool:
+        """Whether engine ``server`` answers a ping within ``engine_life_check_timeout``:
+        an engine whose heartbeat is late may only be starved of CPU, and its stacks are
+        not taken over while it answers (as Heat pings a lock's holder before stealing
+        the lock)."""
+        ...
+
     async def invoke(self, method: str, ctx: RequestContext, kwargs: Mapping[str, Any], *,
                      server: str | None = None) -> Any:
         """Run the EngineService ``method`` on engine ``server`` (None: any engine) and

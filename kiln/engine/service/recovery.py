@@ -48,10 +48,14 @@ class Recovery:
     so that a lock it holds while admitting an action is never taken over as a dead
     engine's, but it never takes work."""
 
-    def __init__(self, engine: Engine, conf: EngineConf, *, sweeps: bool = True) -> None:
+    def __init__(self, engine: Engine, conf: EngineConf, *, sweeps: bool = True,
+                 holder_alive: Callable[[str], Awaitable[bool]] | None = None) -> None:
         self.engine = engine
         self.conf = conf
         self.sweeps = sweeps
+        #: asks an engine whose heartbeat is late whether it still answers (over the
+        #: broker; None without one, where the heartbeat alone decides)
+        self.holder_alive = holder_alive
         opts = conf.kiln_engine
         self.heartbeat_interval = max(float(opts.heartbeat_interval), 0.05)
         self.dead_after = float(opts.engine_dead_after)
@@ -125,8 +129,16 @@ class Recovery:
         engine = self.engine
         me = engine.engine_id
         found = await engine.store.locks.orphaned(self.dead_after, me)
+        answering = await self._answering({rec.engine_id for rec in found
+                                           if rec.engine_id not in (None, me)})
         taken: list[str] = []
         for rec in found:
+            if rec.engine_id in answering:
+                LOG.warning("not taking over stack %s (%s): its engine %s is late with "
+                            "its heartbeat but still answers", rec.name, rec.id,
+                            rec.engine_id, extra={"stack_id": rec.id,
+                                                  "engine_id": engine.engine_id})
+                continue
             if len(taken) >= SWEEP_LIMIT:
                 break
             if await self._try(rec):
@@ -136,6 +148,16 @@ class Recovery:
         # whose engine stopped
         await self.drift.take()
         return taken
+
+    async def _answering(self, holders: set[str | None]) -> set[str]:
+        """Of the engines holding stacks whose heartbeats are late, those that still
+        answer a ping (each asked once, all at once)."""
+        ask = self.holder_alive
+        if ask is None or not holders:
+            return set()
+        names = sorted(h for h in holders if h is not None)
+        answers = await asyncio.gather(*(ask(name) for name in names))
+        return {name for name, up in zip(names, answers, strict=True) if up}
 
     async def take(self, stack_id: str) -> bool:
         """Take one queued stack now (an API process's ``wake``): IN_PROGRESS and held by
@@ -264,7 +286,8 @@ class RecoveryOps:
         """After :meth:`ServiceCore.start`: the Engine exists."""
         dispatch = self.core.dispatch
         sweeps = dispatch is None or dispatch.runs_actions
-        self.recovery = Recovery(self.core.engine, self.core.conf, sweeps=sweeps)
+        self.recovery = Recovery(self.core.engine, self.core.conf, sweeps=sweeps,
+                                 holder_alive=None if dispatch is None else dispatch.alive)
         await self.recovery.start()
 
     async def stop(self) -> None:
