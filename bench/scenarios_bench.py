@@ -324,15 +324,18 @@ def run_all(hc: Any, args: argparse.Namespace, rss: RssSampler | None,
     return results
 
 
+#: the ``kiln serve`` configuration of every run: 10,000-resource stacks allowed
+KILN_OPTIONS = {"DEFAULT": {"max_resources_per_stack": -1, "max_events_per_stack": 1000,
+                            "max_template_size": 1 << 24, "max_json_body_size": 1 << 25}}
+
+
 def run_on_new_server(args: argparse.Namespace, record: dict[str, Any],
                       only: list[tuple[str, int]] | None = None) -> list[dict[str, Any]]:
     """Start ``kiln serve`` on a fresh SQLite file, warm it up, run the cases, stop it."""
     from tests.support.server import start_kiln
 
     with tempfile.TemporaryDirectory() as tmp:
-        kiln = start_kiln(Path(tmp) / "kiln", options={
-            "DEFAULT": {"max_resources_per_stack": -1, "max_events_per_stack": 1000,
-                        "max_template_size": 1 << 24, "max_json_body_size": 1 << 25}})
+        kiln = start_kiln(Path(tmp) / "kiln", options=KILN_OPTIONS)
         record.setdefault("target", {"server": "kiln serve",
                                      "database": "sqlite (state_path, WAL)",
                                      "startup_s": round(kiln.startup_seconds, 3)})

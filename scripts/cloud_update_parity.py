@@ -27,6 +27,7 @@ import re
 import sys
 import tempfile
 import time
+import traceback
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -36,15 +37,21 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from update_parity_scenarios import DROP, Scenario, scenarios
+from update_parity_scenarios import DROP, EXTERNAL_ID, Scenario, leftovers, scenarios
 
 from tests.support.cloud import Cloud, CloudLayout, is_up
 from tests.support.local_http import local_http_server
 
 
-def template(scenario: Scenario, props: dict[str, Any]) -> dict[str, Any]:
-    subject = {"type": scenario.type,
-               "properties": {k: v for k, v in props.items() if v != DROP}}
+def template(scenario: Scenario, props: dict[str, Any], external: str | None = None
+             ) -> dict[str, Any]:
+    subject: dict[str, Any] = {
+        "type": scenario.type,
+        "properties": {k: v for k, v in props.items() if v != DROP and k != EXTERNAL_ID}}
+    if external and props.get(EXTERNAL_ID) != DROP:
+        subject["external_id"] = external
+    if scenario.deletion_policy:
+        subject["deletion_policy"] = scenario.deletion_policy
     return {"heat_template_version": "2018-08-31",
             "resources": {**scenario.support, "r": subject}}
 
@@ -69,6 +76,18 @@ def _wait(heat: Any, stack: str, timeout: float) -> Any:
         delay = min(delay * 2, 1.0)
 
 
+def _until(heat: Any, stack_id: str, action: str, timeout: float) -> Any:
+    """The stack once *action* ran and ended (Heat may answer an action's request
+    before the stack shows it started)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        stack = _wait(heat, stack_id, timeout)
+        if stack is None or stack.stack_status.startswith(action.upper() + "_") or \
+                time.monotonic() > deadline:
+            return stack
+        time.sleep(0.2)  # the action is not visible yet; bounded by the deadline
+
+
 def _read(scenario: Scenario, sdk: Any, rid: str | None) -> Any:
     if not rid:
         return None
@@ -78,63 +97,162 @@ def _read(scenario: Scenario, sdk: Any, rid: str | None) -> Any:
         return f"unreadable: {type(exc).__name__}"
 
 
+def _record(step: str, stack: Any, replaced: bool | None, cloud: Any) -> dict[str, Any]:
+    return {"step": step, "status": stack.stack_status,
+            "reason": None if stack.stack_status.endswith("COMPLETE")
+            else stack.stack_status_reason, "replaced": replaced, "cloud": cloud}
+
+
+class _Run:
+    """One scenario's stack against one orchestrator."""
+
+    def __init__(self, scenario: Scenario, heat: Any, admin: Any, user_sdk: Any) -> None:
+        self.scenario, self.heat, self.user_sdk = scenario, heat, user_sdk
+        self.sdk = user_sdk if scenario.as_user else admin
+        self.admin = admin
+        self.props = dict(scenario.props)
+        self.external: str | None = None
+        self.stack_id = ""
+        self.rid: str | None = None
+        self.records: list[dict[str, Any]] = []
+        self.before: dict[str, Any] = {}
+
+    def leftovers(self) -> dict[str, list[str]]:
+        """What this scenario's snapshots left in the project (what earlier scenarios
+        of the run left there is taken away)."""
+        return since(self.before, leftovers(self.user_sdk))
+
+    def add(self, step: str, stack: Any, replaced: bool | None, **extra: Any) -> None:
+        record = _record(step, stack, replaced, _read(self.scenario, self.sdk, self.rid))
+        if self.scenario.extended:
+            res = self.heat.resources.get(self.stack_id, "r")
+            record["resource"] = res.resource_status
+        self.records.append({**record, **extra})
+
+    def update(self, label: str, change: dict[str, Any]) -> Any:
+        self.props.update(change)
+        self.heat.stacks.update(self.stack_id, template=template(
+            self.scenario, self.props, self.external), **self._timeout())
+        stack = _wait(self.heat, self.stack_id, self.scenario.timeout)
+        new = self.heat.resources.get(self.stack_id, "r").physical_resource_id
+        old, self.rid = self.rid, new
+        self.add(label, stack, new != old)
+        return stack
+
+    def _timeout(self) -> dict[str, int]:
+        minutes = self.scenario.timeout_mins
+        return {"timeout_mins": minutes} if minutes else {}
+
+    def run(self) -> list[dict[str, Any]]:
+        """Create, update step by step, act, delete; one record per step."""
+        scenario, heat = self.scenario, self.heat
+        if scenario.extended:
+            self.before = leftovers(self.user_sdk)
+        if scenario.external:
+            self.external = scenario.external(self.user_sdk, self.admin)
+        name = f"parity-{scenario.type.split('::')[-1].lower()}-{uuid.uuid4().hex[:6]}"
+        self.stack_id = heat.stacks.create(stack_name=name, template=template(
+            scenario, self.props, self.external), **self._timeout())["stack"]["id"]
+        stack = _wait(heat, self.stack_id, scenario.timeout)
+        self.rid = heat.resources.get(self.stack_id, "r").physical_resource_id
+        self.add("create", stack, None)
+        try:
+            for label, change in scenario.steps:
+                if not stack.stack_status.endswith("COMPLETE"):
+                    break
+                stack = self.update(label, change)
+            if stack.stack_status.endswith("COMPLETE") and scenario.actions:
+                self.records.extend(_actions(scenario, heat, self.sdk, self.stack_id,
+                                             self.rid or ""))
+            if stack.stack_status.endswith("COMPLETE") and scenario.snapshot is not None:
+                self.snapshots()
+        finally:
+            self.delete()
+        return self.records
+
+    def snapshots(self) -> None:
+        """Snapshot, the scenario's updates, restore, then delete the snapshot,
+        recording the snapshot's status and what it left in the project."""
+        from heatclient import exc
+
+        scenario, heat, sid = self.scenario, self.heat, self.stack_id
+        snap = heat.stacks.snapshot(sid, name="parity")["id"]
+        stack = _until(heat, sid, "SNAPSHOT", scenario.timeout)
+        self.add("snapshot", stack, None, snapshot=self._snapshot(snap),
+                 leftovers=self.leftovers())
+        for label, change in scenario.snapshot or []:
+            stack = self.update(label, change)
+        try:
+            heat.stacks.restore(sid, snap)
+        except exc.HTTPException as refused:
+            self.records.append({"step": "restore", "status": f"HTTP {refused.code}",
+                                 "reason": str(refused)})
+        else:
+            stack = _until(heat, sid, "RESTORE", scenario.timeout)
+            new = heat.resources.get(sid, "r").physical_resource_id
+            old, self.rid = self.rid, new
+            self.add("restore", stack, new != old, leftovers=self.leftovers())
+        heat.stacks.snapshot_delete(sid, snap)
+        deadline = time.monotonic() + scenario.timeout
+        while self._snapshot(snap) != "gone" and time.monotonic() < deadline:
+            time.sleep(0.5)  # Heat deletes a snapshot's artefacts after answering
+        stack = _wait(heat, sid, scenario.timeout)
+        self.add("snapshot delete", stack, None, snapshot=self._snapshot(snap),
+                 leftovers=self.leftovers())
+
+    def _snapshot(self, snap: str) -> str:
+        from heatclient import exc
+
+        try:
+            shown = self.heat.stacks.snapshot_show(self.stack_id, snap)
+        except exc.HTTPNotFound:
+            return "gone"
+        shown = shown.get("snapshot", shown)
+        reason = shown.get("status_reason")
+        return f"{shown.get('status')}" + (f" ({reason})" if reason else "")
+
+    def delete(self) -> None:
+        self.heat.stacks.delete(self.stack_id)
+        final = _wait(self.heat, self.stack_id, self.scenario.timeout)
+        status = final.stack_status if final is not None else "DELETE_COMPLETE"
+        if self.scenario.extended:
+            self.records.append({
+                "step": "delete", "status": status,
+                "reason": None if status == "DELETE_COMPLETE" else final.stack_status_reason,
+                "replaced": None, "cloud": _read(self.scenario, self.sdk, self.rid),
+                "leftovers": self.leftovers()})
+        elif status != "DELETE_COMPLETE":
+            self.records.append({"step": "delete", "status": status,
+                                 "reason": final.stack_status_reason})
+
+
+def since(before: dict[str, Any], now: dict[str, Any]) -> dict[str, list[str]]:
+    """*now* without *before* (each a map of lists of statuses)."""
+    out = {}
+    for kind, items in now.items():
+        rest = list(items)
+        for item in before.get(kind, []):
+            if item in rest:
+                rest.remove(item)
+        out[kind] = sorted(rest)
+    return out
+
+
 def run_scenario(scenario: Scenario, heat: Any, admin: Any, user_sdk: Any
                  ) -> list[dict[str, Any]]:
     """Create, update step by step, delete; one record per step."""
-    sdk = user_sdk if scenario.as_user else admin
-    name = f"parity-{scenario.type.split('::')[-1].lower()}-{uuid.uuid4().hex[:6]}"
-    props = dict(scenario.props)
-    stack_id = heat.stacks.create(stack_name=name,
-                                  template=template(scenario, props))["stack"]["id"]
-    stack = _wait(heat, stack_id, scenario.timeout)
-    rid = heat.resources.get(stack_id, "r").physical_resource_id
-    records = [{"step": "create", "status": stack.stack_status,
-                "reason": None if stack.stack_status.endswith("COMPLETE")
-                else stack.stack_status_reason, "replaced": None,
-                "cloud": _read(scenario, sdk, rid)}]
-    try:
-        for label, change in scenario.steps:
-            if not stack.stack_status.endswith("COMPLETE"):
-                break
-            props.update(change)
-            heat.stacks.update(stack_id, template=template(scenario, props))
-            stack = _wait(heat, stack_id, scenario.timeout)
-            new = heat.resources.get(stack_id, "r").physical_resource_id
-            records.append({
-                "step": label, "status": stack.stack_status,
-                "reason": None if stack.stack_status.endswith("COMPLETE")
-                else stack.stack_status_reason,
-                "replaced": new != rid, "cloud": _read(scenario, sdk, new)})
-            rid = new
-        if stack.stack_status.endswith("COMPLETE"):
-            records.extend(_actions(scenario, heat, sdk, stack_id, rid))
-    finally:
-        heat.stacks.delete(stack_id)
-        final = _wait(heat, stack_id, scenario.timeout)
-        if final is not None and final.stack_status != "DELETE_COMPLETE":
-            records.append({"step": "delete", "status": final.stack_status,
-                            "reason": final.stack_status_reason})
-    return records
+    return _Run(scenario, heat, admin, user_sdk).run()
 
 
 def _actions(scenario: Scenario, heat: Any, sdk: Any, stack_id: str, rid: str
              ) -> list[dict[str, Any]]:
     """Check, suspend and resume the stack, in that order, each once the one before
-    ended (Heat may answer an action before the stack shows it started)."""
+    ended."""
     records = []
     for action in ("check", "suspend", "resume"):
         getattr(heat.actions, action)(stack_id)
-        deadline = time.monotonic() + scenario.timeout
-        while True:
-            stack = _wait(heat, stack_id, scenario.timeout)
-            if stack.stack_status.startswith(action.upper() + "_") or \
-                    time.monotonic() > deadline:
-                break
-            time.sleep(0.2)  # the action is not visible yet; bounded by the deadline
-        records.append({"step": action, "status": stack.stack_status,
-                        "reason": None if stack.stack_status.endswith("COMPLETE")
-                        else stack.stack_status_reason,
-                        "replaced": None, "cloud": _read(scenario, sdk, rid)})
+        stack = _until(heat, stack_id, action, scenario.timeout)
+        records.append(_record(action, stack, None, _read(scenario, sdk, rid)))
         if not stack.stack_status.endswith("COMPLETE"):
             break
     return records
@@ -240,14 +358,15 @@ def run(args: argparse.Namespace) -> int:
             (_kiln(cloud, sdk) if args.kiln else _given(args.heat_url)) as url:
         heat = user.heat(url)
         for scenario in scenarios(image, image_url):
-            if args.only and scenario.type not in args.only:
+            if args.only and not {scenario.type, scenario.name} & set(args.only):
                 continue
             t0 = time.monotonic()
             try:
-                results[scenario.type] = run_scenario(scenario, heat, sdk, user.connect())
+                results[scenario.name] = run_scenario(scenario, heat, sdk, user.connect())
             except Exception as exc:  # noqa: BLE001 -- recorded, the next type runs
-                results[scenario.type] = [{"step": "error", "status": repr(exc)}]
-            print(f"{scenario.type}: {time.monotonic() - t0:.0f}s", file=sys.stderr)
+                results[scenario.name] = [{"step": "error", "status": repr(exc),
+                                           "reason": traceback.format_exc()[-600:]}]
+            print(f"{scenario.name}: {time.monotonic() - t0:.0f}s", file=sys.stderr)
             out.write_text(json.dumps(results, indent=1, sort_keys=True))
     return 0
 
@@ -261,7 +380,12 @@ def _given(url: str) -> Iterator[str]:
 #: names the scenarios give keypairs, Keystone objects and the rebuild image
 _RANDOM = [(re.compile(r"parity-[a-z]+-[0-9a-f]{6}-([a-z0-9_]+)-[A-Za-z0-9]+"),
             r"<physical name of \1>"),
-           (re.compile(r"\b(kp|pp|pu|pr|parity-img)-[0-9a-f]{6}\b"), r"\1-*")]
+           (re.compile(r"\b(kp|kpa|kpb|kpe|ext|pp|pu|pr|parity-img)-[0-9a-f]{6}\b"),
+            r"\1-*")]
+
+#: what a step records beside its status and the cloud's object (the steps added with
+#: the snapshot and external_id scenarios)
+_EXTRA = ("resource", "snapshot", "leftovers")
 
 
 def _normal(value: Any) -> Any:
@@ -274,7 +398,8 @@ def _normal(value: Any) -> Any:
 def _line(rec: dict[str, Any]) -> str:
     verb = {None: "", True: "REPLACED ", False: "in place "}[rec.get("replaced")]
     reason = f" ({(rec.get('reason') or '')[:160]})" if rec.get("reason") else ""
-    return f"{rec['status']} {verb}{json.dumps(_normal(rec.get('cloud')))}{reason}"
+    extra = "".join(f" {k}={json.dumps(rec[k])}" for k in _EXTRA if k in rec)
+    return f"{rec['status']} {verb}{json.dumps(_normal(rec.get('cloud')))}{extra}{reason}"
 
 
 def diff(args: argparse.Namespace) -> int:
@@ -290,7 +415,8 @@ def diff(args: argparse.Namespace) -> int:
             lb = _line(b) if b else "-"
             same = (a and b and a["status"] == b["status"]
                     and a.get("replaced") == b.get("replaced")
-                    and _normal(a.get("cloud")) == _normal(b.get("cloud")))
+                    and _normal(a.get("cloud")) == _normal(b.get("cloud"))
+                    and all(a.get(k) == b.get(k) for k in _EXTRA))
             if not same:
                 differences += 1
                 print(f"{rtype} [{step}]\n  {args.reference}: {la}\n  {args.other}: {lb}")

@@ -7,9 +7,11 @@
 # first command (.venv) keeps its installation while this reinstalls Kiln.
 #
 #   bash scripts/test.sh                 # everything
+#   bash scripts/test.sh lint            # only ruff, mypy --strict, lint-imports, mkdocs
 #   bash scripts/test.sh tests/unit -x   # arguments go straight to one pytest run (no ruff/mypy)
 #
 # Environment: PYTHON (interpreter for a new .venv-test, default python3; needs >= 3.11),
+# KILN_TEST_VENV (the tests' environment, default .venv-test),
 # KILN_TEST_WORKERS (xdist workers, default 2), KILN_REQUIRE_SERVICES=1 (CI: a missing
 # PostgreSQL/MariaDB fails instead of skipping).
 set -euo pipefail
@@ -17,7 +19,7 @@ cd "$(dirname "$0")/.."
 
 PYTHON=${PYTHON:-python3}
 WORKERS=${KILN_TEST_WORKERS:-2}
-VENV=.venv-test
+VENV=${KILN_TEST_VENV:-.venv-test}
 
 if [ ! -x "$VENV/bin/python" ]; then
     "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' || {
@@ -36,7 +38,10 @@ fi
 
 pytest=("$VENV/bin/pytest" -p no:cacheprovider -n "$WORKERS" --durations=10 -q)
 
-if [ $# -gt 0 ]; then
+lint_only=false
+if [ "${1:-}" = lint ] && [ $# -eq 1 ]; then
+    lint_only=true
+elif [ $# -gt 0 ]; then
     exec "${pytest[@]}" "$@"
 fi
 
@@ -57,6 +62,34 @@ step() {
     fi
     return 0
 }
+# the static checks (no tests, no performance gate): the whole of `scripts/test.sh lint`,
+# and the first steps of a full run
+lint_steps() {
+    step "ruff" "$VENV/bin/ruff" check kiln tests bench
+    # the same run reports each package's share of Any expressions, gated below
+    any_report=$(mktemp -d)
+    step "mypy --strict" "$VENV/bin/mypy" --any-exprs-report "$any_report"
+    step "Any expressions (kiln.engine under 5%)" \
+        "$VENV/bin/python" scripts/any_exprs.py "$any_report" --max kiln.engine=5
+    rm -rf "$any_report"
+    step "import layers (lint-imports)" "$VENV/bin/lint-imports" --no-cache
+    # the documentation site (mkdocs.yml): a broken link, anchor or nav entry fails (seconds)
+    docs_site=$(mktemp -d)
+    step "docs (mkdocs build --strict)" "$VENV/bin/mkdocs" build --strict --site-dir "$docs_site"
+    rm -rf "$docs_site"
+}
+report() {
+    if [ $status -ne 0 ]; then
+        echo "scripts/test.sh: FAILED: ${failed[*]}" >&2
+    else
+        echo "scripts/test.sh: all passed"
+    fi
+    exit $status
+}
+if $lint_only; then
+    lint_steps
+    report
+fi
 suite() {
     "${pytest[@]}" "tests/$1"
     local rc=$?
@@ -112,21 +145,11 @@ cloud_result() {
     return $rc
 }
 
-step "ruff" "$VENV/bin/ruff" check kiln tests bench
-# the same run reports each package's share of Any expressions, gated below
-any_report=$(mktemp -d)
-step "mypy --strict" "$VENV/bin/mypy" --any-exprs-report "$any_report"
-step "Any expressions (kiln.engine under 5%)" \
-    "$VENV/bin/python" scripts/any_exprs.py "$any_report" --max kiln.engine=5
-rm -rf "$any_report"
-step "import layers (lint-imports)" "$VENV/bin/lint-imports" --no-cache
+lint_steps
 # instruction counts of the hot paths (callgrind) against bench/perf_baseline.json: fails
 # on a case 25% slower or starting processes it did not (bench/README.md, "The gate")
 step "performance gate (scripts/perf_gate.py)" "$VENV/bin/python" scripts/perf_gate.py
-# the documentation site (mkdocs.yml): a broken link, anchor or nav entry fails (~1 s)
-docs_site=$(mktemp -d)
-step "docs (mkdocs build --strict)" "$VENV/bin/mkdocs" build --strict --site-dir "$docs_site"
-rm -rf "$docs_site"
+
 wait "$keystone_install" || true   # a failure is reported by the tests that need it
 cat "$keystone_log"; rm -f "$keystone_log"
 wait "$chromium_install" || tail -3 "$chromium_log"
@@ -139,10 +162,4 @@ for s in unit functional integration; do
     step "pytest tests/$s" suite "$s"
 done
 step "pytest tests/cloud (ran in the background)" cloud_result
-
-if [ $status -ne 0 ]; then
-    echo "scripts/test.sh: FAILED: ${failed[*]}" >&2
-else
-    echo "scripts/test.sh: all passed"
-fi
-exit $status
+report

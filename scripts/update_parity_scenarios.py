@@ -13,6 +13,8 @@ from tests.support.cloud.catalog import IMAGE, PUBLIC_NET
 
 #: a value in a step that removes the property from the template
 DROP = "<drop>"
+#: the key of a step that changes the subject's ``external_id`` (DROP: removes it)
+EXTERNAL_ID = "<external_id>"
 
 Reader = Callable[[Any, str], dict[str, Any]]
 
@@ -162,6 +164,29 @@ class Scenario:
     timeout: float = 240.0
     #: read the object as the stack's user (a keypair is seen by its owner only)
     as_user: bool = False
+    #: the results' key when a type has more than one scenario (default: the type)
+    key: str = ""
+    #: makes the object ``r`` adopts with ``external_id`` (given the user's sdk and the
+    #: admin's), returning its id; None: ``r`` is created by the stack
+    external: Callable[[Any, Any], str] | None = None
+    #: stack snapshot, these updates, restore, snapshot delete (None: no snapshot)
+    snapshot: list[tuple[str, dict[str, Any]]] | None = None
+    #: check, suspend and resume after the updates
+    actions: bool = True
+    deletion_policy: str | None = None
+    #: the stack's timeout (a server snapshot waits for its image until then)
+    timeout_mins: int | None = None
+
+    @property
+    def name(self) -> str:
+        return self.key or self.type
+
+    @property
+    def extended(self) -> bool:
+        """Whether each step also records the resource's state, what snapshots left in
+        the project and what the delete left (the scenarios added after Heat's first
+        recorded run; the older ones keep their records' shape)."""
+        return bool(self.key)
 
 
 def _ref(name: str) -> dict[str, str]:
@@ -197,9 +222,156 @@ def public_key() -> str:
                             serialization.PublicFormat.OpenSSH).decode()
 
 
+def _server_boot(sdk: Any, rid: str) -> dict[str, Any]:
+    """A server's keypair and user data (Nova shows the data to an admin, 2.3+)."""
+    import base64
+
+    server = sdk.compute.get_server(rid)
+    data = server.user_data
+    return {"name": server.name, "status": server.status, "key_name": server.key_name,
+            "user_data": base64.b64decode(data).decode() if data else None}
+
+
+def leftovers(sdk: Any) -> dict[str, Any]:
+    """What snapshots left in the user's project: images, volume backups and volume
+    snapshots, by status (the project is the run's own, so they are the stacks')."""
+    project = sdk.current_project_id
+    return {"images": sorted(i.status for i in sdk.image.images(owner=project)),
+            "backups": sorted(b.status for b in sdk.block_storage.backups(details=True)),
+            "volume_snapshots": sorted(
+                v.status for v in sdk.block_storage.snapshots(details=True))}
+
+
+def _tag() -> str:
+    return f"ext-{uuid.uuid4().hex[:6]}"
+
+
+def _ext_net(sdk: Any, admin: Any) -> str:
+    return str(sdk.network.create_network(name=_tag()).id)
+
+
+def _ext_subnet(sdk: Any, admin: Any) -> str:
+    net = sdk.network.create_network(name=_tag())
+    return str(sdk.network.create_subnet(network_id=net.id, name=_tag(), ip_version=4,
+                                         cidr="10.88.0.0/24").id)
+
+
+def _ext_port(sdk: Any, admin: Any) -> str:
+    net = sdk.network.create_network(name=_tag())
+    return str(sdk.network.create_port(network_id=net.id, name=_tag()).id)
+
+
+def _ext_router(sdk: Any, admin: Any) -> str:
+    return str(sdk.network.create_router(name=_tag()).id)
+
+
+def _ext_secgroup(sdk: Any, admin: Any) -> str:
+    return str(sdk.network.create_security_group(name=_tag()).id)
+
+
+def _ext_volume(sdk: Any, admin: Any) -> str:
+    volume = sdk.block_storage.create_volume(size=1, name=_tag())
+    sdk.block_storage.wait_for_status(volume, "available", wait=120)
+    return str(volume.id)
+
+
+def _ext_server(sdk: Any, admin: Any) -> str:
+    image = admin.image.find_image(IMAGE, ignore_missing=False)
+    flavor = admin.compute.find_flavor("m1.tiny", ignore_missing=False)
+    net = admin.network.find_network(PUBLIC_NET, ignore_missing=False)
+    server = sdk.compute.create_server(name=_tag(), image_id=image.id,
+                                       flavor_id=flavor.id, networks=[{"uuid": net.id}])
+    sdk.compute.wait_for_server(server, wait=300)
+    return str(server.id)
+
+
+def _ext_keypair(sdk: Any, admin: Any) -> str:
+    return str(sdk.compute.create_keypair(name=f"kpe-{uuid.uuid4().hex[:6]}",
+                                          public_key=public_key()).name)
+
+
+def _ext_image(sdk: Any, admin: Any) -> str:
+    return str(sdk.image.create_image(name=_tag(), disk_format="raw",
+                                      container_format="bare", data=b"\0" * 1024,
+                                      wait=True).id)
+
+
+def _external(rtype: str, make: Callable[[Any, Any], str], read: Reader,
+              props: dict[str, Any], change: dict[str, Any], *,
+              extra: list[tuple[str, dict[str, Any]]] | None = None,
+              timeout: float = 240.0) -> Scenario:
+    """An object made outside the stack, adopted, one property changed, deleted."""
+    steps = [(", ".join(change), change), *(extra or [])]
+    return Scenario(rtype, props, steps, read, key=f"external_id {rtype}", external=make,
+                    actions=False, as_user=True, timeout=timeout)
+
+
+def more_scenarios() -> list[Scenario]:
+    """Stack snapshots (and ``deletion_policy: Snapshot``), ``external_id`` adoption, a
+    server's ``key_name`` and ``user_data`` changes."""
+    one_net = {"net": NET, "sub": _subnet_of("net", "10.87.0.0/24")}
+    server = {"image": IMAGE, "flavor": "m1.tiny", "networks": [{"network": _ref("net")}]}
+    keys = {k: {"type": "OS::Nova::KeyPair", "properties": {
+        "name": f"{k}-{uuid.uuid4().hex[:6]}", "public_key": public_key()}}
+        for k in ("kpa", "kpb")}
+    return [
+        Scenario("OS::Cinder::Volume", {"size": 1, "name": "sv1"}, [], _volume,
+                 key="snapshot OS::Cinder::Volume", actions=False,
+                 snapshot=[("name after snapshot", {"name": "sv2"})]),
+        Scenario("OS::Nova::Server", {**server, "name": "ss1"}, [], _server, one_net,
+                 key="snapshot OS::Nova::Server", actions=False, timeout=400,
+                 timeout_mins=2,
+                 snapshot=[("name after snapshot", {"name": "ss2"})]),
+        Scenario("OS::Neutron::Net", {"name": "sn1"}, [], _net,
+                 key="snapshot OS::Neutron::Net", actions=False,
+                 snapshot=[("name after snapshot", {"name": "sn2"})]),
+        Scenario("OS::Cinder::Volume", {"size": 1}, [], _volume, actions=False,
+                 key="deletion_policy Snapshot OS::Cinder::Volume",
+                 deletion_policy="Snapshot"),
+        Scenario("OS::Nova::Server", server, [], _server, one_net, actions=False,
+                 key="deletion_policy Snapshot OS::Nova::Server",
+                 deletion_policy="Snapshot", timeout=400, timeout_mins=2),
+        Scenario("OS::Nova::Server", {
+            **server, "key_name": _ref("kpa"), "user_data": "one",
+            "user_data_format": "RAW"}, [
+            ("key_name", {"key_name": _ref("kpb")}),
+            ("user_data REPLACE", {"user_data": "two"}),
+            ("user_data_update_policy IGNORE", {"user_data_update_policy": "IGNORE"}),
+            ("user_data IGNORE", {"user_data": "three"}),
+            ("user_data REBUILD", {"user_data_update_policy": "REBUILD",
+                                   "user_data": "four"}),
+            ("key_name dropped", {"key_name": DROP}),
+            ("user_data dropped", {"user_data": DROP})],
+            _server_boot, {**one_net, **keys}, key="OS::Nova::Server key_name, user_data",
+            actions=False, timeout=400),
+        _external("OS::Neutron::Net", _ext_net, _net, {"name": "e1"}, {"name": "e2"},
+                  extra=[("external_id dropped", {EXTERNAL_ID: DROP})]),
+        _external("OS::Neutron::Subnet", _ext_subnet, _subnet,
+                  {"network": "x", "cidr": "10.88.0.0/24"}, {"name": "e2"}),
+        _external("OS::Neutron::Port", _ext_port, _port, {"network": "x"},
+                  {"name": "e2"}),
+        _external("OS::Neutron::Router", _ext_router, _router, {}, {"name": "e2"}),
+        _external("OS::Neutron::SecurityGroup", _ext_secgroup, _secgroup, {},
+                  {"description": "e2"}),
+        _external("OS::Cinder::Volume", _ext_volume, _volume, {"size": 1},
+                  {"size": 2}),
+        _external("OS::Nova::Server", _ext_server, _server, {
+            "image": IMAGE, "flavor": "m1.tiny"}, {"name": "e2"}, timeout=400),
+        _external("OS::Nova::KeyPair", _ext_keypair, _keypair, {"name": "x"},
+                  {"public_key": public_key()}),
+        _external("OS::Glance::WebImage", _ext_image, _image,
+                  {"location": "http://127.0.0.1:1/x"}, {"name": "e2"}),
+    ]
+
+
 def scenarios(extra_image: str, image_url: str) -> list[Scenario]:
     """The types and the changes tried on each (what Heat's update_allowed allows, and
     a property it does not, to see the replacement)."""
+    return [*update_scenarios(extra_image, image_url), *more_scenarios()]
+
+
+def update_scenarios(extra_image: str, image_url: str) -> list[Scenario]:
+    """One stack per type, one property changed per update."""
     server_nets = {"net": NET, "sub": _subnet_of("net", "10.92.0.0/24"),
                    "net2": NET, "sub2": _subnet_of("net2", "10.93.0.0/24")}
     return [

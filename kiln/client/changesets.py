@@ -143,6 +143,14 @@ def with_nested(api: HeatAPI, ref: str, shown: JSON, seen: set[str] | None = Non
     help="Give each nested stack the update adds or changes a change set of its own "
     "(shown under its resource; executed with this one).",
 )
+@click.option(
+    "--import",
+    "imports",
+    multiple=True,
+    metavar="RESOURCE=PHYSICAL_ID",
+    help="Import: the template's resource RESOURCE adopts the existing object "
+    "PHYSICAL_ID instead of creating one (repeatable; the import changes nothing else).",
+)
 @format_option
 @click.pass_context
 def changeset_create(
@@ -159,6 +167,7 @@ def changeset_create(
     changeset_name: str,
     description: str | None,
     include_nested: bool,
+    imports: tuple[str, ...],
     fmt: str,
 ) -> None:
     """Store the plan of an update of stack NAME as a change set, changing nothing."""
@@ -166,7 +175,17 @@ def changeset_create(
     body = _update_body(bundle, params, param_files, existing, rollback, timeout, tags, template)
     if include_nested:
         body["include_nested_stacks"] = True
+    if imports:
+        body["resources_to_import"] = [_import_entry(item) for item in imports]
     save_plan(_api(ctx), name, body, changeset_name, existing, fmt, description)
+
+
+def _import_entry(item: str) -> dict[str, str]:
+    resource, sep, physical = item.partition("=")
+    if not sep or not resource or not physical:
+        raise click.BadParameter(f"{item!r} is not RESOURCE=PHYSICAL_ID",
+                                 param_hint="'--import'")
+    return {"logical_resource_id": resource, "physical_resource_id": physical}
 
 
 def save_plan(

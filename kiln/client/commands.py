@@ -237,15 +237,18 @@ def create(ctx: click.Context, name: str, template: str, environments: tuple[str
            enable_rollback: bool, tags: str | None, wait: bool, fmt: str) -> None:
     """Create stack NAME from a template."""
     bundle = load(template, environments)
-    body = {"stack_name": name, **_body(bundle, params, param_files),
-            "disable_rollback": not enable_rollback}
+    checked = _body(bundle, params, param_files)
+    body = {"stack_name": name, **checked, "disable_rollback": not enable_rollback}
     if timeout:
         body["timeout_mins"] = timeout
     if tags:
         body["tags"] = tags
     api = _api(ctx)
     started = time.monotonic()
-    created = _call(lambda: api.create_stack(body))
+    try:
+        created = api.create_stack(body)
+    except APIError as exc:
+        _refused(api, checked, exc)
     stack = _call(lambda: api.get_stack(f"{name}/{created['id']}"))
     watch = None
     if wait:
@@ -550,13 +553,33 @@ def validate(ctx: click.Context, template: str, environments: tuple[str, ...],
     except APIError as exc:
         if not exc.errors:
             _fail_with(exc)
-        _warn(exc.warnings)
-        for error in exc.errors:
-            hint = f"\n  hint: {error['hint']}" if error.get("hint") else ""
-            click.echo(f"{PREFIX} {error.get('message')}{hint}", err=True)
-        sys.exit(EXIT_FAILED)
+        _fail_with_every(exc.errors, exc.warnings)
     _warn(result.pop("Warnings", []) if isinstance(result, dict) else [])
     show_one(result, "yaml" if fmt == "table" else fmt)
+
+
+def _refused(api: HeatAPI, body: JSON, exc: APIError) -> NoReturn:
+    """A create refused as invalid: Heat's one error first, then every other error a
+    create would meet, as Kiln's ``/validate?all_errors=true&deep=true`` finds them (an
+    endpoint without it, Heat, gives only the first)."""
+    if exc.status != 400:
+        _fail_with(exc)
+    try:
+        api.request("POST", "/validate?all_errors=true&deep=true", json=body)
+    except APIError as found:
+        first = {"message": exc.message, "hint": exc.hint}
+        others = [e for e in found.errors if e.get("message") != exc.message]
+        if others:
+            _fail_with_every([first, *others], found.warnings)
+    _fail_with(exc)
+
+
+def _fail_with_every(errors: list[dict[str, Any]], warnings: list[str]) -> NoReturn:
+    _warn(warnings)
+    for error in errors:
+        hint = f"\n  hint: {error['hint']}" if error.get("hint") else ""
+        click.echo(f"{PREFIX} {error.get('message')}{hint}", err=True)
+    sys.exit(EXIT_FAILED)
 
 
 def _warn(warnings: list[str]) -> None:

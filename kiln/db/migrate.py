@@ -17,7 +17,7 @@ import sqlalchemy as sa
 from kiln.db import models
 
 #: The newest migration's revision id; a test checks it equals Alembic's head.
-HEAD = "0010_drift_detection"
+HEAD = "0011_stack_converge"
 MIGRATIONS_DIR = os.path.join(os.path.dirname(__file__), "migrations")
 
 

@@ -103,6 +103,10 @@ class Stack(Base):
     prev_raw_template_id: Mapped[int | None] = mapped_column(sa.ForeignKey("raw_template.id"))
     timeout: Mapped[int | None] = mapped_column(sa.Integer)
     disable_rollback: Mapped[bool] = mapped_column(sa.Boolean, nullable=False, default=True)
+    #: the running update has Heat's ``converge`` flag: an engine taking the update over
+    #: (or taking one an API process admitted) runs it with the flag too (0011)
+    converge: Mapped[bool] = mapped_column(sa.Boolean, nullable=False, default=False,
+                                           server_default=sa.false())
     stack_user_project_id: Mapped[str | None] = mapped_column(sa.String(64))
     current_traversal: Mapped[str | None] = mapped_column(sa.String(36))
     #: resolved outputs (RandomString values, keys, signed URLs): sealed

@@ -51,6 +51,8 @@ class StackRecord:
     created_at: dt.datetime
     updated_at: dt.datetime | None
     deleted_at: dt.datetime | None
+    #: the update in progress (or last run) had Heat's ``converge`` flag
+    converge: bool = False
     tags: tuple[str, ...] = ()
 
 
@@ -91,6 +93,7 @@ class StackValues(TypedDict, total=False):
     prev_raw_template_id: int | None
     timeout: int | None
     disable_rollback: bool
+    converge: bool
     current_traversal: str | None
     outputs: Any
     updated_at: dt.datetime | None

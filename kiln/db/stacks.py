@@ -179,7 +179,7 @@ def create_stack(s: Session, new: NewStack) -> StackRecord:
                 nested_depth=new.nested_depth, parent_resource_name=new.parent_resource_name,
                 action=new.action, status=new.status, status_reason=new.status_reason,
                 raw_template_id=raw_id, timeout=new.timeout,
-                disable_rollback=new.disable_rollback,
+                disable_rollback=new.disable_rollback, converge=False,
                 stack_user_project_id=new.stack_user_project_id,
                 current_traversal=new.current_traversal, engine_id=new.engine_id,
                 lock_time=now if new.engine_id else None, created_at=now)

@@ -282,6 +282,7 @@ class Resource:
             "snapshot": (cls.handle_snapshot, Resource.handle_snapshot),
             "restore": (cls.handle_restore, Resource.handle_restore),
             "snapshot_delete": (cls.handle_snapshot_delete, Resource.handle_snapshot_delete),
+            "delete_snapshot": (cls.handle_delete_snapshot, Resource.handle_delete_snapshot),
         }
         own, base = handlers.get(action.lower(), (None, None))
         return own is not base
@@ -359,10 +360,23 @@ class Resource:
     async def handle_restore(self, snapshot_data: Mapping[str, Any]) -> Token:
         return None
 
-    async def handle_snapshot_delete(self) -> Token:
-        """Keep a snapshot before the resource is deleted (``deletion_policy: Snapshot``);
-        only plugins that override it accept that policy (:meth:`supports`)."""
+    async def replaces_when_failed(self) -> bool:
+        """Whether the next update replaces this FAILED resource (Heat's
+        needs_replace_failed): :attr:`needs_replace_failed`, unless the plugin looks at
+        its object (one in an error state, or gone, is replaced; one a failed snapshot
+        or update left usable is updated in place)."""
+        return self.needs_replace_failed
+
+    async def handle_snapshot_delete(self, state: tuple[str, str]) -> Token:
+        """Keep a snapshot before the resource is deleted (``deletion_policy: Snapshot``;
+        *state* is the resource's action and status before the delete); the delete's
+        ``check_delete_complete`` then polls the token. Only plugins that override it
+        accept that policy (:meth:`supports`)."""
         return None
+
+    async def handle_delete_snapshot(self, snapshot: Mapping[str, Any]) -> None:
+        """A stack snapshot is deleted: remove what ``handle_snapshot`` made for it
+        (*snapshot* is this resource's entry in the snapshot's data)."""
 
     async def check_restore_complete(self, token: Token) -> bool:
         return True

@@ -9,6 +9,9 @@ asks for more (``?all_errors=true``), and the API uses these helpers:
   version but is spelt like one (``{get_parm: size}``) is, for Heat as for Kiln, a
   literal map handed to the resource as it is; almost always a typo, so it is worth a
   warning (never an error: Heat accepts it).
+* :func:`unknown_parameters`: a HOT ``get_param`` of a name the template does not
+  declare. Heat's validate lets it pass (it does not resolve values), and the create
+  then fails; a warning says so at validate, with the closest declared name.
 * :func:`isolated`: the template with every resource but one made an ``OS::Heat::None``
   (no properties), so validating it reports that one resource's first error, and
   references to the others still resolve. :func:`stripped` makes them all ``None`` for
@@ -24,6 +27,7 @@ from typing import Any
 
 from kiln.errors import format_path
 from kiln.template.errors import TemplateError
+from kiln.template.parameters import HOT_PSEUDO
 from kiln.template.versions import REGISTRY, TemplateVersion
 
 #: how close a key must be to a function's name to be called a typo of it (``get_parm``
@@ -77,6 +81,37 @@ def function_typos(data: Mapping[str, Any]) -> list[str]:
             if close:
                 warnings.append(f"{format_path(path)}: {{{key}: {_brief(node[key])}}} is "
                                 f"a map, not a function: did you mean {close[0]}?")
+    return warnings
+
+
+def unknown_parameters(data: Mapping[str, Any]) -> list[str]:
+    """Warnings for HOT ``get_param`` calls naming a parameter the template does not
+    declare: ``resources.r.properties.length.get_param: "lenght" is not a parameter of
+    the template: did you mean length?``."""
+    version = _version(data)
+    if version is None or "heat_template_version" not in data:
+        return []
+    declared = data.get("parameters")
+    if declared is None:
+        declared = {}
+    if not isinstance(declared, dict):
+        return []
+    names = [str(name) for name in declared]
+    warnings: list[str] = []
+    for section in _SECTIONS:
+        if section not in data:
+            continue
+        for path, node in _maps(data[section], (section,)):
+            if len(node) != 1 or "get_param" not in node:
+                continue
+            argument = node["get_param"]
+            name = argument[0] if isinstance(argument, list) and argument else argument
+            if not isinstance(name, str) or name in names or name in HOT_PSEUDO:
+                continue
+            close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
+            suggestion = f": did you mean {close[0]}?" if close else ""
+            warnings.append(f"{format_path((*path, 'get_param'))}: {json.dumps(name)} is not "
+                            f"a parameter of the template{suggestion}")
     return warnings
 
 

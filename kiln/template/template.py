@@ -10,7 +10,9 @@ stack (parameters, environment, resolver) is :meth:`Template.bind`, in
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -57,12 +59,41 @@ HOT_KEYS = Keys("resources", "outputs", "parameters", "conditions", "description
                 "parameter_groups", None, "type", "properties", "metadata", "depends_on",
                 "deletion_policy", "update_policy", "description", "external_id",
                 "condition", "value", "description")
-#: ``ExternalId`` is Kiln's: HOT's ``external_id`` in a CFN template (an IMPORT change
-#: set writes it; Heat's CFN dialect has no such key and ignores unknown ones)
+#: ``ExternalId`` is Kiln's: HOT's ``external_id`` in a CFN template, honoured only in a
+#: template Kiln wrote (see :data:`INTERNAL_KEYS`)
 CFN_KEYS = Keys("Resources", "Outputs", "Parameters", "Conditions", "Description",
                 None, "Mappings", "Type", "Properties", "Metadata", "DependsOn",
                 "DeletionPolicy", "UpdatePolicy", "Description", "ExternalId", "Condition",
                 "Value", "Description")
+
+
+#: Whether a CFN template's resources may carry ``ExternalId``: only in a template Kiln
+#: wrote, i.e. one an IMPORT change set marked or one read back from the database. In a
+#: user's CFN template it is an unknown key, which Heat ignores in a CFN resource: the
+#: key is dropped (the stack stores the template without it) and the resource is made.
+INTERNAL_KEYS: ContextVar[bool] = ContextVar("kiln_template_internal_keys", default=False)
+
+
+@contextmanager
+def internal_keys() -> Iterator[None]:
+    """Parse templates Kiln wrote (see :data:`INTERNAL_KEYS`) within the block."""
+    token = INTERNAL_KEYS.set(True)
+    try:
+        yield
+    finally:
+        INTERNAL_KEYS.reset(token)
+
+
+def _without_external_ids(data: dict[str, Any], keys: Keys) -> dict[str, Any]:
+    """A user's CFN template without the ``ExternalId`` Heat would ignore (``data``
+    itself when no resource has one)."""
+    resources = data.get(keys.resources)
+    if not isinstance(resources, dict) or not any(
+            isinstance(r, dict) and "ExternalId" in r for r in resources.values()):
+        return data
+    kept = {name: ({k: v for k, v in r.items() if k != "ExternalId"}
+                   if isinstance(r, dict) else r) for name, r in resources.items()}
+    return {**data, keys.resources: kept}
 
 
 @dataclass(frozen=True, slots=True)
@@ -299,6 +330,8 @@ def load_template(body: str | bytes | Mapping[str, Any], *,
 def build_template(data: dict[str, Any], *, files: Mapping[str, str]) -> Template:
     version = REGISTRY.detect(data)
     keys = HOT_KEYS if version.family == "hot" else CFN_KEYS
+    if keys is CFN_KEYS and not INTERNAL_KEYS.get():
+        data = _without_external_ids(data, keys)
     for key in data:
         if key not in version.sections:
             raise section_error(str(key), version.sections)

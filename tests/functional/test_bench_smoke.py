@@ -40,3 +40,55 @@ def test_every_scenario_completes_at_size_ten(tmp_path: Path) -> None:
         assert result["update_status"] == "UPDATE_COMPLETE", result
         assert result["delete_status"] == "DELETE_COMPLETE", result
         assert result["server_peak_rss_mb"] > 0
+
+
+def test_the_heat_ratio_bench_alternates_its_targets(tmp_path: Path) -> None:
+    """bench/heat_ratio_bench.py against a second ``kiln serve`` standing in for Heat
+    (any Heat-compatible endpoint), with this tree again as the "old" tree: every target
+    measured each round, the ratios computed, the JSON written."""
+    from tests.support.server import start_kiln
+
+    peer = start_kiln(tmp_path / "peer")
+    out = tmp_path / "ratio.json"
+    try:
+        done = subprocess.run(
+            [sys.executable, str(ROOT / "bench" / "heat_ratio_bench.py"), "--size", "5",
+             "--runs", "2", "--heat-url", peer.endpoint("bench"),
+             "--heat-pid", str(peer.proc.pid), "--old-tree", str(ROOT), "--json", str(out)],
+            capture_output=True, text=True, timeout=240, env=clean_env(), cwd=tmp_path,
+            check=False)
+    finally:
+        peer.stop()
+    assert done.returncode == 0, done.stdout + done.stderr
+    record = json.loads(out.read_text())
+    assert sorted(record["results"]) == ["heat", "kiln", "kiln_old"]
+    for runs in record["results"].values():
+        assert [r["round"] for r in runs] == [0, 1]
+        assert {r["create_status"] for r in runs} == {"CREATE_COMPLETE"}
+        assert {r["delete_status"] for r in runs} == {"DELETE_COMPLETE"}
+    summary = record["summary"]
+    assert len(summary["heat_over_kiln_per_round"]) == 2
+    assert summary["heat_over_kiln_median"] > 0
+    assert summary["heat"]["create_delete_server_cpu_s"][0] > 0  # --heat-pid's CPU
+    assert summary["old_over_new_median"] > 0
+
+
+def test_the_wall_breakdown_reads_every_server_thread(tmp_path: Path) -> None:
+    """bench/wall_breakdown.py: each action's wall time, answer and polls from the client,
+    and the server's CPU and run-queue time from the kernel, the event loop's apart."""
+    out = tmp_path / "wall.json"
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "wall_breakdown.py"), "--size", "5",
+         "--runs", "1", "--json", str(out)],
+        capture_output=True, text=True, timeout=240, env=clean_env(), cwd=tmp_path,
+        check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    (run,) = json.loads(out.read_text())["runs"]
+    assert run["create"]["status"] == "CREATE_COMPLETE"
+    assert run["delete"]["status"] == "DELETE_COMPLETE"
+    for action in ("create", "delete"):
+        assert 0 < run[action]["answer_s"] <= run[action]["wall_s"]
+        assert run[action]["polls"] >= 1
+        server = run[action]["server_until_answer"]
+        assert server["cpu_s"] > 0
+        assert "event loop" in server["threads"]

@@ -58,6 +58,8 @@ RUN_BY = {
     ("changesets.md", "With boto3", ""): "tests/functional/changesets/test_changesets_docs.py",
     ("changesets.md", "Importing existing objects", ""):
         "tests/functional/changesets/test_changesets_docs.py",
+    ("changesets.md", "Importing on the native API", ""):
+        "tests/functional/changesets/test_changesets_docs.py",
     ("changesets.md", "A stack's history", ""):
         "tests/functional/changesets/test_changesets_docs.py",
     ("drift.md", "A worked example", ""): "tests/cloud/test_drift_docs.py",
@@ -189,7 +191,9 @@ def test_the_test_command_subsets_are_what_the_script_takes() -> None:
     script = (ROOT / "scripts" / "test.sh").read_text()
     for line in block.splitlines():
         words = line.split()
-        if words[:2] == ["bash", "scripts/test.sh"]:
+        if words[:3] == ["bash", "scripts/test.sh", "lint"]:
+            assert len(words) == 3 and "lint_only=true" in script  # test_test_script.py
+        elif words[:2] == ["bash", "scripts/test.sh"]:
             assert (ROOT / words[2]).exists(), line
             assert 'exec "${pytest[@]}" "$@"' in script
         else:

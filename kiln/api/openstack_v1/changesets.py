@@ -12,7 +12,39 @@ from kiln.api.instantiation import Instantiation
 from kiln.api.openstack_v1.common import Call, empty, json_response
 
 #: body keys that are the change set's own (the rest is an update's body)
-_OWN = ("name", "description", "use_previous_parameters", "include_nested_stacks")
+_OWN = ("name", "description", "use_previous_parameters", "include_nested_stacks",
+        "resources_to_import")
+_IMPORT = "resources_to_import"
+
+
+def _imports(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """``resources_to_import``: each ``logical_resource_id``, ``physical_resource_id``
+    and, optionally, ``resource_type`` (the template's otherwise), as the engine takes
+    them (CloudFormation's ``ResourcesToImport``); a bad entry is a 400 naming it."""
+    given = body.get(_IMPORT)
+    if given is None:
+        return []
+    if not isinstance(given, list) or not given:
+        raise bad_request(f'"{_IMPORT}" must be a non-empty list of resources to import')
+    out = []
+    for index, item in enumerate(given):
+        field = f"{_IMPORT}[{index}]"
+        if not isinstance(item, dict):
+            raise bad_request(f"{field} must be an object")
+        unknown = sorted(set(item) - {"logical_resource_id", "physical_resource_id",
+                                      "resource_type"})
+        if unknown:
+            raise bad_request(f"{field}: unknown keys {unknown}")
+        for key in ("logical_resource_id", "physical_resource_id", "resource_type"):
+            value = item.get(key)
+            if (value is not None or key != "resource_type") and (
+                    not isinstance(value, str) or not value):
+                raise bad_request(f"{field}.{key} must be a non-empty string")
+        out.append({"logical_id": item["logical_resource_id"],
+                    "resource_type": item.get("resource_type"),
+                    "identifier": {"physical_resource_id": item["physical_resource_id"]},
+                    "field": field})
+    return out
 
 
 def _view(call: Call, shown: dict[str, Any]) -> dict[str, Any]:
@@ -44,6 +76,7 @@ async def create(call: Call) -> Any:
     previous = body.get("use_previous_parameters") or []
     if not isinstance(previous, list) or not all(isinstance(n, str) for n in previous):
         raise bad_request('"use_previous_parameters" must be a list of names')
+    imports = _imports(body)
     patch = p.extract_bool("existing", str(body.get("existing", False)))
     nested = p.extract_bool(
         "include_nested_stacks", str(body.get("include_nested_stacks", False))
@@ -65,7 +98,7 @@ async def create(call: Call) -> Any:
         call.ctx,
         call.path("stack_id"),
         name,
-        "UPDATE",
+        "IMPORT" if imports else "UPDATE",
         template,
         data.environment(),
         data.files(),
@@ -74,6 +107,7 @@ async def create(call: Call) -> Any:
         description=description,
         environment_files=data.environment_files(),
         include_nested=nested,
+        imports=imports,
     )
     return json_response({"changeset": _view(call, shown)}, 201)
 

@@ -58,7 +58,7 @@ async def validate(call: Call) -> Any:
 
     if not all_errors:
         return await check(template)
-    warnings = lint.function_typos(template)
+    warnings = lint.function_typos(template) + lint.unknown_parameters(template)
     try:
         result = await check(template)
     except errors.KilnError as exc:

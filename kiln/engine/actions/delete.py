@@ -1,8 +1,10 @@
 """Deleting resources in reverse dependency order; stack delete.
 
 ``deletion_policy: Retain`` still shows DELETE_IN_PROGRESS/COMPLETE (as Heat does) but
-leaves the physical resource alone; ``Snapshot`` deletes it like ``Delete`` for plugins
-that have nothing to snapshot.
+leaves the physical resource alone, as it leaves one adopted with ``external_id``;
+``Snapshot`` has the plugin keep a snapshot first
+(``handle_snapshot_delete``, a volume's backup, a server's image), and deletes it like
+``Delete`` for plugins that have nothing to snapshot.
 """
 
 from __future__ import annotations
@@ -32,11 +34,19 @@ async def delete_resource(engine: Engine, stack: LiveStack, slot: Slot,
                           resume_from: Persisted | None = None) -> None:
     """``resume_from``: recovery continues a delete a dead engine had started."""
     plugin = slot.plugin
-    retain = slot.definition.deletion_policy == "Retain"
+    # a resource adopted with external_id is not Heat's to delete (the HOT spec's
+    # rule, and what Heat 27 does on the cloud): it is left as Retain leaves one
+    retain = (slot.definition.deletion_policy == "Retain"
+              or slot.definition.external_id is not None)
+    snapshot = (slot.definition.deletion_policy == "Snapshot"
+                and plugin.supports("snapshot_delete"))
+    before = (slot.state.action, slot.state.status)
 
     async def handle() -> Any:
         if retain:
             return None
+        if snapshot:
+            return await plugin.handle_snapshot_delete(before)
         return await plugin.handle_delete()
 
     async def check(token: Any) -> bool:

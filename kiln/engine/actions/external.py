@@ -5,7 +5,10 @@ physical resource of that id (action ADOPT, the plugin's ``handle_adopt``) and t
 it (action CHECK), so a created stack shows it ``CHECK_COMPLETE`` with the external id as
 its physical id, as Heat 27 does. An update never acts on such a resource, and Heat
 refuses to add, change or remove the id of an existing resource: the update fails with
-``NotSupported`` and the resource keeps its state.
+``NotSupported`` and the resource keeps its state. A resource an IMPORT change set
+adopted into a CFN template's stack is the exception: its ``ExternalId`` is Kiln's mark,
+which a user's CFN template never carries (Heat ignores the key there), so an update
+without it updates the resource as any other, as CloudFormation does after an import.
 """
 
 from __future__ import annotations
@@ -47,6 +50,10 @@ def skips_update(stack: LiveStack, slot: Slot, definition: ResourceDefinition) -
     raises Heat's failure when the update would change whether (or which) it is."""
     before = external_id(stack, slot.definition)
     after = external_id(stack, definition)
+    if after is None and before is not None and stack.template.version.family != "hot":
+        # imported into a CFN template's stack (ExternalId is Kiln's mark there, never
+        # the user's): from then on the stack's own resource, as in CloudFormation
+        return False
     if before != after:
         raise ActionFailed(
             f"NotSupported: resources.{slot.name}: Update to property external_id of "

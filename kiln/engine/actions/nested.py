@@ -232,7 +232,8 @@ class NestedOps:
         prev = new.info.raw_template_id
         new.info.raw_template_id, new.info.prev_raw_template_id = template_id, prev
         await engine.recorder.stack(new, UPDATE, IN_PROGRESS, stack_started(UPDATE), extra={
-            "raw_template_id": template_id, "prev_raw_template_id": prev})
+            "raw_template_id": template_id, "prev_raw_template_id": prev,
+            "converge": new.converge})
         share.bind(current.info.id)
         share.until_done(claim.launch(lambda: update_action.run_update(
             engine, current, new, allow_rollback=False)))

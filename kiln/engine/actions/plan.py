@@ -43,10 +43,12 @@ def new_properties(target: LiveStack, slot: Slot, definition: ResourceDefinition
 
 
 def decide(target: LiveStack, existing: Slot | None, definition: ResourceDefinition,
-           new_type: str) -> Decision:
+           new_type: str, *, replace_failed: bool | None = None) -> Decision:
     """Heat's rules (Resource._needs_update): failed, deleted and never-created
     resources are replaced (never-created ones simply created); a type change replaces;
-    otherwise changed properties update in place when all are update_allowed."""
+    otherwise changed properties update in place when all are update_allowed.
+    *replace_failed*: what the plugin found of a FAILED resource's object (None: its
+    class's ``needs_replace_failed``)."""
     if existing is None:
         return Decision(Change.CREATE)
     state = existing.state
@@ -55,8 +57,9 @@ def decide(target: LiveStack, existing: Slot | None, definition: ResourceDefinit
     plugin = existing.plugin
     if existing.type_name != new_type:
         return Decision(replace_kind(plugin), reason="type changed")
-    if state.status == FAILED and (state.action == CHECK
-                                   or plugin.needs_replace_failed):
+    if replace_failed is None:
+        replace_failed = plugin.needs_replace_failed
+    if state.status == FAILED and (state.action == CHECK or replace_failed):
         return Decision(replace_kind(plugin), reason="failed")
     if state.action == DELETE and state.status == COMPLETE:
         return Decision(replace_kind(plugin), reason="deleted")

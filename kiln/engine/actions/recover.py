@@ -21,7 +21,8 @@ its handle call (no token: nobody knows whether the work happened) is FAILED wit
   tokens, the others are (re)issued, and the action finishes as it would have.
 - UPDATE, RESTORE and an update's ROLLBACK (``prev_raw_template_id`` names the template
   rolled back from): resources are settled (tokens continued, the rest FAILED) and the
-  update to the stored template runs again; what is already done is a no-op, a FAILED
+  update to the stored template runs again (with ``converge`` when the update was
+  admitted with it, as the stack row stores); what is already done is a no-op, a FAILED
   resource is replaced. An update that then fails still rolls back.
 - SUSPEND, RESUME, CHECK, SNAPSHOT: settled, then run again over the whole stack (the
   snapshot row IN_PROGRESS is the one completed).
@@ -230,6 +231,9 @@ async def resume_update(engine: Engine, stack: LiveStack) -> None:
     settled = frozenset(name for name in updating if (slot := current.slots.get(name))
                         and (slot.state.action, slot.state.status) == (UPDATE, COMPLETE))
     new = await update_action.bound_to(engine, current, current.info.raw_template_id)
+    # Heat's converge flag, stored with the update when it was admitted
+    rec = await engine.store.stacks.get(stack.info.id)
+    new.converge = action == UPDATE and rec is not None and rec.converge
     engine.live[stack.info.id] = new
     # a child stack's update never rolls back by itself: its parent's rollback decides
     rollback = action == UPDATE and stack.info.owner_id is None

@@ -28,10 +28,12 @@ from kiln.engine.model.implicit import add_implicit_requirements
 from kiln.engine.model.live_stack import LiveStack, Slot
 from kiln.engine.model.slots import make_slot
 from kiln.engine.model.states import (
+    CHECK,
     COMPLETE,
     DELETE,
     FAILED,
     IN_PROGRESS,
+    INIT,
     ROLLBACK,
     UPDATE,
     Change,
@@ -45,7 +47,7 @@ from kiln.engine.runtime.runner import is_nested, run_action
 from kiln.engine.runtime.scheduler import Deadline, Outcome, traverse
 from kiln.engine.store.loader import StoredProperties, stale_slots
 from kiln.graph import Graph
-from kiln.resources.base import Properties, UpdateReplace
+from kiln.resources.base import Properties, ResourceFailure, UpdateReplace
 from kiln.template.definitions import ResourceDefinition, name_set
 
 
@@ -177,13 +179,24 @@ async def update_one(engine: Engine, target: Target, name: str, deadline: Deadli
         old_props = slot.plugin.properties
         slot.plugin = cls(name, slot.definition, stack.runtime, slot.state)
         slot.plugin.properties = old_props
-    decision = decide(stack, existing, definition, new_type)
-    if (existing is not None and decision.change is not Change.CREATE
-            and new_type == slot.type_name
+    if (existing is not None and new_type == slot.type_name
+            and not (existing.state.action == INIT and existing.state.status == COMPLETE)
             and external.skips_update(stack, slot, definition)):
+        # before the properties are even resolved: Heat skips an external resource's
+        # update without validating its new properties
         slot.definition = slot.plugin.definition = definition
         target.changes[name] = Change.NOOP
         return
+    replace_failed = None
+    if (existing is not None and existing.state.status == FAILED
+            and existing.state.action != CHECK and new_type == slot.type_name):
+        # Heat's needs_replace_failed: some plugins look at their object first
+        try:
+            replace_failed = await slot.plugin.replaces_when_failed()
+        except ResourceFailure:
+            replace_failed = True        # the object cannot be read: replace it
+    decision = decide(stack, existing, definition, new_type,
+                      replace_failed=replace_failed)
     target.changes[name] = decision.change
     # breakpoints for every resource the update reaches, even one it leaves unchanged
     # (Heat: inside Resource.update, before it decides whether anything changes)

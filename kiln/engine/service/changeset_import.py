@@ -12,11 +12,15 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 import yaml
 
 from kiln.errors import InvalidInput
+from kiln.resources.registry import global_registry
+from kiln.template.environment import ResourceRegistry
+from kiln.template.template import internal_keys
 
 
 class ImportRefused(InvalidInput):
@@ -42,6 +46,18 @@ def _identifier(item: Mapping[str, Any]) -> str:
     return values[0]
 
 
+def importable(type_name: str) -> bool:
+    """Whether a resource of this type can adopt an existing object: a type of the
+    registry whose resource is one object, not a nested stack (a provider template, a
+    group, ``OS::Heat::Stack``)."""
+    if ResourceRegistry.is_template(type_name):
+        return False
+    registry = global_registry()
+    if type_name not in registry:
+        return True  # the plan judges it (a type the environment maps, or none at all)
+    return not registry.get(type_name).is_nested_stack
+
+
 def mark(
     template: Mapping[str, Any] | str | None,
     imports: Sequence[Mapping[str, Any]],
@@ -60,17 +76,28 @@ def mark(
     names = [str(item.get("logical_id")) for item in imports]
     if len(set(names)) != len(names):
         raise ImportRefused(f"ResourcesToImport names a resource twice: {names}")
+    for item, n in zip(imports, names, strict=True):
+        if item.get("field") and n not in resources:  # the native API's place
+            raise ImportRefused(f"{item['field']}.logical_resource_id: {n!r} is not a "
+                                "resource of the template")
     missing = [n for n in names if n not in resources]
     if missing:
         raise ImportRefused(
             f"Resources {missing} in ResourcesToImport are missing from the template"
         )
-    wrong = [
-        n
-        for item, n in zip(imports, names, strict=True)
-        if str((resources[n] or {}).get("Type") or (resources[n] or {}).get("type"))
-        != str(item.get("resource_type"))
-    ]
+    wrong = []
+    for item, n in zip(imports, names, strict=True):
+        kind = str((resources[n] or {}).get("Type") or (resources[n] or {}).get("type"))
+        given = item.get("resource_type")
+        if given is not None and str(given) != kind:
+            if item.get("field"):
+                raise ImportRefused(f"{item['field']}.resource_type: {given!r} is not the "
+                                    f"type of {n!r} in the template ({kind!r})")
+            wrong.append(n)
+        if not importable(kind):
+            where = f"{item['field']}: " if item.get("field") else ""
+            raise ImportRefused(f"{where}Resource {n!r} of type {kind!r} cannot be imported: "
+                                "only a resource of one object can (not a nested stack)")
     if wrong:
         raise ImportRefused(
             f"ResourceType of {wrong} in ResourcesToImport does not match the template"
@@ -123,3 +150,15 @@ def relabel(changes: Sequence[Mapping[str, Any]], imports: Sequence[Mapping[str,
             f"{sorted(other)} would change"
         )
     return out
+
+
+def shown(changes: list[dict[str, Any]], request: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """An IMPORT's plan shows its resources as Import (and refuses any other change)."""
+    imports = request.get("imports")
+    return relabel(changes, imports) if imports else changes
+
+
+def parsing(request: Mapping[str, Any]) -> AbstractContextManager[None]:
+    """Where a change set's template is parsed: an IMPORT's is one Kiln marked, whose CFN
+    ``ExternalId`` is honoured (:data:`kiln.template.template.INTERNAL_KEYS`)."""
+    return internal_keys() if request.get("imports") else nullcontext()

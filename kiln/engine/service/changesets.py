@@ -291,35 +291,37 @@ class ChangeSetOps:
         ``nested["rows"]``, given the change set's ``id`` and ``name``, its nested
         change sets)."""
         if change_type == "CREATE":
-            stack = await admit.prepare(
-                self.core.engine,
-                ctx,
-                stack_name,
-                request["template"],
-                request["environment"],
-                request["files"],
-                request.get("environment_files"),
-                request["args"],
-                stack_id=stack_id,
-            )
-            made: list[dict[str, Any]] = _imported(_plain(plan.create_changes(stack)), request)
+            with imported.parsing(request):
+                stack = await admit.prepare(
+                    self.core.engine,
+                    ctx,
+                    stack_name,
+                    request["template"],
+                    request["environment"],
+                    request["files"],
+                    request.get("environment_files"),
+                    request["args"],
+                    stack_id=stack_id,
+                )
+            made: list[dict[str, Any]] = imported.shown(_plain(plan.create_changes(stack)), request)
             if hidden is not None:
                 hidden.update(stack.bound.parameters.hidden)
             if nested is not None:
                 nested["rows"] = await below.children(self, ctx, stack, made, nested, nested)
             return made
-        current, new = await self.stacks.prepare_update(
-            ctx,
-            {"stack_name": stack_name, "stack_id": stack_id},
-            request["template"],
-            request["environment"],
-            request["files"],
-            request["args"],
-            request.get("environment_files"),
-        )
+        with imported.parsing(request):
+            current, new = await self.stacks.prepare_update(
+                ctx,
+                {"stack_name": stack_name, "stack_id": stack_id},
+                request["template"],
+                request["environment"],
+                request["files"],
+                request["args"],
+                request.get("environment_files"),
+            )
         if hidden is not None:
             hidden.update(new.bound.parameters.hidden)
-        changes: list[dict[str, Any]] = _imported(
+        changes: list[dict[str, Any]] = imported.shown(
             _plain(await asyncio.to_thread(plan.update_changes, current, new)), request
         )
         if nested is not None:
@@ -508,15 +510,16 @@ class ChangeSetOps:
                 cs.id, _executed(request), only_if_execution=""
             ):
                 raise InvalidChangeSetStatus(f"ChangeSet [{cs.name}] was executed already")
-            current, new = await self.stacks.prepare_update(
-                ctx,
-                identity,
-                request["template"],
-                request["environment"],
-                request["files"],
-                request["args"],
-                request.get("environment_files"),
-            )
+            with imported.parsing(request):
+                current, new = await self.stacks.prepare_update(
+                    ctx,
+                    identity,
+                    request["template"],
+                    request["environment"],
+                    request["files"],
+                    request["args"],
+                    request.get("environment_files"),
+                )
             await self.stacks.launch_update(claim, current, new)
             await self.core.store.change_sets.settle(
                 cs.id, {"fingerprint": str(new.info.raw_template_id)}
@@ -538,18 +541,19 @@ class ChangeSetOps:
         self, ctx: RequestContext, cs: ChangeSetRecord, request: Mapping[str, Any]
     ) -> StackIdentityReply:
         engine = self.core.engine
-        stack = await admit.prepare(
-            engine,
-            ctx,
-            cs.stack_name,
-            request["template"],
-            request["environment"],
-            request["files"],
-            request.get("environment_files"),
-            request["args"],
-            stack_id=cs.stack_id,
-        )
-        made = _imported(_plain(plan.create_changes(stack)), request)
+        with imported.parsing(request):
+            stack = await admit.prepare(
+                engine,
+                ctx,
+                cs.stack_name,
+                request["template"],
+                request["environment"],
+                request["files"],
+                request.get("environment_files"),
+                request["args"],
+                stack_id=cs.stack_id,
+            )
+        made = imported.shown(_plain(plan.create_changes(stack)), request)
         if made != below.bare(cs.changes) or not await below.still_shown(self, ctx, stack, cs):
             raise await self._obsolete(
                 cs, "the changes it would make now differ from the ones it shows"
@@ -585,12 +589,6 @@ def _refuse_nested(cs: ChangeSetRecord, verb: str) -> None:
             f"ChangeSet [{cs.name}] is a nested change set and cannot be {verb} alone: "
             f"use its root change set [{root.get('name')}]"
         )
-
-
-def _imported(changes: list[dict[str, Any]], request: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """An IMPORT's plan shows its resources as Import (and refuses any other change)."""
-    imports = request.get("imports")
-    return imported.relabel(changes, imports) if imports else changes
 
 
 def _now() -> Any:

@@ -4,6 +4,8 @@ in :mod:`kiln.engine.actions.snapshot`.
 
 from __future__ import annotations
 
+import logging
+
 from kiln.db.records import SnapshotRecord, StackRecord
 from kiln.engine.actions.adopt import stack_data
 from kiln.engine.actions.snapshot import run_restore, run_snapshot
@@ -27,6 +29,9 @@ from kiln.engine.service.shapes import SnapshotReply
 from kiln.engine.service.shared import ServiceCore
 from kiln.engine.store.loader import environment_from_stored
 from kiln.errors import ActionInProgress, EntityNotFound, NotSupported, RequestLimitExceeded
+from kiln.resources.base import ResourceFailure
+
+LOG = logging.getLogger(__name__)
 
 
 class NotFound(EntityNotFound):
@@ -106,7 +111,30 @@ class SnapshotOps:
         running = rec.action == SNAPSHOT and rec.status == IN_PROGRESS
         if snap.action in (None, CREATE) and snap.status == IN_PROGRESS and running:
             raise NotSupported("Deleting in-progress snapshot is not supported.")
+        await self._delete_artefacts(ctx, rec, snap)
         await self.core.store.snapshots.remove(snapshot_id)
+
+    async def _delete_artefacts(self, ctx: RequestContext, rec: StackRecord,
+                                snap: SnapshotRecord) -> None:
+        """What each resource's ``handle_snapshot`` made for the snapshot (a volume's
+        backup, a server's image) is deleted with it, as Heat's handle_delete_snapshot
+        does; only for the resources the stack still has."""
+        saved = dict((snap.data or {}).get("resources") or {})
+        if not saved:
+            return
+        engine = self.core.engine
+        await acting.for_request(engine, rec.root_stack_id, rec.name, ctx,
+                                 tolerate_broken=True)
+        stack = await engine.load(rec.id)
+        for name, data in saved.items():
+            slot = stack.slots.get(name)
+            if slot is not None and isinstance(data, dict) and slot.plugin.supports(
+                    "delete_snapshot"):
+                try:
+                    await slot.plugin.handle_delete_snapshot(data)
+                except ResourceFailure as exc:   # the snapshot goes; the cloud says why
+                    LOG.warning("stack %s: snapshot %s of %s: %s", rec.name, snap.id,
+                                name, exc)
 
     async def stack_restore(self, ctx: RequestContext, stack_identity: Identity,
                             snapshot_id: str) -> None:

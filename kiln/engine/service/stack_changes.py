@@ -179,14 +179,6 @@ class StackOps:
                            params: Mapping[str, Any], files: Mapping[str, str],
                            args: Mapping[str, Any],
                            environment_files: Sequence[str] | None = None) -> StackIdentityReply:
-        if args.get("converge") and (fwd := await self.forwarding.forward_to_engine(
-                "update_stack", ctx,
-                stack_identity=dict(stack_identity),
-                template=template, params=dict(params or {}), files=dict(files or {}),
-                args=dict(args), environment_files=list(environment_files or ()))):
-            # the flag reaches the update only in memory (nothing an engine resumes
-            # from stores it): an API process that runs no action hands it whole to one
-            return dict(fwd.reply)  # type: ignore[return-value]
         engine = self.core.engine
         rec = await self.core.find(ctx, stack_identity)
         refuse_update(rec.action)  # before the claim: a request bound to fail takes none
@@ -198,7 +190,9 @@ class StackOps:
         async with engine.claim(rec.id, rec.name, UPDATE) as claim:
             current, new = await self.prepare_update(ctx, stack_identity, template, params,
                                                      files, args, environment_files)
-            # the cloud is read by the update itself (run_update), not in the request
+            # the cloud is read by the update itself (run_update), not in the request;
+            # the flag is stored with the action (launch_update), so an engine taking
+            # the update over, or taking one an API process admitted, converges too
             new.converge = bool(args.get("converge"))
             await self.launch_update(claim, current, new)
         return new.identity_dict()
@@ -215,7 +209,7 @@ class StackOps:
         await engine.recorder.stack(new, UPDATE, IN_PROGRESS, stack_started(UPDATE), extra={
             "raw_template_id": template_id, "prev_raw_template_id": prev,
             "timeout": info.timeout_mins, "disable_rollback": info.disable_rollback,
-            "updated_at": utcnow()})
+            "converge": new.converge, "updated_at": utcnow()})
         if tuple(info.tags) != tuple(current.info.tags):
             await self.core.store.stacks.set_tags(info.id, list(info.tags))
         self.history.remember_version(new, UPDATE)

@@ -24,7 +24,7 @@ from kiln.resources.base import Properties, Resource, ResourceState
 from kiln.template import load_template
 from kiln.template.definitions import ResourceDefinition, name_set
 from kiln.template.environment import Environment, build_environment
-from kiln.template.template import Template
+from kiln.template.template import Template, internal_keys
 
 
 class StoredProperties(Properties):
@@ -99,8 +99,10 @@ def stored_live_stack(rec: StackRecord, raw: RawTemplateRecord,
     definition of their stored type so they can still be deleted.
     """
     env = environment_from_stored(raw.environment, raw.files)
-    tmpl = template if template is not None else load_template(
-        raw.template, files=raw.files, max_size=1 << 62)
+    if template is None:
+        with internal_keys():   # a stored template is one Kiln wrote
+            template = load_template(raw.template, files=raw.files, max_size=1 << 62)
+    tmpl = template
     stack = LiveStack(info_from_record(rec), template=tmpl, environment=env,
                       user_params=env.parameters, files=raw.files, support=support,
                       parent_facade=parent_facade)

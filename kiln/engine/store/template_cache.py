@@ -85,13 +85,15 @@ class TemplateCache:
         found = self.cached(raw.id)
         if found is not None:
             return found
-        files = raw.files or {}
-        key = content_key(raw.template, files)
-        template = self._same(key, raw.template, files)
-        if template is None:
-            from kiln.template import load_template
+        from kiln.template import load_template
+        from kiln.template.template import internal_keys
 
-            template = load_template(raw.template, files=files, max_size=1 << 62)
+        files = raw.files or {}
+        with internal_keys():   # a stored template is one Kiln wrote
+            key = _keyed(content_key(raw.template, files), raw.template)
+            template = self._same(key, raw.template, files)
+            if template is None:
+                template = load_template(raw.template, files=files, max_size=1 << 62)
         self._add(raw.id, template, key)
         return template
 
@@ -103,7 +105,7 @@ class TemplateCache:
         from kiln.template.template import build_template
 
         data = parser.load_data(body, max_size=max_size)
-        key = content_key(data, files)
+        key = _keyed(content_key(data, files), data)
         template = self._same(key, data, files)
         if template is None:
             template = build_template(data, files=files)
@@ -114,7 +116,10 @@ class TemplateCache:
     def put(self, raw_id: int, template: Template) -> None:
         """Cache a template parsed from the body that ``raw_id`` stores (a create or an
         update already has it: reads then need not parse the stored copy again)."""
-        key = content_key(template.raw, template.files)
+        from kiln.template.template import internal_keys
+
+        with internal_keys():   # a body whose CFN ExternalId was kept was Kiln's
+            key = _keyed(content_key(template.raw, template.files), template.raw)
         self._add(raw_id, self._same(key, template.raw, template.files) or template, key)
 
     def discard(self, raw_id: int | None) -> None:
@@ -158,3 +163,16 @@ class TemplateCache:
             len(self._items) > self.size or self._weight > self.max_resources
         ):
             self.discard(next(iter(self._items)))
+
+
+def _keyed(key: bytes | None, data: Mapping[str, Any]) -> bytes | None:
+    """The content key of a parse, told apart when the body has a CFN ``ExternalId``:
+    honoured in a template Kiln wrote, dropped from a user's (see
+    :data:`kiln.template.template.INTERNAL_KEYS`)."""
+    from kiln.template.template import INTERNAL_KEYS
+
+    resources = data.get("Resources")
+    if key is None or not INTERNAL_KEYS.get() or not isinstance(resources, Mapping):
+        return key
+    marked = any(isinstance(r, Mapping) and "ExternalId" in r for r in resources.values())
+    return key + b"\x01" if marked else key

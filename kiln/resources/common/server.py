@@ -144,6 +144,8 @@ class NovaServer(OpenStackResource):
                     }
                     if step.get("preserve"):
                         body["preserve_ephemeral"] = True
+                    if "user_data" in step:
+                        body["user_data"] = step["user_data"]
                     await self.api("POST", f"{path}/action", {"rebuild": body})
                 self.next_token(token, started=True, seen_busy=False)
                 return False

@@ -9,7 +9,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from kiln.resources.base import Properties, ResourceFailure, Token
-from kiln.resources.common.cloud import OpenStackResource, ResourceInError
+from kiln.resources.common.cloud import (
+    OpenStackResource,
+    ResourceInError,
+    ResourceUnknownStatus,
+)
 from kiln.resources.common.lookup import find_volume, find_volume_type
 from kiln.template.definitions import ResourceDefinition
 
@@ -130,6 +134,40 @@ class VolumeBase(CinderResource):
     def check_deleting(self, answer: Mapping[str, Any]) -> None:
         if answer["volume"].get("status") == "error_deleting":
             raise ResourceInError("error_deleting")
+
+    async def handle_snapshot_delete(self, state: tuple[str, str]) -> Token:
+        """``deletion_policy: Snapshot``: a Cinder backup of the volume, then the
+        delete once the backup is available; as Heat, no backup of a volume whose
+        create or update failed."""
+        if self.resource_id is None or state in (("CREATE", "FAILED"),
+                                                 ("UPDATE", "FAILED")):
+            return await self.handle_delete()
+        return {"backup_of": self.resource_id}
+
+    async def check_delete_complete(self, token: Token) -> bool:
+        if token and "backup_of" in token:
+            return await self._backup_then_delete(token)
+        return await super().check_delete_complete(token)
+
+    async def _backup_then_delete(self, token: dict[str, Any]) -> bool:
+        if "backup" not in token:
+            answer = await self.api("POST", "/backups",
+                                    {"backup": {"volume_id": token["backup_of"]}},
+                                    ok_missing=True)
+            backup = answer["backup"]["id"] if answer else None
+            self.next_token(token, backup=backup)
+            if backup is not None:
+                return False
+        elif token["backup"] is not None:
+            found = await self.api("GET", f"/backups/{token['backup']}")
+            status = found["backup"].get("status")
+            if status == "creating":
+                return False
+            if status != "available":
+                raise ResourceUnknownStatus(str(status), "Volume backup failed")
+        deleting = await self.handle_delete()
+        self.checkpoint(deleting)
+        return deleting is None
 
     async def handle_check(self) -> Token:
         await self._wait(("available", "in-use"), ())

@@ -104,9 +104,10 @@ class DeployedServer(StackUserResource):
         return {**template_metadata, "os-collect-config": occ,
                 "deployments": list(self.metadata.get("deployments") or [])}
 
-    async def handle_snapshot_delete(self) -> Token:
-        """Snapshot deletion is accepted (as Heat does); there is no image to make."""
-        return None
+    async def handle_snapshot_delete(self, state: tuple[str, str]) -> Token:
+        """Snapshot deletion is accepted (as Heat does); there is no image to make, so
+        the resource is deleted as with ``Delete``."""
+        return await self.handle_delete()
 
     def resolve_attribute(self, name: str) -> Any:
         if self.resource_id is None:

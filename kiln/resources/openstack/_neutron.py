@@ -124,6 +124,13 @@ class NeutronResource(OpenStackResource):
     async def set_tags(self, tags: list[str]) -> None:
         await self.api("PUT", f"{self.path}/tags", {"tags": list(tags)})
 
+    async def replaces_when_failed(self) -> bool:
+        """Heat's rule for Neutron objects: replaced when gone or in ERROR."""
+        if self.resource_id is None:
+            return True
+        found = await self.refresh()
+        return found is None or found.get("status") == "ERROR"
+
     async def refresh(self) -> dict[str, Any] | None:
         """Read the object again and remember it; None when it is gone."""
         answer = await self.api("GET", self.path, ok_missing=True)

@@ -10,6 +10,7 @@ from kiln.resources.base import (
     Attribute,
     Properties,
     Property,
+    ResourceFailure,
     SupportStatus,
     Token,
 )
@@ -105,6 +106,48 @@ class Volume(VolumeBase):
         answer = await self.api("POST", "/volumes", request)
         self.resource_id = str(answer["volume"]["id"])
         return {"then": "settle"}
+
+    async def replaces_when_failed(self) -> bool:
+        if self.resource_id is None:
+            return True
+        volume = await self._read()
+        return volume is None or volume.get("status") in ("error", "deleting")
+
+    # -- stack snapshots: a Cinder backup (Heat's) ----------------------------------------
+    async def handle_snapshot(self) -> Token:
+        answer = await self.api("POST", "/backups",
+                                {"backup": {"volume_id": self.resource_id, "force": True}})
+        backup = str(answer["backup"]["id"])
+        self.data["backup_id"] = backup
+        return {"backup": backup}
+
+    async def check_snapshot_complete(self, token: Token) -> bool:
+        found = await self.api("GET", f"/backups/{token['backup']}")
+        backup = found["backup"]
+        if backup.get("status") == "creating":
+            return False
+        if backup.get("status") == "available":
+            return True
+        raise ResourceFailure(str(backup.get("fail_reason")))
+
+    async def handle_delete_snapshot(self, snapshot: Mapping[str, Any]) -> None:
+        backup = (snapshot.get("resource_data") or {}).get("backup_id")
+        if backup:
+            await self.api("DELETE", f"/backups/{backup}", ok_missing=True)
+
+    async def handle_restore(self, snapshot_data: Mapping[str, Any]) -> Token:
+        """The snapshot's backup restored into the volume, in place."""
+        backup = (snapshot_data.get("resource_data") or {}).get("backup_id")
+        if not backup or self.resource_id is None:
+            return None
+        await self.api("POST", f"/backups/{backup}/restore",
+                       {"restore": {"volume_id": self.resource_id}})
+        return {"restoring": backup}
+
+    async def check_restore_complete(self, token: Token) -> bool:
+        if not token:
+            return True
+        return await self._wait(("available",), ("restoring-backup",))
 
     async def live_state(self, expected: Mapping[str, Any]) -> LiveState | Unread:
         """The volume's name, description, size, type, zone and metadata now."""

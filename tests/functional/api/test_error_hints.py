@@ -339,3 +339,66 @@ def test_kiln_stack_validate_lists_every_error_and_warning(kiln_server: KilnProc
     assert result.stderr == f"kiln: warning: {TYPO_FUNCTION}\n"
     assert result.stdout.startswith("Description: No description\nParameters:\n  size:\n")
     assert "Warnings" not in result.stdout
+
+
+def test_kiln_stack_validate_warns_of_a_get_param_the_template_does_not_declare(
+        kiln_server: KilnProcess, tmp_path: Path) -> None:
+    """Heat's validate does not resolve values, so a misspelt ``get_param`` passes it and
+    fails the create; ``kiln stack validate`` (all_errors) says so beforehand, while the
+    API's plain answer stays Heat's."""
+    template = HOT + """\
+parameters:
+  length: {type: number, default: 8}
+resources:
+  s:
+    type: OS::Heat::RandomString
+    properties: {length: {get_param: lenght}}
+"""
+    (tmp_path / "t.yaml").write_text(template)
+    run = {"capture_output": True, "text": True, "cwd": tmp_path, "timeout": 120,
+           "check": False, "env": {**clean_env(), "NO_COLOR": "1",
+                                   "OS_ENDPOINT": kiln_server.endpoint("demo")}}
+    result = subprocess.run([*kiln_command(), "stack", "validate", "-t", "t.yaml"], **run)
+    assert result.returncode == 0, result
+    assert result.stderr == ('kiln: warning: resources.s.properties.length.get_param: '
+                             '"lenght" is not a parameter of the template: did you mean '
+                             "length?\n")
+    heats = httpx.post(f"{kiln_server.endpoint('demo')}/validate", json={"template": template},
+                       timeout=HTTP_TIMEOUT)
+    assert heats.status_code == 200 and "Warnings" not in heats.json()
+    created = subprocess.run([*kiln_command(), "stack", "create", "-t", "t.yaml", "s1"], **run)
+    assert created.returncode == 1, created
+    assert "The Parameter (lenght) was not provided." in created.stderr
+
+
+def test_kiln_stack_create_lists_every_error_a_create_meets(kiln_server: KilnProcess,
+                                                             tmp_path: Path) -> None:
+    """The API's create answers Heat's one error; ``kiln stack create`` prints it first,
+    then every other one (values included, as the create checks them), and the warnings."""
+    (tmp_path / "t.yaml").write_text(HOT + """\
+resources:
+  a:
+    type: OS::Heat::RandomString
+    properties: {length: eighty}
+  b:
+    type: OS::Heat::ResourceGroup
+    properties: {count: two, resource_def: {type: OS::Heat::None}}
+  c:
+    type: OS::Heat::Value
+    properties: {value: {get_parm: x}}
+""")
+    run = {"capture_output": True, "text": True, "cwd": tmp_path, "timeout": 120,
+           "check": False, "env": {**clean_env(), "NO_COLOR": "1",
+                                   "OS_ENDPOINT": kiln_server.endpoint("demo")}}
+    result = subprocess.run([*kiln_command(), "stack", "create", "-t", "t.yaml", "e1"], **run)
+    assert result.returncode == 1, result
+    assert result.stderr == (
+        'kiln: warning: resources.c.properties.value: {get_parm: "x"} is a map, not a '
+        "function: did you mean get_param?\n"
+        "kiln: error: Property error: resources.a.properties.length: Value 'eighty' is not "
+        "an integer\n"
+        "kiln: error: Property error: resources.b.properties.count: Value 'two' is not an "
+        "integer\n")
+    listed = subprocess.run([*kiln_command(), "stack", "list", "-f", "value", "-c",
+                             "stack_name"], **run)
+    assert "e1" not in listed.stdout.split()

@@ -148,3 +148,15 @@ def test_the_history_example(kiln_server: KilnProcess, tmp_path: Path) -> None:
     heat = heat_client(kiln_server.endpoint("demo"))
     assert heat.stacks.get("garden").parameters["replicas"] == "1"
     heat.stacks.delete("garden")
+
+
+def test_the_import_example(kiln_server: KilnProcess, tmp_path: Path) -> None:
+    script = _block("sh", "Importing on the native API and with the kiln CLI")
+    out = _run(script, kiln_server, tmp_path).stdout
+    # what the page says: one change, an Import of old; then the object's id
+    assert re.search(r"Import\s*\|\s*old", out)
+    assert not re.search(r"(Add|Modify|Remove)\s*\|", out)
+    assert out.rstrip().splitlines()[-1] == "obj-1234"
+    heat = heat_client(kiln_server.endpoint("demo"))
+    assert {r.resource_name for r in heat.resources.list("depot")} == {"keep", "old"}
+    heat.stacks.delete("depot")

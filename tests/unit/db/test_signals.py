@@ -5,16 +5,17 @@ as events are written."""
 from __future__ import annotations
 
 import json
+import uuid
 
 import sqlalchemy as sa
 from alembic import command
 from sqlalchemy.orm import Session
 
-from kiln.db import agent_view, events, migrate, resources, signals, stacks
+from kiln.db import agent_view, events, migrate, resources, signals
 from kiln.db.engine import make_engine
 from kiln.db.facade import Database
-from kiln.db.models import Resource, ResourceSignal
-from kiln.db.records import EventQuery, NewEvent, NewResource, NewStack
+from kiln.db.models import Resource, ResourceSignal, utcnow
+from kiln.db.records import EventQuery, NewEvent, NewResource
 from tests.unit.db.support import TEMPLATE, Tx, new_stack
 
 
@@ -74,6 +75,20 @@ async def test_the_writer_keeps_events_at_the_cap_while_they_are_written(
     assert not db.write_session_info
 
 
+def _stack_at_0006(conn: sa.Connection) -> str:
+    """A stack row written with the columns of revision 0006 (today's model has more)."""
+    conn.execute(sa.text("INSERT INTO raw_template (template, environment, files, created_at)"
+                         " VALUES (:t, '{}', '{}', :now)"),
+                 {"t": json.dumps(TEMPLATE), "now": utcnow()})
+    raw_id = conn.execute(sa.text("SELECT MAX(id) FROM raw_template")).scalar()
+    stack_id = str(uuid.uuid4())
+    conn.execute(sa.insert(sa.Table("stack", sa.MetaData(), autoload_with=conn)).values(
+        id=stack_id, name="old", project_id="p1", root_stack_id=stack_id, nested_depth=0,
+        action="CREATE", status="COMPLETE", status_reason="", raw_template_id=raw_id,
+        disable_rollback=True, created_at=utcnow()))
+    return stack_id
+
+
 def test_the_upgrade_moves_a_handles_signals_out_of_its_metadata(url: str) -> None:
     """A wait condition waiting across the upgrade still counts its signals; other
     metadata, and other types' metadata, stay where they were (and the downgrade puts
@@ -82,13 +97,13 @@ def test_the_upgrade_moves_a_handles_signals_out_of_its_metadata(url: str) -> No
     eng = make_engine(url)
     try:
         signal = {"data": "d", "reason": "r", "status": "SUCCESS"}
+        with eng.begin() as conn:   # the stack row as 0006's schema has it
+            stack_id = _stack_at_0006(conn)
         with Session(eng, expire_on_commit=False) as s, s.begin():
-            st = stacks.create_stack(s, NewStack(name="old", project_id="p1",
-                                                 template=TEMPLATE))
             handle, other = resources.create_resources(s, [
-                NewResource(st.id, st.id, "h", "OS::Heat::WaitConditionHandle",
+                NewResource(stack_id, stack_id, "h", "OS::Heat::WaitConditionHandle",
                             metadata={"1": signal, "own": "x"}),
-                NewResource(st.id, st.id, "n", "OS::Heat::None",
+                NewResource(stack_id, stack_id, "n", "OS::Heat::None",
                             metadata={"1": signal})])
         # as the code of 0006's time stored it: JSON text (today's rows are sealed)
         with eng.begin() as conn:

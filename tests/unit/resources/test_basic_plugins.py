@@ -209,7 +209,7 @@ def test_deletion_policies() -> None:
     class Snap(Resource):
         type_name = "Test::Snap"
 
-        async def handle_snapshot_delete(self) -> None:
+        async def handle_snapshot_delete(self, state: tuple[str, str]) -> None:
             return None
 
     Snap.validate_deletion_policy("Snapshot")

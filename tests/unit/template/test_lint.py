@@ -57,3 +57,24 @@ def test_isolated_keeps_one_resource_and_what_references_need_of_the_others() ->
         "b": {"type": "OS::Heat::None", "condition": "c"}}
     assert lint.resource_names(template) == ["a", "b"]
     assert template["resources"]["a"]["type"] == "OS::Nova::Server"  # left as it was
+
+
+def test_a_get_param_of_an_undeclared_name_is_warned_of() -> None:
+    template: dict[str, Any] = {**HOT, "parameters": {"length": {"type": "number"},
+                                                      "tags": {"type": "json"}},
+                                "resources": {"r": {"type": "OS::Heat::RandomString",
+                                                    "properties": {
+                                                        "length": {"get_param": "lenght"},
+                                                        "salt": {"get_param": "OS::stack_id"},
+                                                        "x": {"get_param": ["tags", "a"]},
+                                                        "y": {"get_param": ["tgas", "a"]}}}},
+                                "outputs": {"o": {"value": {"get_param": "zzz"}}}}
+    assert lint.unknown_parameters(template) == [
+        'resources.r.properties.length.get_param: "lenght" is not a parameter of the '
+        "template: did you mean length?",
+        'resources.r.properties.y.get_param: "tgas" is not a parameter of the template: '
+        "did you mean tags?",
+        'outputs.o.value.get_param: "zzz" is not a parameter of the template']
+    assert lint.unknown_parameters({"AWSTemplateFormatVersion": "2010-09-09"}) == []
+    assert lint.unknown_parameters({**HOT, "resources": {"r": {"type": "OS::Heat::None"}}}) \
+        == []
