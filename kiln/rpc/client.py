@@ -17,7 +17,6 @@ long each time up to 30 s, so calls are served again once the broker accepts it.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import threading
 from collections.abc import Mapping
@@ -149,12 +148,9 @@ class EngineClient:
         call.add_done_callback(_drop_result)
         raise ServiceUnavailable(f"The engine {server} holding the stack does not answer.")
 
-    async def alive(self, server: str) -> bool:
-        # the reply queue is made in the background at start: a sweep early in this
-        # process's life waits for it (as a forwarded call does) rather than take a
-        # live engine's stacks for want of a way to ask it
-        with contextlib.suppress(ServiceUnavailable):
-            await self._reachable()
+    async def alive(self, server: str) -> bool | None:
+        if not self._replies.is_set():
+            return None  # no reply queue yet (start-up, or the broker is away)
         return await self.ping(server)
 
     async def ping(self, server: str) -> bool:

@@ -104,7 +104,7 @@ class ForwardingOps:
                 if service_body(row)["status"] == "up":
                     return True
                 dispatch = self.core.dispatch
-                return dispatch is not None and await dispatch.alive(engine_id)
+                return dispatch is not None and bool(await dispatch.alive(engine_id))
         return False
 
 

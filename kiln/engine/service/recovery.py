@@ -49,13 +49,15 @@ class Recovery:
     engine's, but it never takes work."""
 
     def __init__(self, engine: Engine, conf: EngineConf, *, sweeps: bool = True,
-                 holder_alive: Callable[[str], Awaitable[bool]] | None = None) -> None:
+                 holder_alive: Callable[[str], Awaitable[bool | None]] | None = None) -> None:
         self.engine = engine
         self.conf = conf
         self.sweeps = sweeps
         #: asks an engine whose heartbeat is late whether it still answers (over the
         #: broker; None without one, where the heartbeat alone decides)
         self.holder_alive = holder_alive
+        #: since when the late engines could not be asked (loop time), if they cannot
+        self._cannot_ask_since: float | None = None
         opts = conf.kiln_engine
         self.heartbeat_interval = max(float(opts.heartbeat_interval), 0.05)
         self.dead_after = float(opts.engine_dead_after)
@@ -151,13 +153,23 @@ class Recovery:
 
     async def _answering(self, holders: set[str | None]) -> set[str]:
         """Of the engines holding stacks whose heartbeats are late, those that still
-        answer a ping (each asked once, all at once)."""
+        answer a ping (each asked once, all at once). While this process cannot ask
+        (start-up, a broker outage) they are all left alone, for ``engine_dead_after``
+        at most: after that the heartbeat alone decides, as without a broker."""
         ask = self.holder_alive
-        if ask is None or not holders:
-            return set()
         names = sorted(h for h in holders if h is not None)
+        if ask is None or not names:
+            return set()
         answers = await asyncio.gather(*(ask(name) for name in names))
-        return {name for name, up in zip(names, answers, strict=True) if up}
+        now = asyncio.get_running_loop().time()
+        if None not in answers:
+            self._cannot_ask_since = None
+        elif self._cannot_ask_since is None:
+            self._cannot_ask_since = now
+        if (self._cannot_ask_since is not None
+                and now - self._cannot_ask_since >= self.dead_after):
+            return {name for name, up in zip(names, answers, strict=True) if up}
+        return {name for name, up in zip(names, answers, strict=True) if up is not False}
 
     async def take(self, stack_id: str) -> bool:
         """Take one queued stack now (an API process's ``wake``): IN_PROGRESS and held by
