@@ -148,6 +148,11 @@ class EngineClient:
         call.add_done_callback(_drop_result)
         raise ServiceUnavailable(f"The engine {server} holding the stack does not answer.")
 
+    async def alive(self, server: str) -> bool | None:
+        if not self._replies.is_set():
+            return None  # no reply queue yet (start-up, or the broker is away)
+        return await self.ping(server)
+
     async def ping(self, server: str) -> bool:
         """Whether engine ``server`` answers within ``engine_life_check_timeout``."""
         if not self._replies.is_set():

@@ -27,6 +27,14 @@ class Dispatch(Protocol):
         database for the engines' sweep."""
         ...
 
+    async def alive(self, server: str) -> bool | None:
+        """Whether engine ``server`` answers a ping within ``engine_life_check_timeout``:
+        an engine whose heartbeat is late may only be starved of CPU, and its stacks are
+        not taken over while it answers (as Heat pings a lock's holder before stealing
+        the lock). None when this process cannot ask yet (its reply queue is not made:
+        it is starting, or the broker is away)."""
+        ...
+
     async def invoke(self, method: str, ctx: RequestContext, kwargs: Mapping[str, Any], *,
                      server: str | None = None) -> Any:
         """Run the EngineService ``method`` on engine ``server`` (None: any engine) and

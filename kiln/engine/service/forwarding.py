@@ -94,9 +94,17 @@ class ForwardingOps:
         return Forwarded(await dispatch.invoke(method, ctx, kwargs))
 
     async def _live_engine(self, engine_id: str) -> bool:
+        """An engine whose heartbeat is fresh, or, late with it, that answers a ping (it
+        may only be starved of CPU: it still runs the stack, as the engines' sweep also
+        finds before taking it over)."""
         for row in await self.core.store.engines.services():
             if row.engine_id == engine_id:
-                return row.binary == ENGINE_BINARY and service_body(row)["status"] == "up"
+                if row.binary != ENGINE_BINARY:
+                    return False
+                if service_body(row)["status"] == "up":
+                    return True
+                dispatch = self.core.dispatch
+                return dispatch is not None and bool(await dispatch.alive(engine_id))
         return False
 
 

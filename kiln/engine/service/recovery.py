@@ -48,10 +48,16 @@ class Recovery:
     so that a lock it holds while admitting an action is never taken over as a dead
     engine's, but it never takes work."""
 
-    def __init__(self, engine: Engine, conf: EngineConf, *, sweeps: bool = True) -> None:
+    def __init__(self, engine: Engine, conf: EngineConf, *, sweeps: bool = True,
+                 holder_alive: Callable[[str], Awaitable[bool | None]] | None = None) -> None:
         self.engine = engine
         self.conf = conf
         self.sweeps = sweeps
+        #: asks an engine whose heartbeat is late whether it still answers (over the
+        #: broker; None without one, where the heartbeat alone decides)
+        self.holder_alive = holder_alive
+        #: since when the late engines could not be asked (loop time), if they cannot
+        self._cannot_ask_since: float | None = None
         opts = conf.kiln_engine
         self.heartbeat_interval = max(float(opts.heartbeat_interval), 0.05)
         self.dead_after = float(opts.engine_dead_after)
@@ -125,8 +131,16 @@ class Recovery:
         engine = self.engine
         me = engine.engine_id
         found = await engine.store.locks.orphaned(self.dead_after, me)
+        answering = await self._answering({rec.engine_id for rec in found
+                                           if rec.engine_id not in (None, me)})
         taken: list[str] = []
         for rec in found:
+            if rec.engine_id in answering:
+                LOG.warning("not taking over stack %s (%s): its engine %s is late with "
+                            "its heartbeat but still answers", rec.name, rec.id,
+                            rec.engine_id, extra={"stack_id": rec.id,
+                                                  "engine_id": engine.engine_id})
+                continue
             if len(taken) >= SWEEP_LIMIT:
                 break
             if await self._try(rec):
@@ -136,6 +150,26 @@ class Recovery:
         # whose engine stopped
         await self.drift.take()
         return taken
+
+    async def _answering(self, holders: set[str | None]) -> set[str]:
+        """Of the engines holding stacks whose heartbeats are late, those that still
+        answer a ping (each asked once, all at once). While this process cannot ask
+        (start-up, a broker outage) they are all left alone, for ``engine_dead_after``
+        at most: after that the heartbeat alone decides, as without a broker."""
+        ask = self.holder_alive
+        names = sorted(h for h in holders if h is not None)
+        if ask is None or not names:
+            return set()
+        answers = await asyncio.gather(*(ask(name) for name in names))
+        now = asyncio.get_running_loop().time()
+        if None not in answers:
+            self._cannot_ask_since = None
+        elif self._cannot_ask_since is None:
+            self._cannot_ask_since = now
+        if (self._cannot_ask_since is not None
+                and now - self._cannot_ask_since >= self.dead_after):
+            return {name for name, up in zip(names, answers, strict=True) if up}
+        return {name for name, up in zip(names, answers, strict=True) if up is not False}
 
     async def take(self, stack_id: str) -> bool:
         """Take one queued stack now (an API process's ``wake``): IN_PROGRESS and held by
@@ -264,7 +298,8 @@ class RecoveryOps:
         """After :meth:`ServiceCore.start`: the Engine exists."""
         dispatch = self.core.dispatch
         sweeps = dispatch is None or dispatch.runs_actions
-        self.recovery = Recovery(self.core.engine, self.core.conf, sweeps=sweeps)
+        self.recovery = Recovery(self.core.engine, self.core.conf, sweeps=sweeps,
+                                 holder_alive=None if dispatch is None else dispatch.alive)
         await self.recovery.start()
 
     async def stop(self) -> None:

@@ -145,3 +145,45 @@ def test_an_engine_restarted_on_its_host_replaces_the_dead_one_in_the_list(
                           "the restarted engine up")
         assert [s["engine_id"] for s in engines()] == [listed[0]["engine_id"]]
         assert listed[0]["engine_id"] != old["engine_id"]
+
+
+def test_a_late_engine_that_answers_keeps_its_stack(
+        postgresql_url: str, cluster_factory: Callable[[str], Cluster]) -> None:
+    """An engine whose heartbeat is late (here: it beats once an hour) but which answers
+    a ping is alive: the other engine's sweep leaves its stack alone (Heat pings a lock's
+    holder before stealing it). Taking it over would run the stack in two engines."""
+    cluster = cluster_factory(postgresql_url)
+    cluster.extra = {"DEFAULT": {"periodic_interval": 3600},
+                     "kiln_engine": {"heartbeat_interval": 3600, "engine_dead_after": 7200}}
+    cluster.engine()
+    cluster.extra = {}
+    api = cluster.api()
+    with client(api) as c:
+        wait_for(lambda: [s for s in _engines(c) if s["status"] == "up"], 30, "engine up")
+        r = c.post("/stacks", json={
+            "stack_name": "held", "template": {
+                "heat_template_version": "2018-08-31",
+                "resources": {"gate": {"type": "OS::Heat::None"}}},
+            "environment": {"resource_registry": {"resources": {
+                "gate": {"hooks": "pre-create"}}}}})
+        assert r.status_code == 201, r.text
+        stack_id = r.json()["stack"]["id"]
+        path = f"/stacks/held/{stack_id}"
+        wait_for(lambda: any("paused until Hook pre-create" in
+                             str(e["resource_status_reason"])
+                             for e in c.get(f"{path}/events").json()["events"]), 60,
+                 "the late engine to run the create up to its hook")
+        sweeper = cluster.engine()
+        # the other engine's sweep finds the stack of an engine silent for longer than
+        # its engine_dead_after, and decides about it
+        decided = wait_for(lambda: [str(r["message"]) for r in sweeper.log_records()
+                                    if r.get("stack_id") == stack_id and (
+                                        str(r["message"]).startswith("taking over")
+                                        or "still answers" in str(r["message"]))], 60,
+                           "the sweeping engine to decide about the stack")
+        assert "still answers" in decided[0], decided
+        r = c.post(f"{path}/resources/gate/signal", json={"unset_hook": "pre-create"})
+        assert r.status_code == 200, r.text
+        wait_status(c, "held", "CREATE_COMPLETE", timeout=60)
+        assert not [r for r in sweeper.log_records() if r.get("stack_id") == stack_id
+                    and str(r["message"]).startswith("taking over")]
