@@ -26,7 +26,7 @@ LOG = logging.getLogger(__name__)
 #: the roles whose engine runs stack actions (the others hand them off)
 ACTION_ROLES = ("all", "engine")
 #: how long stopping waits for the broker connections to close
-CLEANUP_SECONDS = 2.0
+CLEANUP_SECONDS = 1.0
 
 
 class Messaging:
